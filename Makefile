@@ -1,0 +1,26 @@
+# The two set-up commands of the README. Each creates or refreshes .venv, installs, and runs.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test bench venv clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+venv: $(BIN)/.installed
+
+demo: venv
+	@for f in examples/*.perfetto-trace; do echo "== $$f"; $(BIN)/droidlag info "$$f" || exit 1; done
+
+test: venv
+	$(BIN)/python -m pytest -q
+
+bench: venv
+	$(BIN)/python benchmarks/bench_read_perfetto.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info

@@ -1,0 +1,28 @@
+"""Readers, one module per real format. `read_trace` picks the trace reader by content."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from droidlag.errors import InputError
+from droidlag.io.detect import PERFETTO, SYSTRACE, load, sniff_bytes
+from droidlag.trace.model import Trace
+
+
+def read_trace(path: str | Path) -> Trace:
+    """Read a Perfetto (protobuf, optionally gzip'd) or systrace/atrace (text, HTML, compressed) trace.
+
+    Returns the Trace with `warnings` for what was skipped; raises InputError for input it cannot use."""
+    kind, data, warnings = load(path)
+    if kind == PERFETTO:
+        from droidlag.io.perfetto import read_perfetto
+        trace = read_perfetto(data, str(path))
+    elif kind == SYSTRACE:
+        from droidlag.io.systrace import read_systrace
+        trace = read_systrace(data, str(path))
+    else:
+        raise InputError(path, f"holds {kind} data, not a trace")
+    trace.warnings[:0] = warnings
+    return trace
+
+
+__all__ = ["read_trace", "load", "sniff_bytes", "InputError"]

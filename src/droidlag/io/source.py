@@ -1,0 +1,94 @@
+"""Loading a user's file safely: missing, directory, empty and oversized inputs become InputError; gzip is undone
+with a size cap (bombs) and a truncated gzip stream yields what decompressed plus a warning."""
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+from droidlag.errors import InputError, ReadWarning
+
+# Upper bound for any one decompressed input; real traces are far below this.
+MAX_INPUT_BYTES = 2 * 1024**3
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The raw bytes of a user's file, or InputError naming it (missing, a directory, unreadable, empty)."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(p, "no such file")
+    if p.is_dir():
+        raise InputError(p, "is a directory, not a file")
+    try:
+        size = p.stat().st_size
+        if size > MAX_INPUT_BYTES:
+            raise InputError(p, f"file is {size} bytes, over the {MAX_INPUT_BYTES}-byte limit")
+        data = p.read_bytes()
+    except PermissionError:
+        raise InputError(p, "permission denied") from None
+    except OSError as e:
+        raise InputError(p, f"cannot read: {e.strerror or e}") from None
+    if not data.strip():
+        raise InputError(p, "file is empty")
+    return data
+
+
+def gunzip(data: bytes, path: str | Path, warnings: list[ReadWarning],
+           limit: int = MAX_INPUT_BYTES) -> bytes:
+    """Decompress gzip data (several members allowed). A truncated or corrupt stream returns what was decompressed
+    and adds a warning saying where it stopped; output beyond `limit` bytes is refused as a bomb."""
+    out: list[bytes] = []
+    total = 0
+    pos = 0
+    while pos < len(data) and data[pos:pos + 2] == GZIP_MAGIC:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            chunk_in = data[pos:]
+            while chunk_in:
+                piece = d.decompress(chunk_in, 1 << 24)
+                total += len(piece)
+                if total > limit:
+                    raise InputError(path, f"gzip expands past {limit} bytes; refused (possible gzip bomb)")
+                out.append(piece)
+                chunk_in = d.unconsumed_tail
+            if not d.eof:
+                warnings.append(ReadWarning(str(path), f"gzip stream truncated after {total} decompressed bytes; "
+                                            "read what was there", offset=len(data)))
+                break
+        except zlib.error as e:
+            warnings.append(ReadWarning(str(path), f"gzip stream corrupt ({e}) after {total} decompressed bytes; "
+                                        "read what was there", offset=pos))
+            break
+        consumed = len(data) - pos - len(d.unused_data)
+        pos += consumed
+        rest = d.unused_data
+        if not rest.strip(b"\x00"):
+            break
+    return b"".join(out)
+
+
+def inflate_zlib(data: bytes, path: str | Path, warnings: list[ReadWarning], limit: int = MAX_INPUT_BYTES) -> bytes:
+    """Decompress a raw zlib stream (atrace -z) with the same salvage and bomb rules as gunzip."""
+    d = zlib.decompressobj()
+    out: list[bytes] = []
+    total = 0
+    try:
+        chunk_in = data
+        while chunk_in:
+            piece = d.decompress(chunk_in, 1 << 24)
+            total += len(piece)
+            if total > limit:
+                raise InputError(path, f"zlib data expands past {limit} bytes; refused (possible bomb)")
+            out.append(piece)
+            chunk_in = d.unconsumed_tail
+        if not d.eof:
+            warnings.append(ReadWarning(str(path), f"zlib stream truncated after {total} decompressed bytes; "
+                                        "read what was there"))
+    except zlib.error as e:
+        try:
+            out.append(d.flush())
+        except zlib.error:
+            pass
+        warnings.append(ReadWarning(str(path), f"zlib stream corrupt ({e}) after {total} decompressed bytes; "
+                                    "read what was there"))
+    return b"".join(out)

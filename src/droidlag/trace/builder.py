@@ -1,0 +1,509 @@
+"""TraceBuilder: the one place where raw events become a Trace.
+
+Readers decode their format and call the methods below in any order (events need not be time-sorted); `build()`
+sorts, nests slices per thread, derives thread-state intervals from sched events, pairs binder transactions with
+their replies and block requests with their completions, and guesses the CPU topology.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import polars as pl
+
+from droidlag.errors import ReadWarning
+from droidlag.trace.model import (
+    BINDER_SCHEMA, BLOCK_SCHEMA, COUNTER_SCHEMA, FRAME_TIMELINE_SCHEMA, SLICE_SCHEMA, THREAD_STATE_SCHEMA,
+    Process, Thread, Trace,
+)
+
+# Event kinds in the merged sched stream; the order breaks ties at equal timestamps (switch before waking).
+_SWITCH, _WAKING, _BLOCKED = 0, 1, 2
+
+# binder_transaction flags
+TF_ONE_WAY = 0x01
+
+
+def _direction(rwbs: str) -> str:
+    if "D" in rwbs:
+        return "discard"
+    if "W" in rwbs:
+        return "write"
+    if "R" in rwbs:
+        return "read"
+    if "F" in rwbs:
+        return "flush"
+    return "other"
+
+
+class TraceBuilder:
+    """Collects raw events from one file; `build()` returns the Trace."""
+
+    def __init__(self, fmt: str, path: str):
+        self.format = fmt
+        self.path = str(path)
+        self.warnings: list[ReadWarning] = []
+        self.metadata: dict[str, str] = {}
+        self._processes: dict[int, Process] = {}
+        self._threads: dict[int, Thread] = {}
+        self._min_ts: int | None = None
+        self._max_ts: int | None = None
+        # atrace/slice events: (ts, seq, tid, pid, kind, name, cookie, track)
+        self._slice_events: list[tuple] = []
+        self._seq = 0
+        # sched: parallel lists for speed
+        self._sched: list[tuple] = []
+        self._has_waking = False
+        self._has_blocked = False
+        self._counters: dict[str, list] = {k: [] for k in COUNTER_SCHEMA}
+        self._binder_tx: list[tuple] = []        # (ts, tid, debug_id, to_proc, to_thread, reply, flags, code)
+        self._binder_rx: list[tuple] = []        # (ts, tid, debug_id)
+        self._block_issue: list[tuple] = []      # (ts, dev, sector, nr_sectors, bytes, rwbs, tid, comm)
+        self._block_complete: list[tuple] = []   # (ts, dev, sector, nr_sectors, rwbs, error)
+        self._ft_start: dict[int, dict] = {}
+        self._ft_end: dict[int, int] = {}
+        self._cpu_max_freq: dict[int, int] = {}
+
+    # ---- time range ---------------------------------------------------------------------------------------
+    def _see(self, ts: int) -> None:
+        if self._min_ts is None or ts < self._min_ts:
+            self._min_ts = ts
+        if self._max_ts is None or ts > self._max_ts:
+            self._max_ts = ts
+
+    def see_time(self, ts: int) -> None:
+        """Widen the trace's time range to include ts (ns) without adding an event."""
+        self._see(ts)
+
+    def warn(self, message: str, line: int | None = None, offset: int | None = None) -> None:
+        self.warnings.append(ReadWarning(self.path, message, line=line, offset=offset))
+
+    # ---- processes and threads ----------------------------------------------------------------------------
+    def process(self, pid: int, name: str | None = None, ppid: int | None = None) -> None:
+        """Declare a process; a later call with a name fills in a missing one."""
+        old = self._processes.get(pid)
+        if old is None or (name and not old.name) or (ppid is not None and old.ppid is None):
+            self._processes[pid] = Process(pid, name or (old.name if old else None),
+                                           ppid if ppid is not None else (old.ppid if old else None))
+
+    def thread(self, tid: int, pid: int | None = None, name: str | None = None, overwrite_name: bool = False) -> None:
+        """Declare a thread; fills in pid or name when they were unknown (or replaces the name if asked)."""
+        old = self._threads.get(tid)
+        if old is None:
+            self._threads[tid] = Thread(tid, pid, name)
+            return
+        new_pid = old.pid if old.pid is not None else pid
+        new_name = name if (name and (overwrite_name or not old.name)) else old.name
+        if new_pid != old.pid or new_name != old.name:
+            self._threads[tid] = Thread(tid, new_pid, new_name)
+
+    # ---- slices -------------------------------------------------------------------------------------------
+    def atrace(self, ts: int, tid: int, payload: str, line: int | None = None) -> None:
+        """One atrace/tracing_mark_write payload: B|pid|name, E[|pid], S/F|pid|name|cookie, C|pid|name|value,
+        G/H|pid|track|name|cookie (async on a named track), N|pid|track|name and I|pid|name (instants)."""
+        self._see(ts)
+        payload = payload.rstrip("\n\x00")
+        if not payload:
+            return
+        kind = payload[0]
+        if kind == "E":
+            self._slice_events.append((ts, self._next_seq(), tid, None, "E", None, None, None))
+            return
+        parts = payload.split("|")
+        try:
+            pid = int(parts[1]) if len(parts) > 1 and parts[1] else None
+        except ValueError:
+            self.warn(f"atrace payload with bad pid: {payload[:80]!r}", line=line)
+            return
+        if pid is not None and tid not in self._threads:
+            self.thread(tid, pid)
+        elif pid is not None and self._threads[tid].pid is None:
+            self.thread(tid, pid)
+        try:
+            if kind == "B" and len(parts) >= 3:
+                self._slice_events.append((ts, self._next_seq(), tid, pid, "B", "|".join(parts[2:]), None, None))
+            elif kind in "SF" and len(parts) >= 4:
+                self._slice_events.append((ts, self._next_seq(), tid, pid, kind, "|".join(parts[2:-1]),
+                                           int(parts[-1]), None))
+            elif kind == "C" and len(parts) >= 4:
+                self.counter(ts, "|".join(parts[2:-1]), float(parts[-1]), pid=pid)
+            elif kind in "GH" and len(parts) >= 5:
+                self._slice_events.append((ts, self._next_seq(), tid, pid, "S" if kind == "G" else "F",
+                                           "|".join(parts[3:-1]), int(parts[-1]), parts[2]))
+            elif kind == "N" and len(parts) >= 4:
+                self._slice_events.append((ts, self._next_seq(), tid, pid, "I", "|".join(parts[3:]), None, parts[2]))
+            elif kind == "I" and len(parts) >= 3:
+                self._slice_events.append((ts, self._next_seq(), tid, pid, "I", "|".join(parts[2:]), None, None))
+            elif kind in "BSFCGHNI":
+                self.warn(f"atrace payload too short: {payload[:80]!r}", line=line)
+            # other payloads (T, U, plain text prints) carry no slice semantics
+        except ValueError:
+            self.warn(f"atrace payload with bad number: {payload[:80]!r}", line=line)
+
+    def slice_begin(self, ts: int, tid: int, name: str, pid: int | None = None) -> None:
+        """A thread slice begins (track events and other sources that are not atrace text)."""
+        self._see(ts)
+        self._slice_events.append((ts, self._next_seq(), tid, pid, "B", name, None, None))
+
+    def slice_end(self, ts: int, tid: int) -> None:
+        self._see(ts)
+        self._slice_events.append((ts, self._next_seq(), tid, None, "E", None, None, None))
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    # ---- scheduling ---------------------------------------------------------------------------------------
+    def sched_switch(self, ts: int, cpu: int, prev_tid: int, prev_state: str, next_tid: int,
+                     prev_comm: str | None = None, next_comm: str | None = None) -> None:
+        """prev_tid leaves cpu in prev_state ("R", "R+", "S", "D", "D|K", ...); next_tid starts running.
+        tid 0 is the idle task and gets no intervals."""
+        self._see(ts)
+        self._sched.append((ts, _SWITCH, cpu, prev_tid, prev_state, next_tid))
+        if prev_comm and prev_tid:
+            self._name_from_comm(prev_tid, prev_comm)
+        if next_comm and next_tid:
+            self._name_from_comm(next_tid, next_comm)
+
+    def _name_from_comm(self, tid: int, comm: str) -> None:
+        t = self._threads.get(tid)
+        if t is None:
+            self._threads[tid] = Thread(tid, None, comm)
+        elif not t.name:
+            self._threads[tid] = Thread(tid, t.pid, comm)
+
+    def sched_waking(self, ts: int, tid: int, target_cpu: int | None = None, waker_tid: int | None = None,
+                     comm: str | None = None) -> None:
+        """tid is woken (sched_waking or sched_wakeup) by waker_tid, to run on target_cpu."""
+        self._see(ts)
+        self._has_waking = True
+        self._sched.append((ts, _WAKING, target_cpu, tid, waker_tid, None))
+        if comm and tid:
+            self._name_from_comm(tid, comm)
+
+    def sched_blocked_reason(self, ts: int, tid: int, function: str | None, io_wait: bool | None = None) -> None:
+        """The kernel function a thread blocked in, reported when the D-state thread is woken."""
+        self._see(ts)
+        self._has_blocked = True
+        self._sched.append((ts, _BLOCKED, None, tid, function, io_wait))
+
+    # ---- counters -----------------------------------------------------------------------------------------
+    def counter(self, ts: int, name: str, value: float, cpu: int | None = None, pid: int | None = None) -> None:
+        self._see(ts)
+        c = self._counters
+        c["ts"].append(ts)
+        c["name"].append(name)
+        c["value"].append(float(value))
+        c["cpu"].append(cpu)
+        c["pid"].append(pid)
+
+    def cpu_frequency(self, ts: int, cpu: int, khz: float) -> None:
+        self.counter(ts, "cpufreq", khz, cpu=cpu)
+
+    def cpu_max_frequency(self, cpu: int, khz: int) -> None:
+        """The CPU's maximum frequency where the trace states it (cpu_info, sysfs dumps)."""
+        self._cpu_max_freq[cpu] = int(khz)
+
+    # ---- binder -------------------------------------------------------------------------------------------
+    def binder_transaction(self, ts: int, tid: int, debug_id: int, reply: bool, flags: int = 0, code: int = 0,
+                           to_proc: int | None = None, to_thread: int | None = None) -> None:
+        """binder_transaction ftrace event on the sending thread (a call, or a reply when reply=True)."""
+        self._see(ts)
+        self._binder_tx.append((ts, tid, debug_id, to_proc, to_thread, bool(reply), flags, code))
+
+    def binder_transaction_received(self, ts: int, tid: int, debug_id: int) -> None:
+        self._see(ts)
+        self._binder_rx.append((ts, tid, debug_id))
+
+    # ---- block I/O ----------------------------------------------------------------------------------------
+    def block_issue(self, ts: int, dev: int, sector: int, nr_sectors: int, rwbs: str, nbytes: int | None = None,
+                    tid: int | None = None, comm: str | None = None) -> None:
+        self._see(ts)
+        self._block_issue.append((ts, dev, sector, nr_sectors,
+                                  nbytes if nbytes is not None else nr_sectors * 512, rwbs, tid, comm))
+
+    def block_complete(self, ts: int, dev: int, sector: int, nr_sectors: int, rwbs: str, error: int = 0) -> None:
+        self._see(ts)
+        self._block_complete.append((ts, dev, sector, nr_sectors, rwbs, error))
+
+    # ---- FrameTimeline ------------------------------------------------------------------------------------
+    def frame_timeline_start(self, ts: int, cookie: int, kind: str, scope: str, pid: int | None, token: int | None,
+                             display_frame_token: int | None = None, layer_name: str | None = None,
+                             jank_type: str | None = None, present_type: str | None = None,
+                             on_time_finish: bool | None = None, gpu_composition: bool | None = None,
+                             prediction_type: str | None = None, jank_severity: str | None = None) -> None:
+        """An expected/actual display or surface frame starts; its end comes by cookie in frame_timeline_end."""
+        self._see(ts)
+        self._ft_start[cookie] = dict(ts=ts, kind=kind, scope=scope, pid=pid, layer_name=layer_name, token=token,
+                                      display_frame_token=display_frame_token, jank_type=jank_type,
+                                      present_type=present_type, on_time_finish=on_time_finish,
+                                      gpu_composition=gpu_composition, prediction_type=prediction_type,
+                                      jank_severity=jank_severity)
+
+    def frame_timeline_end(self, ts: int, cookie: int) -> None:
+        self._see(ts)
+        self._ft_end[cookie] = ts
+
+    # ---- build --------------------------------------------------------------------------------------------
+    def build(self) -> Trace:
+        start = self._min_ts if self._min_ts is not None else 0
+        end = self._max_ts if self._max_ts is not None else start
+        self._end = end
+        slices = self._build_slices()
+        states = self._build_thread_states()
+        counters = pl.DataFrame(self._counters, schema=COUNTER_SCHEMA).sort("ts") if self._counters["ts"] \
+            else pl.DataFrame(schema=COUNTER_SCHEMA)
+        binder = self._build_binder()
+        block = self._build_block()
+        ft = self._build_frame_timeline()
+        cpu_max = dict(self._cpu_max_freq)
+        if counters.height:
+            freq = counters.filter(pl.col("name") == "cpufreq").group_by("cpu").agg(pl.col("value").max())
+            for cpu, v in freq.iter_rows():
+                if cpu is not None and cpu not in cpu_max:
+                    cpu_max[int(cpu)] = int(v)
+        # Threads seen only as pids of processes are that process's main thread.
+        for pid, p in self._processes.items():
+            if pid not in self._threads:
+                self._threads[pid] = Thread(pid, pid, p.name)
+        return Trace(
+            format=self.format, path=self.path, start_ns=start, end_ns=end,
+            processes=dict(self._processes), threads=dict(self._threads),
+            slices=slices, thread_states=states, counters=counters, binder=binder, block=block,
+            frame_timeline=ft, cpu_max_freq_khz=cpu_max, cpu_class=guess_cpu_classes(cpu_max),
+            metadata=dict(self.metadata), warnings=list(self.warnings),
+            has_sched=any(e[1] == _SWITCH for e in self._sched),
+            has_waking=self._has_waking, has_blocked_reason=self._has_blocked,
+        )
+
+    def _build_slices(self) -> pl.DataFrame:
+        events = self._slice_events
+        events.sort(key=lambda e: (e[0], e[1]))
+        cols: dict[str, list] = {k: [] for k in SLICE_SCHEMA}
+        end = self._end
+        stacks: dict[int, list[int]] = defaultdict(list)   # tid -> open row indices
+        async_open: dict[tuple, int] = {}                   # (pid, name, cookie) -> row
+        ids = cols["id"]
+        unmatched_e = 0
+
+        def add(ts, tid, pid, name, depth, parent, kind, cookie, track):
+            row = len(ids)
+            ids.append(row)
+            cols["ts"].append(ts)
+            cols["dur"].append(-1)
+            cols["tid"].append(tid)
+            cols["pid"].append(pid)
+            cols["name"].append(name)
+            cols["depth"].append(depth)
+            cols["parent_id"].append(parent)
+            cols["kind"].append(kind)
+            cols["cookie"].append(cookie)
+            cols["track"].append(track)
+            cols["closed"].append(False)
+            return row
+
+        durs, closed = cols["dur"], cols["closed"]
+        for ts, _seq, tid, pid, kind, name, cookie, track in events:
+            if kind == "B":
+                st = stacks[tid]
+                parent = st[-1] if st else None
+                if pid is None:
+                    t = self._threads.get(tid)
+                    pid = t.pid if t else None
+                st.append(add(ts, tid, pid, name, len(st), parent, "thread", None, None))
+            elif kind == "E":
+                st = stacks.get(tid)
+                if st:
+                    row = st.pop()
+                    durs[row] = ts - cols["ts"][row]
+                    closed[row] = True
+                else:
+                    unmatched_e += 1
+            elif kind == "S":
+                key = (pid, track, name, cookie)
+                async_open[key] = add(ts, tid, pid, name, 0, None, "async", cookie, track)
+            elif kind == "F":
+                row = async_open.pop((pid, track, name, cookie), None)
+                if row is not None:
+                    durs[row] = ts - cols["ts"][row]
+                    closed[row] = True
+            elif kind == "I":
+                st = stacks[tid] if track is None else []
+                row = add(ts, tid, pid, name, len(st), st[-1] if st else None, "instant", None, track)
+                durs[row] = 0
+                closed[row] = True
+        unclosed = 0
+        for row, d in enumerate(durs):
+            if d < 0:
+                durs[row] = max(0, end - cols["ts"][row])
+                unclosed += 1
+        if unmatched_e:
+            self.warn(f"{unmatched_e} slice end(s) without a begin on their thread (begin before the trace started)")
+        if unclosed:
+            self.warn(f"{unclosed} slice(s) still open at the end of the trace; they run to the trace end")
+        return pl.DataFrame(cols, schema=SLICE_SCHEMA)
+
+    def _build_thread_states(self) -> pl.DataFrame:
+        events = self._sched
+        if not events:
+            return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
+        events.sort(key=lambda e: (e[0], e[1]))
+        cols: dict[str, list] = {k: [] for k in THREAD_STATE_SCHEMA}
+        c_ts, c_dur, c_tid, c_state = cols["ts"], cols["dur"], cols["tid"], cols["state"]
+        c_cpu, c_fn, c_io, c_waker = cols["cpu"], cols["blocked_function"], cols["io_wait"], cols["waker_tid"]
+        # tid -> [start, state, cpu, waker]
+        open_: dict[int, list] = {}
+        last_d_row: dict[int, int] = {}
+
+        def close(tid: int, ts: int) -> None:
+            cur = open_.pop(tid, None)
+            if cur is None:
+                return
+            start, state, cpu, waker = cur
+            row = len(c_ts)
+            c_ts.append(start)
+            c_dur.append(ts - start)
+            c_tid.append(tid)
+            c_state.append(state)
+            c_cpu.append(cpu)
+            c_fn.append(None)
+            c_io.append(None)
+            c_waker.append(waker)
+            if state.startswith("D"):
+                last_d_row[tid] = row
+
+        for ev in events:
+            ts, kind = ev[0], ev[1]
+            if kind == _SWITCH:
+                _, _, cpu, prev, prev_state, nxt = ev
+                if prev:
+                    close(prev, ts)
+                    open_[prev] = [ts, prev_state or "R", None, None]
+                if nxt:
+                    close(nxt, ts)
+                    open_[nxt] = [ts, "Running", cpu, None]
+            elif kind == _WAKING:
+                _, _, cpu, tid, waker, _ = ev
+                cur = open_.get(tid)
+                if cur is not None and cur[1] not in ("Running", "R", "R+"):
+                    close(tid, ts)
+                    open_[tid] = [ts, "R", cpu, waker]
+                elif cur is None:
+                    open_[tid] = [ts, "R", cpu, waker]
+            else:  # blocked reason: belongs to the D interval the thread is leaving or just left
+                _, _, _, tid, fn, io = ev
+                cur = open_.get(tid)
+                if cur is not None and cur[1].startswith("D"):
+                    close(tid, ts)
+                    open_[tid] = [ts, "R", None, None]
+                row = last_d_row.get(tid)
+                if row is not None:
+                    c_fn[row] = fn
+                    c_io[row] = io
+        for tid in list(open_):
+            close(tid, self._end)
+        return pl.DataFrame(cols, schema=THREAD_STATE_SCHEMA).sort(["tid", "ts"])
+
+    def _build_binder(self) -> pl.DataFrame:
+        if not self._binder_tx:
+            return pl.DataFrame(schema=BINDER_SCHEMA)
+        received = {}
+        for ts, tid, did in self._binder_rx:
+            received.setdefault(did, (ts, tid))
+        txs = sorted(self._binder_tx)
+        cols: dict[str, list] = {k: [] for k in BINDER_SCHEMA}
+        pending: dict[int, list[int]] = defaultdict(list)   # server tid -> rows awaiting its reply
+        tid_pid = lambda t: (self._threads[t].pid if t in self._threads else None)  # noqa: E731
+        unmatched_replies = 0
+        for ts, tid, did, to_proc, to_thread, reply, flags, code in txs:
+            if reply:
+                stack = pending.get(tid)
+                if not stack:
+                    unmatched_replies += 1
+                    continue
+                row = stack.pop()
+                cols["reply_ts"][row] = ts
+                rx = received.get(did)
+                if rx is not None:
+                    cols["dur"][row] = rx[0] - cols["ts"][row]
+                continue
+            rx = received.get(did)
+            oneway = bool(flags & TF_ONE_WAY)
+            server_tid = rx[1] if rx else (to_thread or None)
+            row = len(cols["ts"])
+            cols["ts"].append(ts)
+            cols["dur"].append(None)
+            cols["client_tid"].append(tid)
+            cols["client_pid"].append(tid_pid(tid))
+            cols["server_tid"].append(server_tid)
+            cols["server_pid"].append(tid_pid(server_tid) if server_tid else (to_proc or None))
+            cols["received_ts"].append(rx[0] if rx else None)
+            cols["reply_ts"].append(None)
+            cols["oneway"].append(oneway)
+            cols["code"].append(code)
+            cols["flags"].append(flags)
+            cols["debug_id"].append(did)
+            if not oneway and rx is not None:
+                pending[rx[1]].append(row)
+        if unmatched_replies:
+            self.warn(f"{unmatched_replies} binder repl(ies) whose transaction began before the trace")
+        return pl.DataFrame(cols, schema=BINDER_SCHEMA)
+
+    def _build_block(self) -> pl.DataFrame:
+        if not self._block_issue:
+            return pl.DataFrame(schema=BLOCK_SCHEMA)
+        completes: dict[tuple, list[int]] = defaultdict(list)
+        for ts, dev, sector, _n, _rwbs, _err in sorted(self._block_complete):
+            completes[(dev, sector)].append(ts)
+        cols: dict[str, list] = {k: [] for k in BLOCK_SCHEMA}
+        taken: dict[tuple, int] = defaultdict(int)
+        for ts, dev, sector, nr, nbytes, rwbs, tid, comm in sorted(self._block_issue, key=lambda e: e[0]):
+            key = (dev, sector)
+            lst = completes.get(key, [])
+            i = taken[key]
+            while i < len(lst) and lst[i] < ts:
+                i += 1
+            dur = None
+            if i < len(lst):
+                dur = lst[i] - ts
+                i += 1
+            taken[key] = i
+            cols["ts"].append(ts)
+            cols["dur"].append(dur)
+            cols["dev"].append(dev)
+            cols["sector"].append(sector)
+            cols["nr_sectors"].append(nr)
+            cols["bytes"].append(nbytes)
+            cols["rwbs"].append(rwbs)
+            cols["direction"].append(_direction(rwbs))
+            cols["tid"].append(tid)
+            cols["comm"].append(comm)
+        return pl.DataFrame(cols, schema=BLOCK_SCHEMA)
+
+    def _build_frame_timeline(self) -> pl.DataFrame:
+        if not self._ft_start:
+            return pl.DataFrame(schema=FRAME_TIMELINE_SCHEMA)
+        cols: dict[str, list] = {k: [] for k in FRAME_TIMELINE_SCHEMA}
+        unended = 0
+        for cookie, row in self._ft_start.items():
+            end = self._ft_end.get(cookie)
+            if end is None:
+                unended += 1
+                end = self._end
+            for k in FRAME_TIMELINE_SCHEMA:
+                if k == "dur":
+                    cols[k].append(max(0, end - row["ts"]))
+                else:
+                    cols[k].append(row[k])
+        if unended:
+            self.warn(f"{unended} FrameTimeline frame(s) without an end event; they run to the trace end")
+        return pl.DataFrame(cols, schema=FRAME_TIMELINE_SCHEMA).sort("ts")
+
+
+def guess_cpu_classes(max_freq_khz: dict[int, int]) -> dict[int, str]:
+    """Guess big.LITTLE classes from per-CPU maximum frequencies: the lowest cluster is "little", the highest
+    "big", any in between "mid". With one cluster (or none), nothing is guessed."""
+    distinct = sorted(set(max_freq_khz.values()))
+    if len(distinct) < 2:
+        return {}
+    lo, hi = distinct[0], distinct[-1]
+    return {cpu: ("little" if f == lo else "big" if f == hi else "mid") for cpu, f in max_freq_khz.items()}

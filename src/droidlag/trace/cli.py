@@ -1,0 +1,43 @@
+"""`droidlag info`: what a trace holds."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("info", help="what a trace holds: processes, threads, slices, sched, binder, block I/O, "
+                                    "FrameTimeline (Perfetto or systrace/atrace)")
+    p.add_argument("path", help="Perfetto trace (.perfetto-trace/.pftrace/.pb, gzip ok) or systrace/atrace file")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from droidlag.cli import print_json
+    from droidlag.io import read_trace
+
+    trace = read_trace(args.path)
+    info = trace.summary()
+    if args.json:
+        print_json(info)
+        return 0
+    print(f"{info['path']}: {info['format']} trace, {info['duration_ns'] / 1e9:.3f} s")
+    rows = [
+        ("processes", info["processes"]), ("threads", info["threads"]), ("slices", info["slices"]),
+        ("sched intervals", info["sched_intervals"]), ("counters", info["counters"]),
+        ("cpu frequency samples", info["cpu_frequency_samples"]),
+        ("binder transactions", f"{info['binder_transactions']} ({info['binder_replies']} with reply)"),
+        ("block requests", info["block_requests"]),
+        ("FrameTimeline rows", info["frame_timeline"]["rows"]),
+    ]
+    for k, v in rows:
+        print(f"  {k:<24}{v}")
+    jt = info["frame_timeline"]["surface_jank_types"]
+    if jt:
+        print("  app frame jank types:   " + ", ".join(f"{k} {v}" for k, v in jt.items()))
+    classes = {c: d["class"] for c, d in info["cpus"].items() if d["class"]}
+    if classes:
+        print("  cpu classes (guessed):  " + " ".join(f"{c}:{k}" for c, k in classes.items()))
+    for w in info["warnings"]:
+        print(f"  warning: {w['message']}")
+    return 0
