@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 
 from droidlag.errors import InputError
@@ -63,6 +64,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as e:  # a bug in droidlag: one line for the user, the traceback on request
+        if os.environ.get("DROIDLAG_DEBUG"):
+            raise
+        print(f"droidlag: internal error: {type(e).__name__}: {e} (set DROIDLAG_DEBUG=1 for the traceback)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -1,0 +1,57 @@
+"""The CLI on bad input: one clear line on stderr, a non-zero exit, never a traceback."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from droidlag.cli import main
+
+DROIDLAG = [sys.executable, "-m", "droidlag.cli"]
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "DROIDLAG_DEBUG"}
+    return subprocess.run([*DROIDLAG, *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def _file(name: str, content: bytes):
+    def make(d: Path) -> Path:
+        (d / name).write_bytes(content)
+        return d / name
+    return make
+
+
+@pytest.mark.parametrize("make, reason", [
+    (lambda d: d / "missing.perfetto-trace", "no such file"),
+    (lambda d: d, "is a directory"),
+    (_file("empty.pftrace", b""), "empty"),
+    (_file("junk.bin", bytes(range(256)) * 64), "not a format"),
+    (_file("notes.txt", b"shopping list\neggs\nmilk\n"), "not a format"),
+])
+def test_info_bad_input_is_one_line_and_exit_3(tmp_path: Path, make, reason):
+    path = make(tmp_path)
+    r = run("info", str(path))
+    assert r.returncode == 3
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and reason in lines[0] and str(path) in lines[0]
+
+
+def test_gzip_bomb_like_garbage_is_refused_cleanly(tmp_path: Path):
+    import gzip
+    p = tmp_path / "t.pftrace.gz"
+    p.write_bytes(gzip.compress(b"\xff\xfe garbage " * 1000)[:-20])  # truncated gzip of junk
+    r = run("info", str(p))
+    assert r.returncode == 3 and "Traceback" not in r.stderr
+
+
+def test_help_lists_each_part_in_a_line(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "info" in out
+
+
+def test_no_command_is_a_usage_error(capsys):
+    assert main([]) == 2
