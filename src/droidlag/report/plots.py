@@ -1,0 +1,84 @@
+"""Plots for the HTML report, as inline SVG text (matplotlib, no network, no files)."""
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("svg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+SR_MS, FF_MS = 1000 / 60, 700.0
+VERDICT_COLOURS = {"ok": "#4c9f70", "SR": "#e3a21a", "FF": "#c0392b", "not possible": "#8e8e8e"}
+STAGE_COLOURS = ["#4e79a7", "#59a14f", "#9c755f", "#f28e2b", "#edc948", "#b07aa1", "#76b7b2", "#ff9da7",
+                 "#bab0ac", "#e15759"]
+
+
+def _svg(fig) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.find("<svg"):]   # drop the XML prolog and DOCTYPE: the SVG sits inside HTML
+
+
+def frame_time_histogram(durations_ms: list[float], title: str) -> str:
+    """Distribution of frame times (ms) with the SR and FF thresholds marked."""
+    fig, ax = plt.subplots(figsize=(7, 2.6))
+    if durations_ms:
+        top = max(max(durations_ms), SR_MS * 2)
+        bins = [i * top / 60 for i in range(61)]
+        ax.hist(durations_ms, bins=bins, color="#4e79a7")
+    ax.axvline(SR_MS, color=VERDICT_COLOURS["SR"], linestyle="--", label="16.67 ms (SR)")
+    if durations_ms and max(durations_ms) > FF_MS * 0.8:
+        ax.axvline(FF_MS, color=VERDICT_COLOURS["FF"], linestyle="--", label="700 ms (FF)")
+    ax.set_xlabel("frame time (ms)")
+    ax.set_ylabel("frames")
+    ax.set_yscale("symlog")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    return _svg(fig)
+
+
+def frame_timeline(frames: list[dict], title: str, t0_ns: int) -> str:
+    """Each frame as a bar at its start time (s): stages stacked (ms), outline coloured by verdict."""
+    fig, ax = plt.subplots(figsize=(10, 3))
+    stage_names: list[str] = []
+    for f in frames:
+        for s in (f.get("stages") or {}):
+            if s not in stage_names:
+                stage_names.append(s)
+    width = 0.8 * min((frames[i + 1]["start_ns"] - frames[i]["start_ns"]) / 1e9 for i in range(len(frames) - 1)) \
+        if len(frames) > 1 else 0.01
+    width = max(width, 0.002)
+    xs = [(f["start_ns"] - t0_ns) / 1e9 for f in frames]
+    if stage_names:
+        bottoms = [0.0] * len(frames)
+        for i, s in enumerate(stage_names):
+            h = [((f.get("stages") or {}).get(s) or 0) / 1e6 for f in frames]
+            ax.bar(xs, h, width=width, bottom=bottoms, color=STAGE_COLOURS[i % len(STAGE_COLOURS)], label=s,
+                   align="edge", linewidth=0)
+            bottoms = [b + v for b, v in zip(bottoms, h)]
+    for x, f in zip(xs, frames):
+        colour = VERDICT_COLOURS.get(str(f.get("verdict")), None)
+        if colour and f.get("verdict") != "ok":
+            ax.bar([x], [f["dur_ns"] / 1e6], width=width, fill=False, edgecolor=colour, linewidth=1.2, align="edge")
+    ax.plot(xs, [f["dur_ns"] / 1e6 for f in frames], ".", color="#333333", markersize=2, label="frame time")
+    ax.axhline(SR_MS, color=VERDICT_COLOURS["SR"], linestyle="--", linewidth=0.8)
+    ax.set_xlabel("time since trace start (s)")
+    ax.set_ylabel("ms")
+    ax.set_title(title, fontsize=10)
+    if stage_names:
+        ax.legend(fontsize=7, ncol=4, loc="upper right")
+    return _svg(fig)
+
+
+def bar_chart(labels: list[str], values: list[float], title: str, xlabel: str) -> str:
+    """Horizontal bars (e.g. causes by share)."""
+    fig, ax = plt.subplots(figsize=(7, 0.4 * max(3, len(labels)) + 0.8))
+    ax.barh(range(len(labels)), values, color="#4e79a7")
+    ax.set_yticks(range(len(labels)), labels=labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=10)
+    return _svg(fig)
