@@ -1,6 +1,7 @@
 """Choose a reader by content, never by file name."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
@@ -44,30 +45,44 @@ def looks_like_perfetto(data: bytes) -> bool:
     return True
 
 
+# Evidence of each text format, anchored at line starts so that prose about a format (READMEs) is not taken for it.
+_FTRACE_LINE = re.compile(r"^\s*\S.*-\d+\s+(\(\s*[\d-]+\)\s+)?\[\d+\]\s.*?\d+\.\d+:\s+[\w:]+:", re.M)
+_ANR_MARK = re.compile(
+    r"^(----- pid \d+ at |----- Waiting Channels: pid \d+|\"[^\"\n]*\" (daemon )?prio=\d+ tid=\d+|DALVIK THREADS"
+    r"|Crash type: 'anr'|Subject: (Input dispatching|Broadcast of|executing service|ContentProvider)"
+    r"|\"[^\"\n]*\" sysTid=\d+|sysTid=\d+\s|------ BLOCKED PROCESS WAIT-CHANNELS|------ VM TRACES)", re.M)
+_GFXINFO_MARK = re.compile(r"^(\*\* Graphics info for pid \d+|Applications Graphics Acceleration Info:|---PROFILEDATA---)",
+                           re.M)
+
+
 def sniff_bytes(data: bytes) -> str | None:
     """The kind of content: one of the constants above, or None for no format droidlag reads."""
     if data[:4] == b"PK\x03\x04":
         return ZIP
     if looks_like_perfetto(data):
         return PERFETTO
-    head = data[:65536]
-    if b"\x00" in head[:4096] and not head.lstrip().startswith(b"TRACE:"):
+    head = data[:262144]
+    stripped_b = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if stripped_b.startswith(b"TRACE:"):
+        return SYSTRACE
+    if b"\x00" in head[:4096]:
         return None
     text = head.decode("utf-8", "replace")
-    stripped = text.lstrip("\ufeff \t\r\n")
-    if stripped.startswith("TRACE:") or stripped.startswith("# tracer:"):
+    stripped = stripped_b[:64].decode("utf-8", "replace")
+    if stripped.startswith("# tracer:"):
         return SYSTRACE
     low = text.lower()
-    if "linuxperfdata" in low or 'class="trace-data"' in low or "<html" in low or "<!doctype html" in low:
+    if stripped.lower().startswith(("<!doctype html", "<html")) and \
+            ("linuxperfdata" in low or 'class="trace-data"' in low or "class='trace-data'" in low):
         return SYSTRACE
     if stripped.startswith("{") and '"traceevents"' in low:
         return CHROME_JSON
-    if ("tracing_mark_write" in text or "sched_switch:" in text) and ": " in text:
+    if sum(1 for _ in zip(range(5), _FTRACE_LINE.finditer(text))) >= 5:   # prose quotes a line or two, a trace many
         return SYSTRACE
-    if "----- pid " in text or "\"main\" prio=" in text or "DALVIK THREADS" in text or "\"main\" " in text:
-        return ANR
-    if "Graphics info for pid" in text or "---PROFILEDATA---" in text or "Applications Graphics Acceleration" in text:
+    if _GFXINFO_MARK.search(text):
         return GFXINFO
+    if _ANR_MARK.search(text):
+        return ANR
     return None
 
 

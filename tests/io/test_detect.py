@@ -1,0 +1,42 @@
+"""Readers are chosen by content: every real corpus file is told apart, and prose about a format is not taken for it."""
+from pathlib import Path
+
+import pytest
+
+from droidlag.io.inputs import discover
+
+
+def _kinds(corpus: Path, pattern: str) -> dict[str, str | None]:
+    return {i.path.name: i.kind for i in discover([corpus]) if i.path.match(pattern)}
+
+
+def test_every_corpus_trace_is_recognized_by_content(corpus: Path):
+    kinds = {i.path.relative_to(corpus).as_posix(): i.kind for i in discover([corpus / "traces", corpus / "systrace"])}
+    # catapult's expected-output dicts (atrace_extracted_*) are Python literals, not traces
+    for name, kind in kinds.items():
+        if name.endswith(".pftrace") or name.endswith(".perfetto-trace"):
+            assert kind == "perfetto", name
+        elif name.endswith((".html.gz", ".html")) or ("atrace" in name and "extracted" not in name):
+            assert kind == "systrace", name
+    assert kinds["systrace/catapult_test_data/profile-chrome_systrace_perf_chrome_data"] == "chrome-json"
+
+
+def test_documentation_files_are_not_taken_for_data(corpus: Path):
+    docs = [i for i in discover([corpus]) if i.path.suffix == ".md" or i.path.name.startswith("LICENSE")]
+    assert docs, "corpus has its SOURCES.md files"
+    assert all(i.kind is None and i.status == "skipped" for i in docs), [(i.path.name, i.kind) for i in docs if i.kind]
+
+
+def test_dumps_gfxinfo_and_bugreport_are_recognized(corpus: Path):
+    anr = {i.path.name: i.kind for i in discover([corpus / "anr"]) if i.path.suffix == ".txt"}
+    assert set(anr.values()) == {"anr"}, anr
+    assert {i.kind for i in discover([corpus / "bugreport"]) if i.path.suffix in (".zip", ".txt")} == {"bugreport", "anr"}
+    assert [i.kind for i in discover([corpus / "gfxinfo" / "sailfish_android10_dumpsys_gfxinfo.txt"])] == ["gfxinfo"]
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00\x01\x02" * 100, b"hello\nworld\n", b"\x1f\x8b\x08\x00garbage"])
+def test_junk_is_skipped_with_a_reason(tmp_path: Path, content: bytes):
+    f = tmp_path / "input.bin"
+    f.write_bytes(content)
+    [item] = discover([tmp_path])
+    assert item.status == "skipped" and item.reason
