@@ -12,11 +12,11 @@ def _kinds(corpus: Path, pattern: str) -> dict[str, str | None]:
 
 def test_every_corpus_trace_is_recognized_by_content(corpus: Path):
     kinds = {i.path.relative_to(corpus).as_posix(): i.kind for i in discover([corpus / "traces", corpus / "systrace"])}
-    # catapult's expected-output dicts (atrace_extracted_*) are Python literals, not traces
+    # catapult's expected-output dicts (atrace_extracted_*) and its procfs listing are not traces
     for name, kind in kinds.items():
         if name.endswith(".pftrace") or name.endswith(".perfetto-trace"):
             assert kind == "perfetto", name
-        elif name.endswith((".html.gz", ".html")) or ("atrace" in name and "extracted" not in name):
+        elif name.endswith((".html.gz", ".html")) or ("atrace" in name and "extracted" not in name and "procfs" not in name):
             assert kind == "systrace", name
     assert kinds["systrace/catapult_test_data/profile-chrome_systrace_perf_chrome_data"] == "chrome-json"
 
