@@ -67,28 +67,40 @@ def gunzip(data: bytes, path: str | Path, warnings: list[ReadWarning],
     return b"".join(out)
 
 
-def inflate_zlib(data: bytes, path: str | Path, warnings: list[ReadWarning], limit: int = MAX_INPUT_BYTES) -> bytes:
-    """Decompress a raw zlib stream (atrace -z) with the same salvage and bomb rules as gunzip."""
+def inflate_zlib(data: bytes, path: str | Path, warnings: list[ReadWarning], limit: int = MAX_INPUT_BYTES,
+                 piece: int = 4096) -> bytes:
+    """Decompress a raw zlib stream (atrace -z) with the same salvage and bomb rules as gunzip.
+
+    The stream is fed `piece` bytes at a time and a failing piece once more byte by byte from the state before it,
+    so everything that inflated before damage is kept; data after the end of the stream is reported."""
     d = zlib.decompressobj()
     out: list[bytes] = []
     total = 0
-    try:
-        chunk_in = data
-        while chunk_in:
-            piece = d.decompress(chunk_in, 1 << 24)
-            total += len(piece)
-            if total > limit:
-                raise InputError(path, f"zlib data expands past {limit} bytes; refused (possible bomb)")
-            out.append(piece)
-            chunk_in = d.unconsumed_tail
-        if not d.eof:
-            warnings.append(ReadWarning(str(path), f"zlib stream truncated after {total} decompressed bytes; "
-                                        "read what was there"))
-    except zlib.error as e:
+    for i in range(0, len(data), piece):
+        saved = d.copy()
         try:
-            out.append(d.flush())
-        except zlib.error:
-            pass
-        warnings.append(ReadWarning(str(path), f"zlib stream corrupt ({e}) after {total} decompressed bytes; "
-                                    "read what was there"))
+            chunk = d.decompress(data[i:i + piece])
+        except zlib.error as e:
+            d = saved
+            for k in range(i, min(i + piece, len(data))):
+                try:
+                    out.append(d.decompress(data[k:k + 1]))
+                except zlib.error:
+                    break
+            got = sum(len(x) for x in out)
+            warnings.append(ReadWarning(str(path), f"zlib stream corrupt ({e}) at byte {k}; kept the {got} bytes "
+                                        "decompressed before it", offset=k))
+            return b"".join(out)
+        total += len(chunk)
+        if total > limit:
+            raise InputError(path, f"zlib data expands past {limit} bytes; refused (possible bomb)")
+        out.append(chunk)
+        if d.eof:
+            trailing = len(d.unused_data) + len(data) - (i + piece) if i + piece < len(data) else len(d.unused_data)
+            if trailing and data[len(data) - trailing:].strip(b"\x00\r\n \t"):
+                warnings.append(ReadWarning(str(path), f"{trailing} bytes after the end of the zlib stream ignored",
+                                            offset=len(data) - trailing))
+            return b"".join(out)
+    warnings.append(ReadWarning(str(path), f"zlib stream truncated after {total} decompressed bytes; "
+                                "read what was there", offset=len(data)))
     return b"".join(out)

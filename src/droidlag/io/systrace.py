@@ -1,0 +1,139 @@
+"""Reader for Android systrace/atrace captures: plain ftrace text, `atrace -z` (`TRACE:` + zlib), systrace HTML
+reports (new `trace-data` blocks and the legacy `linuxPerfData` string) and the escaped JS-string text form.
+
+The container is undone in systrace_html.py, the ftrace lines are decoded in ftrace_text.py; this module reads the
+process dumps and metadata around them and turns the whole into a Trace.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from droidlag.errors import InputError
+from droidlag.io.ftrace_text import FtraceTextParser
+from droidlag.io.systrace_html import FTRACE, JSON_META, PROCESS_DUMP, PROCFS, Section, split_sections
+from droidlag.trace.builder import TraceBuilder
+from droidlag.trace.model import Trace
+
+_ENTRIES_RE = re.compile(r"entries-in-buffer/entries-written:\s*(\d+)/(\d+)\s+#P:(\d+)")
+_TRACER_RE = re.compile(r"#\s*tracer:\s*(\S+)")
+_PS_STATES = set("RSDTZXIWtKPx")
+MAX_IGNORED_EVENT_NAMES = 20
+
+
+def read_systrace(data: bytes, path: str) -> Trace:
+    """Read a systrace/atrace capture (bytes already gunzipped) into a Trace; time in integer ns on the trace clock.
+
+    Warnings on the trace say what was skipped or repaired (truncated compressed data, malformed lines, lost
+    events). Raises InputError when the file holds no ftrace event at all."""
+    builder = TraceBuilder("systrace", path)
+    container, sections = split_sections(data, path, builder.warnings)
+    builder.metadata["container"] = container
+    ftrace = [s for s in sections if s.kind == FTRACE]
+    if not ftrace:
+        kinds = ", ".join(sorted({s.kind for s in sections})) or "nothing"
+        raise InputError(path, f"no ftrace/atrace text in this file (found {kinds}); a Chrome JSON trace or a "
+                         "process listing alone is not an Android systrace")
+    parser = FtraceTextParser(builder, skip_wakeup=any(" sched_waking: " in s.text for s in ftrace))
+    for section in sections:
+        if section.kind == PROCESS_DUMP:
+            read_process_dump(section.text, builder, parser)
+        elif section.kind == PROCFS:
+            parser.parse(section.text, section.first_line)
+        elif section.kind == JSON_META:
+            _read_json_metadata(section, builder)
+    for section in ftrace:
+        _read_header(section.text, builder)
+        parser.parse(section.text, section.first_line)
+    parser.finish()
+    if parser.events == 0:
+        raise InputError(path, _no_events_reason(builder), line=parser.first_bad_line)
+    if parser.unhandled:
+        top = sorted(parser.unhandled.items(), key=lambda kv: -kv[1])[:MAX_IGNORED_EVENT_NAMES]
+        builder.metadata["ftrace_ignored_events"] = json.dumps(dict(top))
+    builder.metadata["ftrace_events"] = str(parser.events)
+    return builder.build()
+
+
+def _no_events_reason(builder: TraceBuilder) -> str:
+    reason = "no ftrace events in this file"
+    if "tracer" in builder.metadata:
+        reason += "; only the ftrace header is there"
+    damage = [w.message for w in builder.warnings if "zlib" in w.message or "gzip" in w.message
+              or "decompressed before the damage" in w.message]
+    if damage:
+        reason += f" (compressed data damaged: {'; '.join(damage)})"
+    return reason
+
+
+def _read_header(text: str, builder: TraceBuilder) -> None:
+    """`# tracer: nop` and `# entries-in-buffer/entries-written: N/M   #P:8` from the ftrace header."""
+    head = text[:4096]
+    m = _TRACER_RE.search(head)
+    if m:
+        builder.metadata["tracer"] = m.group(1)
+    m = _ENTRIES_RE.search(head)
+    if m:
+        builder.metadata["ftrace_entries_in_buffer"] = m.group(1)
+        builder.metadata["ftrace_entries_written"] = m.group(2)
+        builder.metadata["cpus"] = m.group(3)
+
+
+def read_process_dump(text: str, builder: TraceBuilder, parser: FtraceTextParser) -> None:
+    """systrace's PROCESS DUMP: a `ps` listing (USER PID PPID ... S NAME [COMM]) gives process names and parents;
+    a `ps -T` listing (USER PID TID CMD) maps threads to processes. Each listing starts with its header line."""
+    header: list[str] | None = None
+    for line in text.split("\n"):
+        tokens = line.split()
+        if len(tokens) < 3:
+            continue
+        if tokens[0] == "USER" and "PID" in tokens:
+            header = tokens
+            continue
+        if header is None:
+            continue
+        try:
+            pid, second = int(tokens[1]), int(tokens[2])
+        except ValueError:
+            continue
+        if header[2] == "TID":
+            name = " ".join(tokens[3:]) or None
+            builder.thread(second, pid, name)
+            parser.set_tgid(second, pid)
+        elif header[2] == "PPID":
+            builder.process(pid, _ps_process_name(tokens, has_comm=header[-1] == "COMM"), ppid=second)
+            parser.set_tgid(pid, pid)
+
+
+def _ps_process_name(tokens: list[str], has_comm: bool) -> str | None:
+    """NAME follows the one-letter state column; WCHAN may be blank, so find the state rather than count columns.
+    Kernel threads print as `[kthreadd]`; the brackets go."""
+    for i in range(5, len(tokens) - 1):
+        if len(tokens[i]) == 1 and tokens[i] in _PS_STATES:
+            rest = tokens[i + 1:-1] if has_comm and len(tokens) > i + 2 else tokens[i + 1:]
+            name = " ".join(rest)
+            if name.startswith("[") and name.endswith("]"):
+                name = name[1:-1]
+            return name or None
+    return None
+
+
+def _read_json_metadata(section: Section, builder: TraceBuilder) -> None:
+    """systrace.py's JSON block: the command line (categories) and the clock domain."""
+    try:
+        doc = json.loads(section.text)
+    except ValueError:
+        builder.warn("JSON metadata block is not valid JSON; ignored", line=section.first_line)
+        return
+    if not isinstance(doc, dict):
+        return
+    for ev in doc.get("traceEvents") or []:
+        if isinstance(ev, dict) and ev.get("name") == "process_argv":
+            argv = (ev.get("args") or {}).get("argv")
+            if isinstance(argv, list):
+                builder.metadata["systrace_argv"] = " ".join(str(a) for a in argv)
+    meta = doc.get("metadata")
+    if isinstance(meta, dict):
+        for key, value in meta.items():
+            if isinstance(value, (str, int, float)):
+                builder.metadata[f"systrace_{key}"] = str(value)

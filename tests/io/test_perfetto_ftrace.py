@@ -1,0 +1,133 @@
+"""prev_state decoding for both kernel encodings, and ftrace bundles built with the perfetto classes: compact_sched
+(implicit prev_pid, inferred waker, interned comms), interned kernel symbols, sched_wakeup de-duplication."""
+from __future__ import annotations
+
+import pytest
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+from droidlag.io.perfetto import read_perfetto
+from droidlag.io.perfetto_ftrace import kernel_version, prev_state_string
+
+K510 = "5.10.107-android13-4-00011-g913113f05fa2-ab8919828"
+K44 = "4.4.88-g7a7c5ae"
+
+
+@pytest.mark.parametrize("value, expected", [
+    (0, "R"), (256, "R+"), (1, "S"), (2, "D"), (4, "T"), (8, "t"), (16, "X"), (32, "Z"), (64, "P"), (128, "I"),
+    (2 | 256, "D+"), (1 | 2, "S|D"),
+])
+def test_prev_state_on_4_14_and_later_kernels(value, expected):
+    assert prev_state_string(value, K510) == expected
+    assert prev_state_string(value, None) == expected     # the default when the trace has no uname
+
+
+@pytest.mark.parametrize("value, expected", [
+    (0, "R"), (2048, "R+"), (1, "S"), (2, "D"), (16, "Z"), (32, "X"), (64, "x"), (128, "K"), (256, "W"),
+    (512, "P"), (1024, "N"), (2 | 128, "D|K"), (1 | 2048, "S+"),
+])
+def test_prev_state_on_4_4_kernels(value, expected):
+    assert prev_state_string(value, K44) == expected
+
+
+def test_kernel_version_parses_uname_release():
+    assert kernel_version(K510) == (5, 10)
+    assert kernel_version("4.19.113-22067904") == (4, 19)
+    assert kernel_version("") is None and kernel_version(None) is None
+
+
+def _trace(*packets: pb.TracePacket) -> bytes:
+    t = pb.Trace()
+    t.packet.extend(packets)
+    return t.SerializeToString()
+
+
+def _uname(release: str) -> pb.TracePacket:
+    p = pb.TracePacket(trusted_packet_sequence_id=1)
+    p.system_info.utsname.release = release
+    return p
+
+
+def test_compact_sched_uses_implicit_prev_pid_interned_comms_and_running_thread_as_waker():
+    p = pb.TracePacket(trusted_packet_sequence_id=2)
+    b = p.ftrace_events
+    b.cpu = 3
+    cs = b.compact_sched
+    cs.intern_table.extend(["main", "RenderThread"])
+    # switches at 1000 (-> 10 "main"), 1500 (10 leaves in D, -> 11 "RenderThread"); timestamps delta-encoded
+    cs.switch_timestamp.extend([1000, 500])
+    cs.switch_prev_state.extend([0, 2])
+    cs.switch_next_pid.extend([10, 11])
+    cs.switch_next_prio.extend([120, 110])
+    cs.switch_next_comm_index.extend([0, 1])
+    # 11 wakes 10 at 1800 (on this cpu, so the waker is the running thread, 11)
+    cs.waking_timestamp.extend([1800])
+    cs.waking_pid.extend([10])
+    cs.waking_target_cpu.extend([2])
+    cs.waking_prio.extend([120])
+    cs.waking_comm_index.extend([0])
+    t = read_perfetto(_trace(_uname(K510), p), "mem")
+    rows = {(r["tid"], r["state"]): r for r in t.thread_states.iter_rows(named=True)}
+    assert rows[(10, "Running")]["ts"] == 1000 and rows[(10, "Running")]["dur"] == 500
+    assert rows[(10, "D")]["dur"] == 300
+    r = rows[(10, "R")]
+    assert (r["ts"], r["cpu"], r["waker_tid"]) == (1800, 2, 11)
+    assert t.thread_name(10) == "main" and t.thread_name(11) == "RenderThread"
+
+
+def _event(ts: int, pid: int, **kw) -> pb.FtraceEvent:
+    e = pb.FtraceEvent(timestamp=ts, pid=pid)
+    for k, v in kw.items():
+        getattr(e, k).CopyFrom(v)
+    return e
+
+
+def test_blocked_reason_caller_resolves_through_interned_kernel_symbols():
+    p = pb.TracePacket(trusted_packet_sequence_id=2)
+    p.interned_data.kernel_symbols.add(iid=7, str=b"io_schedule")
+    b = p.ftrace_events
+    b.cpu = 0
+    b.event.extend([
+        _event(100, 0, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=0, prev_state=0, next_pid=5, next_comm="w")),
+        _event(200, 5, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=5, prev_state=2, next_pid=0, prev_comm="w")),
+        _event(300, 9, sched_waking=pb.SchedWakingFtraceEvent(pid=5, target_cpu=0, comm="w")),
+        _event(300, 9, sched_wakeup=pb.SchedWakeupFtraceEvent(pid=5, target_cpu=0, comm="w")),
+        _event(300, 9, sched_blocked_reason=pb.SchedBlockedReasonFtraceEvent(pid=5, caller=7, io_wait=1)),
+    ])
+    t = read_perfetto(_trace(p), "mem")
+    d = t.thread_states.filter(t.thread_states["state"] == "D").row(0, named=True)
+    assert (d["ts"], d["dur"], d["blocked_function"], d["io_wait"]) == (200, 100, "io_schedule", True)
+    r = t.thread_states.filter(t.thread_states["state"] == "R")
+    assert r.height == 1 and r["waker_tid"][0] == 9       # sched_wakeup did not add a second wake-up
+
+
+def test_sched_wakeup_is_used_when_the_trace_has_no_sched_waking():
+    p = pb.TracePacket(trusted_packet_sequence_id=2)
+    b = p.ftrace_events
+    b.cpu = 0
+    b.event.extend([
+        _event(100, 5, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=5, prev_state=1, next_pid=0)),
+        _event(400, 9, sched_wakeup=pb.SchedWakeupFtraceEvent(pid=5, target_cpu=1, comm="w")),
+    ])
+    t = read_perfetto(_trace(p), "mem")
+    r = t.thread_states.filter(t.thread_states["state"] == "R").row(0, named=True)
+    assert (r["ts"], r["cpu"], r["waker_tid"]) == (400, 1, 9)
+    assert t.has_waking
+
+
+def test_task_rename_and_process_tree_names_win_over_comms():
+    tree = pb.TracePacket(trusted_packet_sequence_id=1, timestamp=50)
+    tree.process_tree.processes.add(pid=40, ppid=1, cmdline=["com.example.app"])
+    tree.process_tree.threads.add(tid=41, tgid=40, name="RenderThread")
+    p = pb.TracePacket(trusted_packet_sequence_id=2)
+    b = p.ftrace_events
+    b.cpu = 0
+    b.event.extend([
+        _event(100, 0, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=0, next_pid=40, next_comm="<pre-initialized>")),
+        _event(150, 40, task_rename=pb.TaskRenameFtraceEvent(pid=40, oldcomm="<pre-initialized>",
+                                                             newcomm="example.app")),
+        _event(200, 40, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=40, next_pid=41, next_comm="RenderThre")),
+    ])
+    t = read_perfetto(_trace(tree, p), "mem")
+    assert t.thread_name(40) == "example.app"
+    assert t.thread_name(41) == "RenderThread" and t.process_of(41) == 40
+    assert t.process_name(40) == "com.example.app" and t.processes[40].ppid == 1
