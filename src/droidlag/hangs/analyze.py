@@ -1,0 +1,303 @@
+"""The hang pipeline, one public function: files -> dump units -> events (blocked thread, wait-for chain, critical
+threads, deadlocks, cause) -> root-cause clusters. `analyze_hangs(paths, config) -> HangReport`.
+
+Which events a unit holds (ours): an ANR/xCrash header names the process; otherwise a traces.txt puts the ANR'ing
+process first, so every pid dumped under the first process's command line is one event (repeated dumps of one pid
+are one event, read from its last dump). A system_server first process with Watchdog frames, or a watchdog header,
+is an SNR whose blocked thread is the one the watchdog names (else its HandlerChecker thread). `VM TRACES JUST NOW`
+snapshots are not hangs: only their deadlocks become events. Every deadlock cycle not already on an event's chain
+becomes an event of its own."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from droidlag.errors import InputError, ReadWarning
+from droidlag.hangs.causes import label_cause
+from droidlag.hangs.cluster import cluster_features
+from droidlag.hangs.config import HangsConfig
+from droidlag.hangs.features import Features, event_features
+from droidlag.hangs.model import DumpUnit, ProcessDump, ThreadDump
+from droidlag.hangs.waitfor import Node, WaitForGraph, build_wait_for_graph
+
+WATCHDOG_THREADS = ("main", "android.fg", "android.ui", "android.io", "android.display", "android.anim",
+                    "android.anim.lf", "ActivityManager", "PowerManagerService", "PackageManager")
+_PAREN = re.compile(r"\(([\w.]+)\)")
+
+
+@dataclass
+class HangEvent:
+    """One ANR or SNR: where it came from, the blocked thread, the wait-for chain to the critical thread(s), the
+    deadlock cycle if any, the cause with its evidence, and (after clustering) its cluster id."""
+
+    id: str
+    source: str
+    kind: str
+    process: str
+    pid: int | None
+    blocked_thread: Node
+    critical_threads: list[Node]
+    deadlock: list[Node] | None
+    chain: list[dict]
+    cause: str
+    evidence: dict
+    features: Features
+    cluster: int | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id, "source": self.source, "kind": self.kind, "process": self.process, "pid": self.pid,
+            "blocked_thread": self.blocked_thread.to_dict(),
+            "critical_threads": [n.to_dict() for n in self.critical_threads],
+            "deadlock": [n.to_dict() for n in self.deadlock] if self.deadlock else None,
+            "chain": [{"thread": s["node"].to_dict(), "via": s["edge"].to_dict() if s["edge"] else None}
+                      for s in self.chain],
+            "cluster": self.cluster, "cause": self.cause, "evidence": self.evidence,
+        }
+
+
+@dataclass
+class HangReport:
+    """Events, clusters (largest first), reader warnings and the files that could not be used."""
+
+    events: list[HangEvent] = field(default_factory=list)
+    clusters: list[dict] = field(default_factory=list)
+    warnings: list[ReadWarning] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    files: int = 0
+    bytes_read: int = 0
+
+    def to_dict(self) -> dict:
+        return {"events": [e.to_dict() for e in self.events], "clusters": self.clusters,
+                "warnings": [w.to_dict() for w in self.warnings],
+                "errors": [{"path": e.path, "line": e.line, "reason": e.reason} for e in self.errors],
+                "files": self.files}
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Files as given, folders walked recursively (sorted; hidden files and `*.md` notes skipped)."""
+    out: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            out.extend(sorted(q for q in p.rglob("*") if q.is_file() and not q.name.startswith(".")
+                              and q.suffix.lower() != ".md"))
+        else:
+            out.append(p)
+    return out
+
+
+def load_units(path: str | Path) -> list[DumpUnit]:
+    """The dump units of one file: a bugreport zip, or dump/bugreport text (gzip ok). InputError if unusable."""
+    from droidlag.io.anr import read_anr
+    from droidlag.io.bugreport import read_bugreport_zip
+    from droidlag.io.source import read_bytes
+
+    data = read_bytes(path)
+    if data[:4] == b"PK\x03\x04":
+        return read_bugreport_zip(path, data)
+    return read_anr(path, data)
+
+
+def _header_numbers(unit: DumpUnit, p: ProcessDump | None) -> dict:
+    h = unit.header
+    mem = h.memory_kb
+    ratio = None
+    if mem.get("MemTotal") and "MemAvailable" in mem:
+        ratio = mem["MemAvailable"] / mem["MemTotal"]
+    return {"abi": h.abi or (p.abi if p else None) or None, "reason": h.reason, "cpu_total_pct": h.cpu_total_pct,
+            "mem_available_ratio": ratio, "memory_kb": dict(mem) or None, "load": h.load}
+
+
+def _snapshot(processes: list[ProcessDump]) -> list[ProcessDump]:
+    """One dump per (pid, command line): the last, the most advanced state of a hang; a managed (ART/Dalvik) dump
+    is preferred over a later native-only (debuggerd) dump of the same process, which has no locks or Java frames."""
+    by: dict[tuple, ProcessDump] = {}
+    for p in processes:
+        key = (p.pid, p.cmdline) if p.pid is not None else (id(p),)
+        old = by.get(key)
+        if old is not None and _managed(old) and not _managed(p):
+            continue
+        by[key] = p
+    return list(by.values())
+
+
+def _managed(p: ProcessDump) -> bool:
+    return any(t.tid is not None for t in p.threads)
+
+
+def _is_snr(unit: DumpUnit, p: ProcessDump) -> bool:
+    if p.cmdline != "system_server":
+        return False
+    if unit.header.watchdog:
+        return True
+    for t in p.threads:
+        for raw in t.raw_frames[:12]:
+            if "com.android.server.Watchdog" in raw:
+                return True
+    return False
+
+
+def _snr_blocked(unit: DumpUnit, p: ProcessDump, g: WaitForGraph) -> ThreadDump | None:
+    if unit.header.watchdog:
+        for name in _PAREN.findall(unit.header.watchdog):
+            t = next((t for t in p.threads if t.name == name), None)
+            if t is not None:
+                return t
+    for t in p.threads:
+        if any("Watchdog$HandlerChecker.run" in r for r in t.raw_frames[:12]) and g.node_of(t) in g.out:
+            return t
+    for name in WATCHDOG_THREADS:
+        t = next((t for t in p.threads if t.name == name), None)
+        if t is not None and g.node_of(t) in g.out:
+            return t
+    return p.main_thread
+
+
+class _EventMaker:
+    def __init__(self, unit: DumpUnit, g: WaitForGraph, config: HangsConfig):
+        self.unit, self.g, self.config = unit, g, config
+        self.count = 0
+
+    def make(self, p: ProcessDump, blocked: ThreadDump, kind: str) -> HangEvent:
+        g, unit = self.g, self.unit
+        start = g.node_of(blocked)
+        chain_idx, cycle = g.walk(start)
+        steps = [{"node": g.nodes[n], "edge": e, "dump": g.threads[n][1] if n in g.threads else None}
+                 for n, e in chain_idx]
+        crit_idx = cycle if cycle else [chain_idx[-1][0]]
+        critical = [g.threads[n][1] for n in crit_idx if n in g.threads]
+        header = _header_numbers(unit, p)
+        same_pid = [t for q in unit.processes if q.pid == p.pid for t in q.threads]
+        feats = event_features(kind, [(s["node"].process, s["dump"]) for s in steps], critical,
+                               [s["edge"].kind for s in steps if s["edge"]], bool(cycle), header,
+                               frame_decay=self.config.frame_decay)
+        cause, cause_ev = label_cause(steps, critical, blocked, header, same_pid)
+        evidence = {"cause": cause_ev, "blocked_frames": blocked.raw_frames[:6],
+                    "critical_frames": {t.name: t.raw_frames[:8] for t in critical}}
+        for k in ("reason", "load", "cpu_total_pct", "memory_kb", "abi"):
+            if header.get(k) is not None:
+                evidence[k] = header[k]
+        if unit.header.d_state_threads:
+            evidence["d_state_threads"] = unit.header.d_state_threads
+        if blocked.kstate:
+            evidence["blocked_kernel_state"] = blocked.kstate
+        if blocked.wchan:
+            evidence["blocked_wchan"] = blocked.wchan
+        if unit.header.watchdog:
+            evidence["watchdog"] = unit.header.watchdog
+        self.count += 1
+        name = Path(unit.source.split("#")[0].split("!")[0]).name
+        tid = blocked.tid if blocked.tid is not None else blocked.sys_tid
+        return HangEvent(
+            id=f"{name}:{p.pid}:{tid}:{self.count}", source=unit.source, kind=kind, process=p.cmdline, pid=p.pid,
+            blocked_thread=g.nodes[start], critical_threads=[g.nodes[n] for n in crit_idx],
+            deadlock=[g.nodes[n] for n in cycle] if cycle else None, chain=steps, cause=cause, evidence=evidence,
+            features=feats)
+
+
+def events_from_unit(unit: DumpUnit, config: HangsConfig | None = None) -> list[HangEvent]:
+    """The ANR/SNR events of one dump unit (see the module text for the selection rules)."""
+    config = config or HangsConfig()
+    procs = _snapshot(unit.processes)
+    if not procs:
+        return []
+    g = build_wait_for_graph(procs, unit.binder)
+    maker = _EventMaker(unit, g, config)
+    events: list[HangEvent] = []
+    covered: set[frozenset] = set()
+    if not unit.snapshot:
+        h = unit.header
+        if h.pid is not None:
+            targets = [p for p in procs if p.pid == h.pid]
+        elif h.process:
+            targets = [p for p in procs if p.cmdline == h.process]
+        else:
+            first = unit.processes[0]
+            targets = [p for p in procs if p.cmdline == first.cmdline]
+        seen = set()
+        for p in targets:
+            if p.pid in seen:
+                continue
+            seen.add(p.pid)
+            if _is_snr(unit, p):
+                kind, blocked = "snr", _snr_blocked(unit, p, g)
+            else:
+                kind, blocked = "anr", p.main_thread
+            if blocked is None:
+                blocked = next((t for t in p.threads), None)
+            if blocked is None or g.node_of(blocked) is None:
+                continue
+            ev = maker.make(p, blocked, kind)
+            if ev.deadlock:
+                covered.add(frozenset(id(n) for n in ev.deadlock))
+            events.append(ev)
+    for cyc in g.cycles():
+        key = frozenset(id(g.nodes[n]) for n in cyc)
+        if key in covered:
+            continue
+        covered.add(key)
+        cyc_set = set(cyc)
+        blocked_proc = None
+        blocked = None
+        for p in procs:
+            mt = p.main_thread
+            if mt is None:
+                continue
+            chain, c = g.walk(g.node_of(mt))
+            if c and set(c) == cyc_set:
+                blocked_proc, blocked = p, mt
+                break
+        if blocked is None:
+            blocked_proc, blocked = g.threads[cyc[0]]
+        kind = "snr" if blocked_proc.cmdline == "system_server" else "anr"
+        events.append(maker.make(blocked_proc, blocked, kind))
+    return events
+
+
+def analyze_hangs(paths: Iterable[str | Path], config: HangsConfig | None = None,
+                  progress: Callable[[Path], None] | None = None) -> HangReport:
+    """Read every file (folders recursively, bugreport zips included), find the ANR/SNR events, cluster them by
+    root cause and label causes. Unusable files are reported in `errors`, never raised."""
+    config = config or HangsConfig()
+    report = HangReport()
+    for path in expand_paths(paths):
+        report.files += 1
+        try:
+            units = load_units(path)
+        except InputError as e:
+            report.errors.append(e)
+            continue
+        finally:
+            if progress is not None:
+                progress(path)
+        for u in units:
+            report.bytes_read += u.nbytes
+            report.warnings.extend(u.warnings)
+            report.events.extend(events_from_unit(u, config))
+    cluster_events(report, config)
+    return report
+
+
+def cluster_events(report: HangReport, config: HangsConfig) -> None:
+    """Cluster the report's events and summarize each cluster (size, majority cause, representative, members)."""
+    feats = [e.features for e in report.events]
+    res = cluster_features(feats, config.threshold, config.method, config.weighting, config.k_review,
+                           config.num_perm, config.bands, config.seed)
+    for e, lab in zip(report.events, res.labels):
+        e.cluster = lab
+    report.clusters = []
+    for c in res.clusters:
+        causes = Counter(report.events[i].cause for i in c.members)
+        cause = causes.most_common(1)[0][0]
+        rep = report.events[c.representative]
+        report.clusters.append({
+            "id": c.id, "size": len(c.members), "cause": cause, "causes": dict(causes),
+            "representative": rep.id, "members": [report.events[i].id for i in c.members],
+            "nearest": [report.events[i].id for i in c.nearest],
+            "furthest": [report.events[i].id for i in c.furthest],
+            "evidence": rep.evidence.get("cause"),
+        })

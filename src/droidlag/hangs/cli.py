@@ -1,0 +1,66 @@
+"""`droidlag hangs PATH...`: ANR/SNR events with their wait-for chains, critical threads, causes and clusters."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("hangs", help="ANR/SNR root causes from thread dumps, folders and bugreports: wait-for "
+                                     "chains, critical threads, deadlocks, causes, root-cause clusters")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="thread dumps (traces.txt, anr_*), folders, bugreports")
+    p.add_argument("--threshold", type=float, default=0.95, help="cluster similarity threshold (default 0.95)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from droidlag.cli import EXIT_NO_INPUT, EXIT_USAGE, print_json
+    from droidlag.hangs.analyze import analyze_hangs, expand_paths
+    from droidlag.hangs.config import HangsConfig
+
+    try:
+        config = HangsConfig(threshold=args.threshold)
+    except ValueError as e:
+        print(f"droidlag hangs: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    files = expand_paths(args.paths)
+    bar = None
+    if len(files) > 3 and not args.quiet and sys.stderr.isatty():
+        from tqdm import tqdm
+        bar = tqdm(total=len(files), unit="file", file=sys.stderr, leave=False)
+    report = analyze_hangs(files, config, progress=(lambda _p: bar.update(1)) if bar else None)
+    if bar is not None:
+        bar.close()
+    if args.json:
+        print_json(report.to_dict())
+    else:
+        _print_summary(report)
+    if not report.events and report.errors and len(report.errors) == report.files:
+        for e in report.errors:
+            print(f"droidlag: {e}", file=sys.stderr)
+        return EXIT_NO_INPUT
+    return 0
+
+
+def _print_summary(report) -> None:
+    print(f"{report.files} file(s), {len(report.events)} event(s), {len(report.clusters)} cluster(s)")
+    for e in report.events:
+        crit = ", ".join(n.label() for n in e.critical_threads)
+        dl = "  DEADLOCK" if e.deadlock else ""
+        print(f"\n[{e.kind.upper()}] {e.process} (pid {e.pid})  cluster {e.cluster}  cause: {e.cause}{dl}")
+        print(f"  source:   {e.source}")
+        print(f"  blocked:  {e.blocked_thread.label()}")
+        for s in e.chain[1:]:
+            via = s["edge"]
+            print(f"    -> {s['node'].label()}  ({via.kind}{' ' + via.lock if via.lock else ''}; {via.how})")
+        print(f"  critical: {crit}")
+    if report.clusters:
+        print("\nclusters (largest first):")
+        for c in report.clusters:
+            print(f"  #{c['id']}: {c['size']} event(s), cause {c['cause']}, representative {c['representative']}")
+    for w in report.warnings[:20]:
+        print(f"warning: {w}", file=sys.stderr)
+    for e in report.errors:
+        print(f"skipped: {e}", file=sys.stderr)

@@ -1,0 +1,195 @@
+"""Root-cause clusters: identical signatures collapse first; then pairs with S > threshold are joined (union-find,
+i.e. connected components). Candidate pairs come from MinHash LSH over each event's tokens (generic tokens and
+term keys), so 10k events need no all-pairs pass; every candidate is verified with the exact S. `method="all_pairs"`
+is the exact baseline. Each cluster gets its centroid, the K members nearest to and furthest from it, and a
+representative (the nearest)."""
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from droidlag.hangs.features import Features
+from droidlag.hangs.similarity import similarity
+
+_PRIME = (1 << 61) - 1
+
+
+@dataclass
+class Cluster:
+    id: int
+    members: list[int]
+    nearest: list[int] = field(default_factory=list)
+    furthest: list[int] = field(default_factory=list)
+    representative: int = -1
+
+
+@dataclass
+class Clustering:
+    labels: list[int]
+    clusters: list[Cluster]
+    pairs_compared: int = 0
+    unique_signatures: int = 0
+
+
+class _UnionFind:
+    def __init__(self, n: int):
+        self.parent = list(range(n))
+
+    def find(self, x: int) -> int:
+        p = self.parent
+        while p[x] != x:
+            p[x] = p[p[x]]
+            x = p[x]
+        return x
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            if ra < rb:
+                self.parent[rb] = ra
+            else:
+                self.parent[ra] = rb
+
+
+def _tokens(f: Features) -> list[str]:
+    return list(f.generic) + list(f.terms)
+
+
+def minhash_signatures(feats: list[Features], num_perm: int = 128, seed: int = 0) -> np.ndarray:
+    """MinHash of each event's token set: an (n, num_perm) uint64 array (deterministic for a given seed)."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(1, _PRIME, size=num_perm, dtype=np.uint64)
+    b = rng.integers(0, _PRIME, size=num_perm, dtype=np.uint64)
+    out = np.empty((len(feats), num_perm), dtype=np.uint64)
+    cache: dict[str, int] = {}
+    for i, f in enumerate(feats):
+        hs = []
+        for t in _tokens(f):
+            h = cache.get(t)
+            if h is None:
+                h = zlib.crc32(t.encode()) | (zlib.adler32(t.encode()) << 32)
+                cache[t] = h
+            hs.append(h)
+        x = np.array(hs or [0], dtype=np.uint64)
+        # (a*x + b) mod 2^64, then folded: universal enough for LSH bucketing, and fully vectorized.
+        v = a[:, None] * x[None, :] + b[:, None]
+        out[i] = v.min(axis=1)
+    return out
+
+
+def _lsh_candidates(sigs: np.ndarray, bands: int) -> set[tuple[int, int]]:
+    n, k = sigs.shape
+    rows = k // bands
+    pairs: set[tuple[int, int]] = set()
+    for bnd in range(bands):
+        chunk = np.ascontiguousarray(sigs[:, bnd * rows:(bnd + 1) * rows])
+        keys = chunk.view(np.dtype((np.void, chunk.dtype.itemsize * rows))).ravel()
+        order = np.argsort(keys, kind="stable")
+        sk = keys[order]
+        start = 0
+        for j in range(1, n + 1):
+            if j == n or sk[j] != sk[start]:
+                if j - start > 1:
+                    grp = order[start:j].tolist()
+                    g0 = grp[0]
+                    # Chain members of a bucket to its first member and to each other only once per band;
+                    # verification below skips pairs already in one component.
+                    for x in grp[1:]:
+                        pairs.add((g0, x) if g0 < x else (x, g0))
+                    if len(grp) <= 64:
+                        for ii in range(1, len(grp)):
+                            for jj in range(ii + 1, len(grp)):
+                                x, y = grp[ii], grp[jj]
+                                pairs.add((x, y) if x < y else (y, x))
+                start = j
+    return pairs
+
+
+def cluster_features(feats: list[Features], threshold: float = 0.95, method: str = "lsh", weighting: str = "union",
+                     k_review: int = 100, num_perm: int = 128, bands: int = 32, seed: int = 0) -> Clustering:
+    """Cluster events by S > threshold. method: 'lsh' (candidates from MinHash LSH, verified exactly) or
+    'all_pairs' (every pair of distinct signatures). Labels are cluster ids ordered by cluster size (0 = largest)."""
+    n = len(feats)
+    if n == 0:
+        return Clustering([], [])
+    sig_index: dict[tuple, int] = {}
+    uniq: list[int] = []
+    of_event: list[int] = []
+    for i, f in enumerate(feats):
+        s = f.signature()
+        u = sig_index.get(s)
+        if u is None:
+            u = sig_index[s] = len(uniq)
+            uniq.append(i)
+        of_event.append(u)
+    m = len(uniq)
+    uf = _UnionFind(m)
+    compared = 0
+    if method == "all_pairs":
+        for x in range(m):
+            fx = feats[uniq[x]]
+            for y in range(x + 1, m):
+                compared += 1
+                if similarity(fx, feats[uniq[y]], weighting) > threshold:
+                    uf.union(x, y)
+    else:
+        sigs = minhash_signatures([feats[i] for i in uniq], num_perm, seed)
+        for x, y in sorted(_lsh_candidates(sigs, bands)):
+            if uf.find(x) == uf.find(y):
+                continue
+            compared += 1
+            if similarity(feats[uniq[x]], feats[uniq[y]], weighting) > threshold:
+                uf.union(x, y)
+    groups: dict[int, list[int]] = {}
+    for i in range(n):
+        groups.setdefault(uf.find(of_event[i]), []).append(i)
+    ordered = sorted(groups.values(), key=lambda g: (-len(g), g[0]))
+    labels = [0] * n
+    clusters = []
+    for cid, members in enumerate(ordered):
+        for i in members:
+            labels[i] = cid
+        c = Cluster(cid, members)
+        _review(c, feats, k_review, weighting)
+        clusters.append(c)
+    return Clustering(labels, clusters, compared, m)
+
+
+def centroid(feats: list[Features], members: list[int]) -> Features:
+    """The mean term vector of the members and the generic tokens held by at least half of them."""
+    import math
+    terms: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for i in members:
+        f = feats[i]
+        inv = 1.0 / f.norm if f.norm else 0.0
+        for k, v in f.terms.items():
+            terms[k] = terms.get(k, 0.0) + v * inv
+        for t in f.generic:
+            counts[t] = counts.get(t, 0) + 1
+    n = len(members)
+    terms = {k: v / n for k, v in terms.items()}
+    gen = frozenset(t for t, c in counts.items() if 2 * c >= n)
+    return Features(gen, terms, math.sqrt(sum(v * v for v in terms.values())))
+
+
+def _review(c: Cluster, feats: list[Features], k: int, weighting: str) -> None:
+    if len(c.members) == 1:
+        c.nearest, c.furthest, c.representative = list(c.members), list(c.members), c.members[0]
+        return
+    # Identical signatures have identical scores: score one per signature.
+    cen = centroid(feats, c.members)
+    cache: dict[int, float] = {}
+    scored = []
+    for i in c.members:
+        key = id(feats[i])
+        s = cache.get(key)
+        if s is None:
+            s = cache[key] = similarity(feats[i], cen, weighting)
+        scored.append((s, i))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    c.nearest = [i for _, i in scored[:k]]
+    c.furthest = [i for _, i in sorted(scored, key=lambda x: (x[0], x[1]))[:k]]
+    c.representative = c.nearest[0]

@@ -1,0 +1,119 @@
+"""The two feature families of an event (Lin et al.): F_p, generic discretized tokens compared as sets (Jaccard), and
+F_c, specific terms (Java functions, native libraries and symbols, kernel functions, lock count, chain length,
+process names) compared as weighted term vectors (cosine).
+
+Ours: a frame's term weight decays with its depth, `frame_decay ** depth` (the top of the critical stack says most
+about the cause; deep framework frames are shared by every hang), and process names weigh 1 like a top frame."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from droidlag.hangs.model import Frame, ThreadDump
+from droidlag.hangs.normalize import normalize_frame
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """generic: the F_p token set; terms: the F_c term -> weight map; norm: |terms| (Euclidean)."""
+
+    generic: frozenset
+    terms: dict
+    norm: float
+
+    def signature(self) -> tuple:
+        """Identical signatures are identical events for clustering (collapsed before any pair is compared)."""
+        return (tuple(sorted(self.generic)), tuple(sorted((k, round(v, 6)) for k, v in self.terms.items())))
+
+
+def frame_term(f: Frame) -> str:
+    """The F_c term of a frame: `j:` Java symbol, `n:` library!symbol, `k:` kernel function (all normalized)."""
+    if f.kind == "java":
+        return "j:" + f.symbol
+    if f.kind == "kernel":
+        return "k:" + f.symbol
+    sym = normalize_frame("(" + f.symbol + ")")[1:-1] if f.symbol else ""
+    if not sym or sym == "???":
+        return "n:" + f.lib
+    return "n:" + f.lib + "!" + sym
+
+
+def _bucket(value: float | None, edges: tuple[float, ...], name: str) -> str | None:
+    if value is None:
+        return None
+    for e in edges:
+        if value < e:
+            return f"{name}<{e:g}"
+    return f"{name}>={edges[-1]:g}"
+
+
+def reason_kind(reason: str | None) -> str | None:
+    """Discretized ANR reason: input, broadcast, service, provider, watchdog or other."""
+    if not reason:
+        return None
+    r = reason.lower()
+    for key, kind in (("input dispatching", "input"), ("broadcast", "broadcast"), ("executing service", "service"),
+                      ("service", "service"), ("contentprovider", "provider"), ("provider", "provider"),
+                      ("blocked in", "watchdog")):
+        if key in r:
+            return kind
+    return "other"
+
+
+def event_features(kind: str, chain_threads: list[tuple[str, ThreadDump | None]], critical: list[ThreadDump],
+                   edge_kinds: list[str], deadlock: bool, header: dict, frame_decay: float = 0.75,
+                   max_frames: int = 40) -> Features:
+    """Features of one event. chain_threads: (process name, thread or None for a remote peer) along the chain;
+    critical: the critical threads (their stacks weigh fully); header: abi, reason, cpu_total_pct,
+    mem_available_ratio (numbers from the dump/header when present)."""
+    generic = {f"kind:{kind}", f"deadlock:{'yes' if deadlock else 'no'}", f"chain_len:{min(len(chain_threads), 4)}"}
+    for ek in sorted(set(edge_kinds)):
+        generic.add(f"edge:{ek}")
+    blocked = chain_threads[0][1] if chain_threads else None
+    if blocked is not None:
+        generic.add(f"blocked_state:{(blocked.state or '').lower()}")
+    for t in critical:
+        generic.add(f"critical_state:{(t.state or '').lower()}")
+        if t.kstate:
+            generic.add(f"critical_kstate:{t.kstate}")
+    if chain_threads and chain_threads[-1][1] is None:
+        generic.add("critical:remote")
+    if header.get("abi"):
+        generic.add(f"abi:{header['abi']}")
+    rk = reason_kind(header.get("reason"))
+    if rk:
+        generic.add(f"reason:{rk}")
+    b = _bucket(header.get("cpu_total_pct"), (25, 50, 75, 100), "cpu")
+    if b:
+        generic.add(b)
+    b = _bucket(header.get("mem_available_ratio"), (0.05, 0.1, 0.2, 0.4), "mem_avail")
+    if b:
+        generic.add(b)
+
+    terms: dict[str, float] = {}
+
+    def add(term: str, w: float) -> None:
+        terms[term] = terms.get(term, 0.0) + w
+
+    seen_procs = set()
+    locks = 0
+    for proc, t in chain_threads:
+        if proc and proc not in seen_procs:
+            seen_procs.add(proc)
+            add("p:" + proc, 1.0)
+        if t is None:
+            continue
+        locks += sum(1 for lk in t.locks if lk.action == "locked")
+    for t in critical:
+        for depth, f in enumerate(t.frames[:max_frames]):
+            add(frame_term(f), frame_decay ** depth)
+            if f.kind == "native" and f.lib:
+                add("lib:" + f.lib, 0.5 * frame_decay ** depth)
+    # The blocked thread's own top frames, when it is not itself critical: what it was doing when it waited.
+    if blocked is not None and all(blocked is not c for c in critical):
+        for depth, f in enumerate(blocked.frames[:8]):
+            add("b" + frame_term(f), 0.5 * frame_decay ** depth)
+    add(f"locks:{min(locks, 5)}", 0.5)
+    add(f"waitlen:{min(len(chain_threads), 5)}", 0.5)
+    norm = math.sqrt(sum(v * v for v in terms.values()))
+    return Features(frozenset(generic), terms, norm)

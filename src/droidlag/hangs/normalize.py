@@ -1,0 +1,45 @@
+"""Stack-frame normalization: an ordered list of regular expressions that remove what differs between two dumps of
+the same hang (line numbers, addresses, pc and symbol offsets, thread ids and pool-thread numbers, BuildIds, lambda
+suffixes, randomized APK paths). The order matters: BuildIds and `(offset ...)` go before the generic hex rule so
+they are removed whole, line numbers before thread numbers, and symbol offsets only inside the trailing `(...)`."""
+from __future__ import annotations
+
+import re
+
+_DIGITS = re.compile(r"\d+")
+
+# (name, pattern, replacement), applied in this order.
+RULES: tuple[tuple[str, re.Pattern, str], ...] = (
+    ("build_id", re.compile(r"\s*\(BuildId: [0-9a-fA-F]+\)"), ""),
+    ("lib_offset", re.compile(r"\s*\(offset (?:0x)?[0-9a-fA-F]+\)"), ""),
+    ("frame_pc", re.compile(r"^(?:native: )?#\d+ pc [0-9a-fA-F]+\s+"), ""),
+    ("kernel_offset", re.compile(r"\+0x[0-9a-fA-F]+/0x[0-9a-fA-F]+"), ""),
+    ("symbol_offset", re.compile(r"\+\d+\)$"), ")"),
+    ("line_number", re.compile(r"\(([\w$.-]+\.(?:java|kt|scala)):~?\d+\)"), r"(\1)"),
+    ("native_method", re.compile(r"\(Native [Mm]ethod\)"), "(Native method)"),
+    ("apk_path", re.compile(r"/data/app/(?:~~[^/]+/)?([\w.]+)-[^/]+/"), r"/data/app/\1/"),
+    ("lambda", re.compile(r"\$\$Lambda\$[\w$]+(?:/0x[0-9a-fA-F]+)?(?:@[0-9a-fA-F]+)?|\$ExternalSyntheticLambda\d+"),
+     "$$Lambda"),
+    ("binder_thread", re.compile(r"Binder:\d+_[0-9A-Fa-f]+|Binder[ _]Thread #\d+|Binder_[0-9A-Fa-f]+"), "Binder:N"),
+    ("pool_thread", re.compile(r"\bpool-\d+-thread-\d+|\bThread-\d+|AsyncTask #\d+"),
+     lambda m: _DIGITS.sub("N", m.group(0))),
+    ("thread_id", re.compile(r"\b(tid|sysTid|threadid)=\d+|held by thread \d+"), "tid=N"),
+    ("object_address", re.compile(r"<0x[0-9a-fA-F]+>"), "<addr>"),
+    ("hex", re.compile(r"\b0x[0-9a-fA-F]+\b"), "0x?"),
+    ("whitespace", re.compile(r"\s+"), " "),
+)
+
+
+def normalize_frame(text: str) -> str:
+    """A frame line (stripped, as in the dump) with every RULES substitution applied in order."""
+    for _, pat, rep in RULES:
+        text = pat.sub(rep, text)
+    return text.strip()
+
+
+def apply_rule(name: str, text: str) -> str:
+    """Apply one named rule (for tests and for explaining a normalization)."""
+    for n, pat, rep in RULES:
+        if n == name:
+            return pat.sub(rep, text)
+    raise KeyError(name)
