@@ -1,0 +1,259 @@
+"""The public entry points: `analyze_frames(trace, config)` and `analyze_gfxinfo(dump, config)` -> FramesReport.
+
+Pure functions: no file access, no printing. The report holds polars tables (frames, causes) and a summary dict;
+`to_dict()` is the JSON the CLI prints.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from droidlag.frames.causes import SYSTEM_FACTORS, CauseAnalyzer, baseline, rank_causes
+from droidlag.frames.config import FramesConfig
+from droidlag.frames.segment import STAGES, segment_frames, surfaceflinger_pids
+from droidlag.frames.summary import summarize
+from droidlag.frames.verdicts import FF, NOT_POSSIBLE, OK, SR, apply_verdicts, naive_expr
+from droidlag.io.gfxinfo import GfxinfoDump
+from droidlag.trace.model import Trace
+
+CAUSE_SCHEMA = {"frame_id": pl.Int64, "rank": pl.Int32, "name": pl.Utf8, "share": pl.Float64,
+                "normal_share": pl.Float64, "evidence": pl.Utf8}
+
+
+@dataclass
+class FramesReport:
+    """Frames of one trace or gfxinfo dump.
+
+    frames: one row per frame (times and stage durations in ns, naive and buffer-aware verdicts, evidence).
+    causes: one row per (SR/FF frame, cause), ranked; evidence as JSON text.
+    summary: counts, rates, percentiles, causes ranked, intervals, FrameTimeline agreement.
+    notes: what could not be done and why (missing data, non-HWUI apps)."""
+
+    source: str
+    path: str
+    frames: pl.DataFrame
+    causes: pl.DataFrame
+    summary: dict
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        by_frame: dict[int, list[dict]] = {}
+        for r in self.causes.iter_rows(named=True):
+            by_frame.setdefault(r["frame_id"], []).append(
+                {"name": r["name"], "share": r["share"], "normal_share": r["normal_share"],
+                 "evidence": json.loads(r["evidence"]) if r["evidence"] else None})
+        stage_cols = [c for c in STAGES if c in self.frames.columns]
+        keep = [c for c in ("pid", "process", "window", "vsync_id", "ft_jank_type", "ft_present_type",
+                            "buffer_signal", "buffer_evidence", "naive_vsync_verdict") if c in self.frames.columns]
+        frames = []
+        for r in self.frames.iter_rows(named=True):
+            d = {"start_ns": r["start_ns"], "dur_ns": r["dur_ns"],
+                 "stages": {c: r[c] for c in stage_cols if r[c] is not None},
+                 "verdict": r["verdict"], "naive_verdict": r["naive_verdict"],
+                 "causes": by_frame.get(r["frame_id"], [])}
+            d.update({k: r[k] for k in keep})
+            frames.append(d)
+        return {"source": self.source, "path": self.path, "summary": self.summary, "notes": self.notes,
+                "warnings": self.warnings, "frames": frames}
+
+
+def _buffer_signal(frames: pl.DataFrame) -> str:
+    if not frames.height:
+        return "none"
+    sig = frames["buffer_signal"]
+    for s in ("frametimeline", "bufferqueue", "deadline"):
+        if (sig == s).any():
+            return s
+    return "none"
+
+
+def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesReport:
+    """Frames, naive and buffer-aware SR/FF verdicts, root causes and the summary for one trace."""
+    config = config or FramesConfig()
+    seg = segment_frames(trace, config.app, config.vsync_period_ns)
+    notes = list(seg.notes)
+    sf = surfaceflinger_pids(trace)
+    frames, counters_used = apply_verdicts(trace, seg.frames, config, seg.vsync_period_ns, sf)
+    causes = _causes(trace, frames, config, notes)
+    extra = {"vsync_period_source": seg.vsync_period_source, "bufferqueue_counters": counters_used,
+             "non_hwui_apps": seg.non_hwui_apps,
+             "apps": _apps(frames)}
+    summary = summarize(frames, causes, _buffer_signal(frames), seg.vsync_period_ns, extra)
+    if not frames.height:
+        summary["no_frames_reason"] = notes[-1] if notes else "no app frames"
+    return FramesReport("trace", trace.path, frames, causes, summary, notes,
+                        [str(w) for w in trace.warnings[:20]])
+
+
+def _apps(frames: pl.DataFrame) -> list[dict]:
+    if not frames.height:
+        return []
+    g = frames.group_by("pid", "process").agg(pl.len().alias("frames"),
+                                              (pl.col("naive_verdict") != OK).sum().alias("sr_ff_naive"),
+                                              pl.col("verdict").is_in([SR, FF]).sum().alias("sr_ff"))
+    return g.sort("frames", descending=True).to_dicts()
+
+
+def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: list[str]) -> pl.DataFrame:
+    if not frames.height:
+        return pl.DataFrame(schema=CAUSE_SCHEMA)
+    bad_mask = frames["verdict"].is_in([SR, FF]) | ((frames["verdict"] == NOT_POSSIBLE)
+                                                    & (frames["naive_verdict"] != OK))
+    bad = frames.filter(bad_mask)
+    if not bad.height:
+        return pl.DataFrame(schema=CAUSE_SCHEMA)
+    normal = frames.filter((frames["verdict"] == OK) & (frames["naive_verdict"] == OK))
+    analyzer = CauseAnalyzer(trace, frames, config)
+    for k, why in analyzer.missing.items():
+        notes.append(f"cause '{k}' not possible: {why}")
+    base_by_pid: dict[int, dict] = {}
+    rows = []
+    for r in bad.iter_rows(named=True):
+        pid = r["pid"]
+        if pid not in base_by_pid:
+            base_by_pid[pid] = baseline(analyzer, normal.filter(pl.col("pid") == pid).to_dicts(),
+                                        config.max_normal_frames)
+        fs = analyzer.shares(r)
+        ranked = rank_causes(fs, base_by_pid[pid], config, analyzer.app_components(r))
+        for i, c in enumerate(ranked):
+            rows.append((r["frame_id"], i + 1, c["name"], c["share"], c["normal_share"],
+                         json.dumps(c["evidence"] | {"label": c["label"]}, default=str)))
+    if not base_by_pid or all(all(v is None for v in b.values()) for b in base_by_pid.values()):
+        notes.append("no normal frames to compare with: cause shares are compared against 0")
+    return pl.DataFrame(rows, schema=CAUSE_SCHEMA, orient="row")
+
+
+# ---- gfxinfo -------------------------------------------------------------------------------------------------
+def analyze_gfxinfo(dump: GfxinfoDump, config: FramesConfig | None = None) -> FramesReport:
+    """Naive SR/FF from framestats (IntendedVsync -> FrameCompleted), buffer-aware where the rows carry
+    FrameDeadline (Android 12+), else "not possible". Rows with non-zero Flags are not counted (as Android)."""
+    config = config or FramesConfig()
+    notes: list[str] = []
+    fs = dump.framestats()
+    if config.app and fs.height:
+        fs = fs.filter(pl.col("process").str.contains(config.app, literal=True))
+    need = {"Flags", "IntendedVsync", "FrameCompleted"}
+    if not fs.height or not need <= set(fs.columns):
+        notes.append("no framestats rows (run `dumpsys gfxinfo <pkg> framestats`)" if not fs.height else
+                     f"framestats lack columns {sorted(need - set(fs.columns))}")
+        empty = pl.DataFrame(schema={"frame_id": pl.Int64, "start_ns": pl.Int64, "dur_ns": pl.Int64,
+                                     "verdict": pl.Utf8, "naive_verdict": pl.Utf8, "naive_vsync_verdict": pl.Utf8,
+                                     "buffer_signal": pl.Utf8, "ft_jank_type": pl.Utf8})
+        summary = summarize(empty, pl.DataFrame(schema=CAUSE_SCHEMA), "none", None,
+                            {"gfxinfo_summaries": _gfx_summaries(dump)})
+        summary["no_frames_reason"] = notes[0]
+        return FramesReport("gfxinfo", dump.path, empty, pl.DataFrame(schema=CAUSE_SCHEMA), summary, notes,
+                            [str(w) for w in dump.warnings])
+    flagged = int((fs["Flags"] != 0).sum())
+    if flagged:
+        notes.append(f"{flagged} framestats row(s) with non-zero Flags (e.g. window layout changed) not counted")
+    f = fs.filter(pl.col("Flags") == 0).with_columns(pl.col("IntendedVsync").alias("start_ns"),
+                                                      (pl.col("FrameCompleted") - pl.col("IntendedVsync"))
+                                                      .alias("dur_ns"))
+    bad_rows = f.filter((pl.col("FrameCompleted") <= 0) | (pl.col("dur_ns") < 0)).height
+    if bad_rows:
+        notes.append(f"{bad_rows} row(s) without a completion time skipped")
+        f = f.filter((pl.col("FrameCompleted") > 0) & (pl.col("dur_ns") >= 0))
+    f = f.with_row_index("frame_id").with_columns(pl.col("frame_id").cast(pl.Int64))
+    f = f.with_columns(_gfx_stages(f))
+    sr, ff = config.sr_threshold_ns, config.ff_threshold_ns
+    f = f.with_columns(naive_expr(pl.col("dur_ns"), sr, ff).alias("naive_verdict"),
+                       pl.lit(None, pl.Utf8).alias("ft_jank_type"))
+    period = config.vsync_period_ns or (int(f["FrameInterval"].median()) if "FrameInterval" in f.columns and
+                                        f["FrameInterval"].median() else None)
+    f = f.with_columns((naive_expr(pl.col("dur_ns"), period, ff) if period else pl.lit(None, pl.Utf8))
+                       .alias("naive_vsync_verdict"))
+    if "FrameDeadline" in f.columns:
+        end = pl.coalesce(pl.when(pl.col("GpuCompleted") > 0).then(pl.col("GpuCompleted")),
+                          pl.col("FrameCompleted")) if "GpuCompleted" in f.columns else pl.col("FrameCompleted")
+        missed = end > pl.col("FrameDeadline")
+        sev = pl.when(pl.col("dur_ns") > ff).then(pl.lit(FF)).otherwise(pl.lit(SR))
+        f = f.with_columns(pl.lit("deadline").alias("buffer_signal"),
+                           pl.when(missed).then(sev).otherwise(pl.lit(OK)).alias("verdict"),
+                           pl.format("completed {} ns after the deadline", end - pl.col("FrameDeadline"))
+                           .alias("buffer_evidence"))
+    else:
+        f = f.with_columns(pl.lit("none").alias("buffer_signal"),
+                           pl.when(pl.col("naive_verdict") == OK).then(pl.lit(OK)).otherwise(pl.lit(NOT_POSSIBLE))
+                           .alias("verdict"),
+                           pl.when(pl.col("naive_verdict") == OK).then(pl.lit("within the frame budget"))
+                           .otherwise(pl.lit("no FrameDeadline column (Android 11 and older) and no buffer "
+                                             "count in gfxinfo")).alias("buffer_evidence"))
+        notes.append("buffer-aware verdicts not possible: these framestats have no FrameDeadline column "
+                     "(added in Android 12) and gfxinfo has no buffer count")
+    causes = _gfx_causes(f)
+    summary = summarize(f, causes, _buffer_signal(f), period,
+                        {"gfxinfo_summaries": _gfx_summaries(dump), "flagged_rows_excluded": flagged,
+                         "apps": f.group_by("pid", "process", "window").agg(
+                             pl.len().alias("frames"), (pl.col("naive_verdict") != OK).sum().alias("sr_ff_naive"))
+                         .sort("frames", descending=True).to_dicts()})
+    return FramesReport("gfxinfo", dump.path, f, causes, summary, notes, [str(w) for w in dump.warnings])
+
+
+# framestats column pairs -> stage (ns): Android's own breakdown of a frame.
+_GFX_STAGES = {
+    "input": ("HandleInputStart", "AnimationStart"),
+    "animation": ("AnimationStart", "PerformTraversalsStart"),
+    "measure_layout": ("PerformTraversalsStart", "DrawStart"),
+    "draw": ("DrawStart", "SyncQueued"),
+    "sync": ("SyncStart", "IssueDrawCommandsStart"),
+    "gpu_issue": ("IssueDrawCommandsStart", "SwapBuffers"),
+    "swap": ("SwapBuffers", "FrameCompleted"),
+}
+
+
+def _gfx_stages(f: pl.DataFrame) -> list[pl.Expr]:
+    out = []
+    for stage, (a, b) in _GFX_STAGES.items():
+        if a in f.columns and b in f.columns:
+            out.append(pl.when((pl.col(a) > 0) & (pl.col(b) >= pl.col(a))).then(pl.col(b) - pl.col(a))
+                       .alias(stage))
+    if "DequeueBufferDuration" in f.columns:
+        out.append(pl.col("DequeueBufferDuration").alias("dequeue_buffer"))
+    if "QueueBufferDuration" in f.columns:
+        out.append(pl.col("QueueBufferDuration").alias("queue_buffer"))
+    out.append((pl.col("SyncQueued") - pl.col("IntendedVsync")).alias("ui_thread")
+               if "SyncQueued" in f.columns else pl.lit(None, pl.Int64).alias("ui_thread"))
+    return out
+
+
+def _gfx_causes(f: pl.DataFrame) -> pl.DataFrame:
+    """gfxinfo has no system events: the cause of a long frame is the stage that took the most time, compared
+    with that stage's mean over normal frames."""
+    stages = [s for s in list(_GFX_STAGES) + ["dequeue_buffer", "queue_buffer"] if s in f.columns]
+    bad = f.filter(pl.col("naive_verdict") != OK)
+    normal = f.filter(pl.col("naive_verdict") == OK)
+    rows = []
+    for r in bad.iter_rows(named=True):
+        shares = {s: (r[s] or 0) / r["dur_ns"] for s in stages if r["dur_ns"]}
+        if not shares:
+            continue
+        top = max(shares, key=shares.get)
+        base = None
+        if normal.height:
+            nb = normal.select((pl.col(top).fill_null(0) / pl.col("dur_ns")).mean()).item()
+            base = round(float(nb), 4) if nb is not None else None
+        rows.append((r["frame_id"], 1, f"stage:{top}", round(shares[top], 4), base,
+                     json.dumps({"stage_ms": round((r[top] or 0) / 1e6, 3), "frame_ms": round(r["dur_ns"] / 1e6, 3),
+                                 "note": "gfxinfo has no sched/binder/I/O data; system causes not possible"})))
+    return pl.DataFrame(rows, schema=CAUSE_SCHEMA, orient="row")
+
+
+def _gfx_summaries(dump: GfxinfoDump) -> list[dict]:
+    out = []
+    for p in dump.processes:
+        s = p.summary
+        if "total_frames_rendered" in s:
+            janky = s.get("janky_frames")
+            out.append({"pid": p.pid, "process": p.name, "total_frames_rendered": s.get("total_frames_rendered"),
+                        "janky_frames": janky.get("count") if isinstance(janky, dict) else janky,
+                        "janky_percent": janky.get("percent") if isinstance(janky, dict) else None,
+                        "percentiles_ms": {k: s.get(k) for k in ("50th_percentile", "90th_percentile",
+                                                                 "95th_percentile", "99th_percentile") if k in s}})
+    return out
+
+
+__all__ = ["FramesReport", "analyze_frames", "analyze_gfxinfo", "SYSTEM_FACTORS"]

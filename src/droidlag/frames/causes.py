@@ -1,0 +1,236 @@
+"""Root causes of SR/FF frames: shares of the critical path spent in binder, I/O (uninterruptible sleep), runnable
+(scheduling delay), sleeping, on saturated LITTLE cores while a big core idles, and in GC; each compared with the
+same share over the trace's normal frames. Causes that stand out are ranked by their excess; when none does, the
+cause is the app's own work and the slices (UI components) that took the time are named.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from droidlag.frames.config import FramesConfig
+from droidlag.frames.critical_path import (
+    RUNNABLE, RUNNING, SLEEPING, UNINTERRUPTIBLE, CpuBusy, CriticalPathFinder, Segment, SliceTree, state_class,
+)
+from droidlag.trace.model import Trace
+
+SYSTEM_FACTORS = ("binder", "io", "runnable", "sleeping", "little_saturated", "gc")
+CAUSE_LABELS = {
+    "binder": "binder transactions", "io": "I/O or uninterruptible sleep", "runnable": "scheduling delay (runnable)",
+    "sleeping": "sleeping (idle, waiting)", "little_saturated": "on saturated LITTLE cores while a big core idled",
+    "gc": "garbage collection", "app_work": "the app's own work (slices below)",
+}
+GC_SLICE_RE = re.compile(r"(\bGC\b|WaitForGcToComplete|concurrent copying|mark sweep|mark compact|"
+                         r"CollectorTransition|Heap trim|semispace|young gen)", re.IGNORECASE)
+GC_THREADS = ("HeapTaskDaemon",)
+
+
+@dataclass
+class FrameShares:
+    """Critical-path shares (fractions of the path time) and the evidence behind them for one frame."""
+
+    path_ns: int
+    shares: dict[str, float | None]
+    evidence: dict[str, dict]
+    path: list[Segment]
+
+
+class CauseAnalyzer:
+    """Computes critical paths and shares for frames of one trace. What the trace lacks is listed in `missing`."""
+
+    def __init__(self, trace: Trace, frames: pl.DataFrame, config: FramesConfig):
+        self.trace = trace
+        self.config = config
+        self.finder = CriticalPathFinder(trace, config.wakeup_depth)
+        tids = set(frames["ui_tid"].drop_nulls().to_list()) | set(frames["render_tid"].drop_nulls().to_list())
+        self.tree = SliceTree(trace.slices, tids)
+        self.missing: dict[str, str] = {}
+        if not trace.has_sched:
+            for k in ("binder", "io", "runnable", "sleeping", "little_saturated"):
+                self.missing[k] = "no sched_switch data in the trace"
+        else:
+            if not trace.binder.height:
+                self.missing["binder"] = "no binder_transaction events in the trace"
+            if not trace.cpu_class:
+                self.missing["little_saturated"] = "CPU big/LITTLE classes unknown (no cpu_frequency data)"
+        self.busy = CpuBusy(trace.thread_states) if "little_saturated" not in self.missing else None
+        self.little = [c for c, k in trace.cpu_class.items() if k == "little"]
+        self.big = [c for c, k in trace.cpu_class.items() if k == "big"]
+        self.gc = self._gc_intervals(trace)
+        self.gc_tids = {t.tid for t in trace.threads.values() if t.name in GC_THREADS}
+
+    @staticmethod
+    def _gc_intervals(trace: Trace) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        s = trace.slices
+        if not s.height:
+            return {}
+        g = s.filter(pl.col("name").str.contains("(?i)" + GC_SLICE_RE.pattern))
+        out = {}
+        for key, part in (g.partition_by("tid", as_dict=True).items() if g.height else ()):
+            part = part.sort("ts")
+            s_ = part["ts"].to_numpy()
+            out[int(key[0])] = (s_, s_ + part["dur"].to_numpy())
+        return out
+
+    def _gc_overlap(self, tid: int, a: int, b: int) -> int:
+        if tid in self.gc_tids:
+            return b - a
+        got = self.gc.get(tid)
+        if got is None:
+            return 0
+        s, e = got
+        j = int(np.searchsorted(s, b, side="left"))
+        best = 0
+        for k in range(max(0, j - 8), j):   # GC slices nest rarely and are few; a short look-back suffices
+            best = max(best, min(b, int(e[k])) - max(a, int(s[k])))
+        return max(0, best)
+
+    def _little_saturated(self, cpu: int | None, a: int, b: int) -> bool:
+        if self.busy is None or cpu is None or cpu not in self.little or not self.big or b <= a:
+            return False
+        little = np.mean([self.busy.busy_fraction(c, a, b) for c in self.little])
+        big_min = min(self.busy.busy_fraction(c, a, b) for c in self.big)
+        return little >= self.config.little_busy_fraction and big_min <= 1 - self.config.big_idle_fraction
+
+    def pieces(self, row: dict) -> list[tuple[int, int, int]]:
+        """The frame's threads in time order: main thread from the frame start to the RenderThread hand-off,
+        then the RenderThread to the frame end."""
+        start, end = row["start_ns"], row["end_ns"]
+        ui, rt = row["ui_tid"], row["render_tid"]
+        dts = row.get("draw_frame_ts")
+        if rt is None or dts is None:
+            return [(ui, start, end)]
+        split = min(max(dts, start), end)
+        return [(ui, start, split), (rt, split, end)]
+
+    def shares(self, row: dict) -> FrameShares:
+        path = self.finder.path(self.pieces(row)) if self.trace.has_sched else []
+        total = sum(s.dur for s in path) or max(1, row["end_ns"] - row["start_ns"])
+        acc = {k: 0 for k in SYSTEM_FACTORS} | {"running": 0, "unknown": 0}
+        fns: dict[str, int] = {}
+        io_waits = 0
+        threads: dict[int, int] = {}
+        binder_servers: dict[int, int] = {}
+        for seg in path:
+            cls = state_class(seg.state)
+            threads[seg.tid] = threads.get(seg.tid, 0) + seg.dur
+            if seg.in_binder:
+                acc["binder"] += seg.dur
+                if seg.via == "binder":
+                    binder_servers[seg.tid] = binder_servers.get(seg.tid, 0) + seg.dur
+            if cls == RUNNING:
+                acc["running"] += seg.dur
+            elif cls == RUNNABLE:
+                acc["runnable"] += seg.dur
+            elif cls == UNINTERRUPTIBLE:
+                acc["io"] += seg.dur
+                if seg.blocked_function:
+                    fns[seg.blocked_function] = fns.get(seg.blocked_function, 0) + seg.dur
+                io_waits += bool(seg.io_wait)
+            elif cls == SLEEPING:
+                acc["sleeping"] += seg.dur
+            else:
+                acc["unknown"] += seg.dur
+            if cls in (RUNNING, RUNNABLE) and self._little_saturated(seg.cpu, seg.ts, seg.ts + seg.dur):
+                acc["little_saturated"] += seg.dur
+            acc["gc"] += self._gc_overlap(seg.tid, seg.ts, seg.ts + seg.dur)
+        if not path:   # no sched: GC is still visible from slices on the frame's threads
+            for tid, a, b in self.pieces(row):
+                acc["gc"] += self._gc_overlap(tid, a, b)
+        shares: dict[str, float | None] = {k: (None if k in self.missing else acc[k] / total) for k in SYSTEM_FACTORS}
+        shares["running"] = acc["running"] / total if path else None
+        name = self.trace.thread_name
+        evidence = {
+            "binder": {"servers_ms": {f"{name(t) or t} ({t})": round(v / 1e6, 3) for t, v in
+                                      sorted(binder_servers.items(), key=lambda kv: -kv[1])[:3]}},
+            "io": {"blocked_functions_ms": {k: round(v / 1e6, 3) for k, v in
+                                            sorted(fns.items(), key=lambda kv: -kv[1])[:3]},
+                   "io_wait_intervals": io_waits},
+            "threads_ms": {f"{name(t) or t} ({t})": round(v / 1e6, 3) for t, v in
+                           sorted(threads.items(), key=lambda kv: -kv[1])[:4]},
+        }
+        return FrameShares(total, shares, evidence, path)
+
+    def app_components(self, row: dict, top: int = 3) -> dict:
+        """The critical call path of each frame thread and the slices with the most self time."""
+        if row.get("do_frame_id") is None and row.get("draw_frame_id") is None:
+            return self._components_in_window(row, top)
+        ui_path = self.tree.critical_call_path(row.get("do_frame_id"))
+        rt_path = self.tree.critical_call_path(row.get("draw_frame_id"))
+        selft: dict[str, int] = {}
+        for root in (row.get("do_frame_id"), row.get("draw_frame_id")):
+            for k, v in self.tree.self_times(root).items():
+                selft[k] = selft.get(k, 0) + v
+        comps = sorted(selft.items(), key=lambda kv: -kv[1])[:top]
+        return {"critical_call_path": {"main": ui_path, "render_thread": rt_path},
+                "components_ms": {k: round(v / 1e6, 3) for k, v in comps}}
+
+
+    def _components_in_window(self, row: dict, top: int) -> dict:
+        """Frames without doFrame/DrawFrame roots (FrameTimeline-only): slices on the main thread inside the frame."""
+        a, b = row["start_ns"], row["end_ns"]
+        s = self.trace.slices.filter((pl.col("tid") == row["ui_tid"]) & (pl.col("ts") < b)
+                                     & ((pl.col("ts") + pl.col("dur")) > a) & (pl.col("kind") == "thread"))
+        roots = s.filter(pl.col("depth") == s["depth"].min()) if s.height else s
+        path = self.tree_path_from(s, roots)
+        comps = s.group_by("name").agg(pl.col("dur").sum()).sort("dur", descending=True).head(top)
+        return {"critical_call_path": {"main": path, "render_thread": []},
+                "components_ms": {n: round(d / 1e6, 3) for n, d in comps.iter_rows()}}
+
+    @staticmethod
+    def tree_path_from(s: pl.DataFrame, roots: pl.DataFrame) -> list[str]:
+        if not roots.height:
+            return []
+        cur = roots.sort("dur", descending=True).row(0, named=True)
+        out = [cur["name"]]
+        while len(out) < 12:
+            kids = s.filter(pl.col("parent_id") == cur["id"])
+            if not kids.height:
+                break
+            cur = kids.sort("dur", descending=True).row(0, named=True)
+            out.append(cur["name"])
+        return out
+
+
+def baseline(analyzer: CauseAnalyzer, normal_rows: list[dict], max_frames: int) -> dict[str, float | None]:
+    """Mean share of each factor over (an even sample of) the normal frames; None where not computable."""
+    if not normal_rows:
+        return {k: None for k in SYSTEM_FACTORS + ("running",)}
+    step = max(1, len(normal_rows) // max_frames)
+    sample = normal_rows[::step][:max_frames]
+    acc: dict[str, list[float]] = {}
+    for r in sample:
+        for k, v in analyzer.shares(r).shares.items():
+            if v is not None:
+                acc.setdefault(k, []).append(v)
+    return {k: (float(np.mean(acc[k])) if k in acc else None) for k in SYSTEM_FACTORS + ("running",)}
+
+
+def rank_causes(fs: FrameShares, normal: dict[str, float | None], config: FramesConfig,
+                components: dict) -> list[dict]:
+    """The system factors that stand out against normal frames, ranked by excess; else the app's own work."""
+    out = []
+    for k in SYSTEM_FACTORS:
+        share = fs.shares.get(k)
+        if share is None:
+            continue
+        base = normal.get(k) or 0.0
+        if share - base >= config.cause_min_excess and share >= config.cause_min_ratio * base:
+            ev = {"path_ms": round(fs.path_ns / 1e6, 3), "ms": round(share * fs.path_ns / 1e6, 3)}
+            if k in ("binder", "io"):
+                ev.update(fs.evidence[k])
+            ev["threads_ms"] = fs.evidence["threads_ms"]
+            ev["critical_call_path"] = components.get("critical_call_path")
+            out.append({"name": k, "label": CAUSE_LABELS[k], "share": round(share, 4),
+                        "normal_share": round(base, 4) if normal.get(k) is not None else None, "evidence": ev})
+    out.sort(key=lambda c: -(c["share"] - (c["normal_share"] or 0)))
+    if not out:
+        run = fs.shares.get("running")
+        out.append({"name": "app_work", "label": CAUSE_LABELS["app_work"],
+                    "share": round(run, 4) if run is not None else None,
+                    "normal_share": round(normal["running"], 4) if normal.get("running") is not None else None,
+                    "evidence": components | {"path_ms": round(fs.path_ns / 1e6, 3)}})
+    return out

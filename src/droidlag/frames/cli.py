@@ -1,0 +1,62 @@
+"""`droidlag frames`: slow/frozen frames (naive and buffer-aware) and their causes, from a trace or gfxinfo text."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("frames", help="slow rendering / frozen frames (naive and buffer-aware) and their root "
+                                      "causes, from a Perfetto/systrace trace or `dumpsys gfxinfo framestats` text")
+    p.add_argument("path", help="Perfetto trace, systrace/atrace file, or dumpsys gfxinfo output")
+    p.add_argument("--app", help="only this app (package / process name)")
+    p.add_argument("--vsync-ms", type=float, help="the panel's vsync period in ms (default: from the trace)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from droidlag.cli import print_json
+    from droidlag.frames import FramesConfig, frames_from_file
+
+    config = FramesConfig(app=args.app,
+                          vsync_period_ns=int(args.vsync_ms * 1e6) if args.vsync_ms else None)
+    report = frames_from_file(args.path, config)
+    if args.json:
+        print_json(report.to_dict())
+        return 0
+    _print(report)
+    return 0
+
+
+def _fmt(v, suffix="") -> str:
+    return "n/a" if v is None else f"{v}{suffix}"
+
+
+def _print(report) -> None:
+    s = report.summary
+    print(f"{report.path}: {report.source}, {s['frames']} frames; buffer signal: {s['buffer_signal']}")
+    if s["frames"]:
+        print(f"  naive (16.67 ms / 700 ms):  SR {s['sr_naive']} ({_fmt(s['sr_naive_pct'], '%')}), "
+              f"FF {s['ff_naive']} ({_fmt(s['ff_naive_pct'], '%')})")
+        vs = s.get("naive_vsync_period")
+        if vs:
+            print(f"  naive (vsync {vs['vsync_period_ms']} ms):       SR {vs['sr']} ({_fmt(vs['sr_pct'], '%')})")
+        print(f"  buffer-aware:               SR {_fmt(s['sr'])} ({_fmt(s['sr_pct'], '%')}), "
+              f"FF {_fmt(s['ff'])} ({_fmt(s['ff_pct'], '%')})")
+        if s.get("not_possible_reason"):
+            print(f"    {s['not_possible_reason']}")
+        ft = s["frame_time_ms"]
+        print("  frame time ms:              " + " ".join(f"{k} {v}" for k, v in ft.items()))
+        agree = s.get("frametimeline_agreement")
+        if agree:
+            n = agree["naive_16ms"]
+            print(f"  vs FrameTimeline ({agree['frames']} frames, {agree['frametimeline_app_jank']} app jank, "
+                  f"{agree['buffer_stuffing_only']} buffer stuffing): naive precision {_fmt(n['precision'])} "
+                  f"recall {_fmt(n['recall'])}")
+        for c in s["causes"][:6]:
+            print(f"  cause {c['name']:<18} in {c['frames']} SR/FF frames, mean share {_fmt(c['mean_share'])} "
+                  f"(normal {_fmt(c['mean_normal_share'])})")
+    for n in report.notes:
+        print(f"  note: {n}")
+    for w in report.warnings[:5]:
+        print(f"  warning: {w}")

@@ -1,0 +1,231 @@
+"""The critical path of a frame across threads, and the critical call path inside each thread.
+
+Across threads: walk the frame's threads (main thread up to the RenderThread hand-off, then the RenderThread) backward
+in time through their scheduling states; where a thread slept, follow the thread it waited on: the binder server
+while a transaction was outstanding, else the thread that woke it (wakeup edge), up to `depth` hops. Inside a thread:
+from the root slice, descend into the longest child at each level (doFrame > traversal > measure > ...).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from droidlag.trace.model import Trace
+
+RUNNING, RUNNABLE, SLEEPING, UNINTERRUPTIBLE, UNKNOWN = "Running", "R", "S", "D", "unknown"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One piece of the critical path: thread `tid` was in `state` on `cpu` during [ts, ts + dur) (ns); `via` is
+    how the path reached this thread ("frame", "wakeup" or "binder"); in_binder when any hop on the way was one."""
+
+    tid: int
+    ts: int
+    dur: int
+    state: str
+    cpu: int | None
+    via: str
+    in_binder: bool
+    blocked_function: str | None = None
+    io_wait: bool | None = None
+
+
+def state_class(state: str) -> str:
+    if state == "Running":
+        return RUNNING
+    if state.startswith("R"):
+        return RUNNABLE
+    if state.startswith("D"):
+        return UNINTERRUPTIBLE
+    if state == UNKNOWN:
+        return UNKNOWN
+    return SLEEPING
+
+
+class ThreadStates:
+    """Per-thread scheduling intervals as numpy arrays, built lazily, for fast windowed lookups."""
+
+    def __init__(self, states: pl.DataFrame):
+        self._by_tid: dict[int, tuple] = {}
+        self._parts: dict[int, pl.DataFrame] = {}
+        if states.height:
+            for key, part in states.partition_by("tid", as_dict=True, maintain_order=False).items():
+                self._parts[int(key[0])] = part
+
+    def get(self, tid: int) -> tuple | None:
+        got = self._by_tid.get(tid)
+        if got is None:
+            part = self._parts.get(tid)
+            if part is None:
+                return None
+            part = part.sort("ts")
+            ts = part["ts"].to_numpy()
+            got = (ts, ts + part["dur"].to_numpy(), part["state"].to_list(), part["cpu"].to_list(),
+                   part["waker_tid"].to_list(), part["blocked_function"].to_list(), part["io_wait"].to_list())
+            self._by_tid[tid] = got
+        return got
+
+    def __contains__(self, tid: int) -> bool:
+        return tid in self._parts
+
+
+class BinderIndex:
+    """Synchronous binder calls by client thread: (ts, end, server_tid, received_ts, reply_ts)."""
+
+    def __init__(self, binder: pl.DataFrame):
+        self._by_client: dict[int, list[tuple]] = {}
+        if binder.height:
+            b = binder.filter(~pl.col("oneway").fill_null(False) & pl.col("server_tid").is_not_null())
+            for row in b.select("client_tid", "ts", "dur", "server_tid", "received_ts", "reply_ts").iter_rows():
+                c, ts, dur, srv, rx, rp = row
+                end = ts + dur if dur is not None else (rp if rp is not None else None)
+                if end is None:
+                    continue
+                self._by_client.setdefault(c, []).append((ts, end, srv, rx if rx is not None else ts,
+                                                          rp if rp is not None else end))
+
+    def during(self, tid: int, a: int, b: int) -> tuple | None:
+        """The call by `tid` outstanding for the longest part of [a, b), or None."""
+        best, best_ov = None, 0
+        for call in self._by_client.get(tid, ()):
+            ov = min(b, call[1]) - max(a, call[0])
+            if ov > best_ov:
+                best, best_ov = call, ov
+        return best
+
+
+class CriticalPathFinder:
+    """Walks critical paths on one trace; build once per trace, then call `path` per frame."""
+
+    def __init__(self, trace: Trace, depth: int = 3):
+        self.trace = trace
+        self.depth = depth
+        self.states = ThreadStates(trace.thread_states)
+        self.binder = BinderIndex(trace.binder)
+
+    def path(self, pieces: list[tuple[int, int, int]]) -> list[Segment]:
+        """Critical path over consecutive (tid, start, end) pieces of a frame (e.g. main thread then
+        RenderThread), in time order."""
+        out: list[Segment] = []
+        for tid, a, b in pieces:
+            if b > a:
+                out.extend(self._walk(tid, a, b, 0, "frame", False, {tid}))
+        return out
+
+    def _walk(self, tid: int, a: int, b: int, depth: int, via: str, in_binder: bool, seen: set) -> list[Segment]:
+        st = self.states.get(tid)
+        if st is None:
+            return [Segment(tid, a, b - a, UNKNOWN, None, via, in_binder)]
+        ts, ends, states, cpus, wakers, fns, ios = st
+        i0 = max(0, int(np.searchsorted(ends, a, side="right")))
+        i1 = int(np.searchsorted(ts, b, side="left"))
+        out: list[Segment] = []
+        cursor = a
+        for i in range(i0, i1):
+            s, e = max(int(ts[i]), a), min(int(ends[i]), b)
+            if e <= s:
+                continue
+            if s > cursor:
+                out.append(Segment(tid, cursor, s - cursor, UNKNOWN, None, via, in_binder))
+            cursor = e
+            state = states[i]
+            cls = state_class(state)
+            if cls in (SLEEPING, UNINTERRUPTIBLE) and depth < self.depth:
+                hop = self._hop(tid, s, e, i, st, depth, in_binder, seen)
+                if hop is not None:
+                    out.extend(hop)
+                    continue
+            out.append(Segment(tid, s, e - s, state, cpus[i], via, in_binder, fns[i], ios[i]))
+        if cursor < b:
+            out.append(Segment(tid, cursor, b - cursor, UNKNOWN, None, via, in_binder))
+        return out
+
+    def _hop(self, tid, s, e, i, st, depth, in_binder, seen) -> list[Segment] | None:
+        ts, ends, states, cpus, wakers, fns, ios = st
+        call = self.binder.during(tid, s, e)
+        if call is not None and call[2] not in seen:
+            _, _, server, rx, rp = call
+            lo, hi = max(s, rx), min(e, rp)
+            if hi > lo:
+                segs = []
+                if lo > s:
+                    segs.append(Segment(tid, s, lo - s, states[i], None, "binder", True, fns[i], ios[i]))
+                segs.extend(self._walk(server, lo, hi, depth + 1, "binder", True, seen | {server}))
+                if e > hi:
+                    segs.append(Segment(tid, hi, e - hi, states[i], None, "binder", True, fns[i], ios[i]))
+                return segs
+        # The interval after the sleep names the waker.
+        waker = wakers[i + 1] if i + 1 < len(wakers) and int(ts[i + 1]) == int(ends[i]) else None
+        if waker and waker != tid and waker not in seen and waker in self.states and states[i] == "S":
+            return self._walk(int(waker), s, e, depth + 1, "wakeup", in_binder, seen | {int(waker)})
+        return None
+
+
+class SliceTree:
+    """Children of each slice on a set of threads, for critical call paths and self times."""
+
+    def __init__(self, slices: pl.DataFrame, tids: set[int]):
+        s = slices.filter(pl.col("tid").is_in(list(tids)) & (pl.col("kind") == "thread"))
+        self.name: dict[int, str] = dict(zip(s["id"].to_list(), s["name"].to_list()))
+        self.dur: dict[int, int] = dict(zip(s["id"].to_list(), s["dur"].to_list()))
+        self.children: dict[int, list[int]] = {}
+        for sid, pid in zip(s["id"].to_list(), s["parent_id"].to_list()):
+            if pid is not None:
+                self.children.setdefault(pid, []).append(sid)
+
+    def critical_call_path(self, root: int | None, max_len: int = 12) -> list[str]:
+        """Names from the root down the longest child at each level."""
+        out: list[str] = []
+        cur = root
+        while cur is not None and cur in self.name and len(out) < max_len:
+            out.append(self.name[cur])
+            kids = self.children.get(cur)
+            cur = max(kids, key=lambda k: self.dur[k]) if kids else None
+        return out
+
+    def self_times(self, root: int | None) -> dict[str, int]:
+        """Self time (ns) per slice name in the subtree of root (the root excluded)."""
+        acc: dict[str, int] = {}
+        if root is None or root not in self.name:
+            return acc
+        stack = list(self.children.get(root, ()))
+        while stack:
+            sid = stack.pop()
+            kids = self.children.get(sid, ())
+            own = self.dur[sid] - sum(self.dur[k] for k in kids)
+            acc[self.name[sid]] = acc.get(self.name[sid], 0) + max(0, own)
+            stack.extend(kids)
+        return acc
+
+
+class CpuBusy:
+    """Per-CPU busy time (some thread Running) over any window, from the thread-state table."""
+
+    def __init__(self, states: pl.DataFrame):
+        self._cpu: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        if not states.height:
+            return
+        run = states.filter((pl.col("state") == "Running") & pl.col("cpu").is_not_null() & (pl.col("tid") != 0))
+        for key, part in run.partition_by("cpu", as_dict=True).items():
+            part = part.sort("ts")
+            s = part["ts"].to_numpy()
+            e = s + part["dur"].to_numpy()
+            cum = np.concatenate([[0], np.cumsum(e - s)])
+            self._cpu[int(key[0])] = (s, e, cum)
+
+    def busy_fraction(self, cpu: int, a: int, b: int) -> float:
+        got = self._cpu.get(cpu)
+        if got is None or b <= a:
+            return 0.0
+        s, e, cum = got
+        i = int(np.searchsorted(e, a, side="right"))
+        j = int(np.searchsorted(s, b, side="left"))
+        if j <= i:
+            return 0.0
+        total = cum[j] - cum[i]
+        total -= max(0, a - s[i])
+        total -= max(0, e[j - 1] - b)
+        return max(0.0, min(1.0, total / (b - a)))

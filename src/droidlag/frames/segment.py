@@ -1,0 +1,370 @@
+"""Frame segmentation: each app's `Choreographer#doFrame` joined to its RenderThread `DrawFrame` (by vsync id, else
+by containment), its FrameTimeline row and SurfaceFlinger's composition, with per-stage durations (ns).
+
+Apps that render without HWUI (Flutter, Unity, GL/SurfaceView) are detected and left out of the frame counts,
+with a note, instead of being miscounted.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from droidlag.trace.model import Trace
+
+DOFRAME_RE = r"^Choreographer#doFrame(?:\s+(\d+))?$"
+DRAWFRAME_RE = r"^DrawFrames?(?:\s+(\d+))?$"
+SF_COMPOSITION = ("handleMessageRefresh", "onMessageRefresh", "composite")
+# stage name -> (thread role, slice names); durations of the outermost matching slices inside the frame's root.
+MAIN_STAGES = {
+    "input": ("input", "deliverInputEvent"),
+    "animation": ("animation",),
+    "traversal": ("traversal",),
+    "measure": ("measure", "AndroidOwner:measureAndLayout"),
+    "layout": ("layout",),
+    "draw": ("draw", "Record View#draw()"),
+    "recompose": ("Recomposer:recompose", "Compose:recompose"),
+}
+RENDER_STAGES = {
+    "sync": ("syncFrameState",),
+    "dequeue_buffer": ("dequeueBuffer",),
+    "queue_buffer": ("queueBuffer",),
+    "swap": ("eglSwapBuffersWithDamageKHR", "eglSwapBuffers", "eglSwapBuffersWithDamageEXT", "swapBuffers"),
+    "gpu_issue": ("flush commands", "Issue draw commands", "Flush"),
+}
+STAGES = ("input", "animation", "traversal", "measure", "layout", "draw", "recompose", "ui_thread", "sync",
+          "render_thread", "dequeue_buffer", "queue_buffer", "swap", "gpu_issue", "composition")
+FLUTTER_THREADS = re.compile(r"^\d+\.(ui|raster|gpu|io)$")
+UNITY_THREADS = re.compile(r"^(UnityMain|UnityGfxDevice\w*|UnityChoreograp\w*)$")
+
+FRAME_SCHEMA = {
+    "frame_id": pl.Int64, "pid": pl.Int64, "process": pl.Utf8, "ui_tid": pl.Int64, "render_tid": pl.Int64,
+    "vsync_id": pl.Int64, "do_frame_id": pl.Int64, "draw_frame_id": pl.Int64, "do_frame_ts": pl.Int64,
+    "start_ns": pl.Int64, "end_ns": pl.Int64, "dur_ns": pl.Int64, "start_source": pl.Utf8,
+    "ft_jank_type": pl.Utf8, "ft_present_type": pl.Utf8, "ft_expected_end_ns": pl.Int64, "ft_actual_end_ns": pl.Int64,
+    "layer_name": pl.Utf8,
+}
+
+
+@dataclass
+class Segmentation:
+    """Frames (one row per frame, FRAME_SCHEMA + one column per stage, ns) and what was noticed on the way."""
+
+    frames: pl.DataFrame
+    notes: list[str] = field(default_factory=list)
+    non_hwui_apps: list[dict] = field(default_factory=list)
+    vsync_period_ns: int | None = None
+    vsync_period_source: str | None = None
+
+
+def _robust_period(ts: np.ndarray) -> int | None:
+    """The vsync period from event times that fall on vsyncs (some vsyncs may be skipped): the median of the
+    shortest gaps."""
+    if ts.size < 4:
+        return None
+    d = np.diff(np.unique(ts))
+    d = d[d > 2_000_000]          # no panel runs faster than 500 Hz
+    if d.size < 3:
+        return None
+    low = np.percentile(d, 10)
+    near = d[d <= low * 1.3]
+    return int(np.median(near)) if near.size else None
+
+
+def estimate_vsync_period(trace: Trace) -> tuple[int | None, str | None]:
+    """The panel's vsync period (ns) and where it came from: FrameTimeline display frames, else the
+    VSYNC-app/VSYNC-sf/HW_VSYNC counters SurfaceFlinger emits on every vsync; (None, None) if neither exists."""
+    ft = trace.frame_timeline
+    if ft.height:
+        exp = ft.filter((pl.col("kind") == "expected") & (pl.col("scope") == "display"))
+        p = _robust_period(exp["ts"].to_numpy()) if exp.height else None
+        if p:
+            return p, "frametimeline"
+    c = trace.counters
+    if c.height:
+        for name in ("VSYNC-app", "VSYNC-sf", "HW_VSYNC_0", "VSYNC-appSf"):
+            v = c.filter(pl.col("name") == name)
+            if v.height >= 4:
+                # The counter toggles 0/1 once per vsync.
+                p = _robust_period(v["ts"].to_numpy())
+                if p:
+                    return p, f"counter {name}"
+    return None, None
+
+
+def _thread_names(trace: Trace) -> pl.DataFrame:
+    rows = [(t.tid, t.pid, t.name) for t in trace.threads.values()]
+    return pl.DataFrame(rows, schema={"tid": pl.Int64, "tpid": pl.Int64, "tname": pl.Utf8}, orient="row")
+
+
+def surfaceflinger_pids(trace: Trace) -> set[int]:
+    pids = {p.pid for p in trace.processes.values() if p.name and p.name.split("/")[-1] == "surfaceflinger"}
+    pids |= {t.pid for t in trace.threads.values() if t.name == "surfaceflinger" and t.pid is not None}
+    return pids
+
+
+def _renderer_of(trace: Trace, pid: int) -> str | None:
+    names = [t.name or "" for t in trace.threads.values() if t.pid == pid]
+    if any(FLUTTER_THREADS.match(n) for n in names):
+        return "flutter"
+    if any(UNITY_THREADS.match(n) for n in names):
+        return "unity"
+    return None
+
+
+def _stage_sums(slices: pl.DataFrame, roots: pl.DataFrame, stages: dict[str, tuple[str, ...]],
+                tid_col: str, id_col: str) -> pl.DataFrame:
+    """Per root (frame), the summed duration of the outermost slices of each stage on the root's thread."""
+    name_to_stage = {n: s for s, names in stages.items() for n in names}
+    cand = slices.filter(pl.col("name").is_in(list(name_to_stage))).select("id", "ts", "dur", "tid", "name",
+                                                                            "parent_id")
+    out_cols = ["frame_id"] + list(stages)
+    if not cand.height or not roots.height:
+        return pl.DataFrame(schema={c: pl.Int64 for c in out_cols})
+    cand = cand.with_columns(pl.col("name").replace_strict(name_to_stage, default=None).alias("stage"))
+    parent = slices.select(pl.col("id").alias("parent_id"), pl.col("name").alias("parent_name"))
+    cand = cand.join(parent, on="parent_id", how="left")
+    cand = cand.filter(pl.col("parent_name").is_null()
+                       | (pl.col("parent_name").replace_strict(name_to_stage, default="") != pl.col("stage")))
+    r = roots.select("frame_id", pl.col(tid_col).alias("tid"), pl.col(f"{id_col}_ts").alias("root_ts"),
+                     pl.col(f"{id_col}_end").alias("root_end")).drop_nulls().sort("root_ts")
+    j = cand.sort("ts").join_asof(r, left_on="ts", right_on="root_ts", by="tid", strategy="backward", check_sortedness=False)
+    j = j.filter(pl.col("frame_id").is_not_null() & (pl.col("ts") < pl.col("root_end")))
+    if not j.height:
+        return pl.DataFrame(schema={c: pl.Int64 for c in out_cols})
+    wide = j.group_by("frame_id", "stage").agg(pl.col("dur").sum()).pivot(on="stage", index="frame_id",
+                                                                          values="dur")
+    for s in stages:
+        if s not in wide.columns:
+            wide = wide.with_columns(pl.lit(None, pl.Int64).alias(s))
+    return wide.select(out_cols).cast({c: pl.Int64 for c in out_cols})
+
+
+def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | None = None) -> Segmentation:
+    """Segment every HWUI app's frames (or only `app`'s, matched against the process name)."""
+    notes: list[str] = []
+    period, period_src = (vsync_period_ns, "config") if vsync_period_ns else estimate_vsync_period(trace)
+    s = trace.slices
+    empty = pl.DataFrame(schema=FRAME_SCHEMA | {st: pl.Int64 for st in STAGES})
+    if not s.height:
+        ft_frames = frames_from_frame_timeline(trace, s, app, list(surfaceflinger_pids(trace)), notes)
+        if ft_frames is not None:
+            return Segmentation(ft_frames, notes, [], period, period_src)
+        notes.append("the trace has no atrace slices and no FrameTimeline: no Choreographer#doFrame, so no app "
+                     "frames")
+        return Segmentation(empty, notes, [], period, period_src)
+    s = s.filter(pl.col("kind") == "thread")
+    tnames = _thread_names(trace)
+    s = s.join(tnames, on="tid", how="left").with_columns(pl.coalesce("pid", "tpid").alias("pid"))
+
+    do = s.filter(pl.col("name").str.contains(DOFRAME_RE))
+    do = do.join(s.select(pl.col("id").alias("parent_id"), pl.col("name").alias("pname")), on="parent_id",
+                 how="left").filter(pl.col("pname").is_null() | ~pl.col("pname").str.contains(DOFRAME_RE))
+    do = do.with_columns(pl.col("name").str.extract(DOFRAME_RE, 1).cast(pl.Int64).alias("vsync_id"))
+    draw = s.filter(pl.col("name").str.contains(DRAWFRAME_RE)).with_columns(
+        pl.col("name").str.extract(DRAWFRAME_RE, 1).cast(pl.Int64).alias("vsync_id"))
+
+    sf = surfaceflinger_pids(trace)
+    proc_name = {pid: trace.process_name(pid) for pid in set(do["pid"].drop_nulls().to_list())
+                 | set(draw["pid"].drop_nulls().to_list())}
+    if app:
+        keep = {pid for pid, n in proc_name.items() if n and (n == app or n.startswith(app + ":") or app in n)}
+        do = do.filter(pl.col("pid").is_in(list(keep)))
+        draw = draw.filter(pl.col("pid").is_in(list(keep)))
+        if not keep:
+            notes.append(f"no frames of app {app!r} in the trace")
+    do = do.filter(~pl.col("pid").is_in(list(sf)))
+
+    # Non-HWUI renderers: Choreographer callbacks that drive Flutter/Unity/GL drawing are not HWUI frames.
+    non_hwui: list[dict] = []
+    swap_names = ("queueBuffer", "eglSwapBuffers", "eglSwapBuffersWithDamageKHR")
+    swaps = s.filter(pl.col("name").is_in(swap_names) & ~pl.col("pid").is_in(list(sf)))
+    for pid in sorted(set(do["pid"].drop_nulls().to_list()) | set(swaps["pid"].drop_nulls().to_list())):
+        n_do = do.filter(pl.col("pid") == pid).height
+        n_draw = draw.filter(pl.col("pid") == pid).height
+        renderer = _renderer_of(trace, pid)
+        other_swaps = swaps.filter((pl.col("pid") == pid) & (pl.col("tname") != "RenderThread")).height
+        if renderer or (n_draw < 0.1 * max(n_do, 1) and other_swaps >= 10):
+            renderer = renderer or ("surfaceview/gl" if n_do else "no-choreographer")
+            if app and proc_name.get(pid) is not None and pid not in set(do["pid"].to_list()) and \
+                    app not in (proc_name.get(pid) or ""):
+                continue
+            non_hwui.append({"pid": pid, "process": trace.process_name(pid), "renderer": renderer,
+                             "choreographer_callbacks": n_do, "hwui_draw_frames": n_draw,
+                             "buffers_queued_elsewhere": other_swaps})
+            if n_do:
+                notes.append(f"{trace.process_name(pid) or pid} renders with {renderer} (not the HWUI pipeline): "
+                             f"its {n_do} Choreographer#doFrame callbacks and {other_swaps} buffers queued from "
+                             "other threads are not counted as frames; frame timing for it is not possible from "
+                             "these slices")
+            else:
+                notes.append(f"{trace.process_name(pid) or pid} queued {other_swaps} buffers but the trace has no "
+                             "Choreographer#doFrame slices for it (not traced with the gfx/view categories, or it "
+                             "draws without the Choreographer): its frames are not counted")
+    excluded = [d["pid"] for d in non_hwui]
+    do = do.filter(~pl.col("pid").is_in(excluded))
+    if not do.height:
+        ft_frames = frames_from_frame_timeline(trace, s, app, excluded + list(sf), notes)
+        if ft_frames is not None:
+            return Segmentation(ft_frames, notes, non_hwui, period, period_src)
+        if not non_hwui:
+            notes.append("no app frames: the trace has no Choreographer#doFrame slices"
+                         + (" for that app" if app else ""))
+        return Segmentation(empty, notes, non_hwui, period, period_src)
+
+    do = do.sort("ts").with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("frame_id"),
+                                    (pl.col("ts") + pl.col("dur")).alias("do_end"))
+    frames = do.select("frame_id", "pid", pl.col("tid").alias("ui_tid"), "vsync_id",
+                       pl.col("id").alias("do_frame_id"), pl.col("ts").alias("do_frame_ts"),
+                       pl.col("do_end").alias("do_frame_end"))
+
+    # DrawFrame: by vsync id where both names carry one, else the DrawFrame starting inside the doFrame.
+    draw = draw.filter(pl.col("pid").is_in(do["pid"].unique().to_list())).with_columns(
+        (pl.col("ts") + pl.col("dur")).alias("draw_end"))
+    dsel = draw.select("pid", pl.col("tid").alias("render_tid"), pl.col("id").alias("draw_frame_id"),
+                       pl.col("ts").alias("draw_frame_ts"), pl.col("draw_end").alias("draw_frame_end"), "vsync_id")
+    by_id = frames.filter(pl.col("vsync_id").is_not_null()).join(
+        dsel.filter(pl.col("vsync_id").is_not_null()).unique(["pid", "vsync_id"], keep="first"),
+        on=["pid", "vsync_id"], how="inner").select("frame_id", "render_tid", "draw_frame_id", "draw_frame_ts",
+                                                    "draw_frame_end")
+    rest = frames.filter(~pl.col("frame_id").is_in(by_id["frame_id"].implode()))
+    used = by_id["draw_frame_id"].implode()
+    d2 = dsel.filter(~pl.col("draw_frame_id").is_in(used)).sort("draw_frame_ts")
+    cont = d2.join_asof(rest.sort("do_frame_ts").select("pid", "frame_id", "do_frame_ts", "do_frame_end"),
+                        left_on="draw_frame_ts", right_on="do_frame_ts", by="pid", strategy="backward", check_sortedness=False)
+    cont = cont.filter(pl.col("frame_id").is_not_null() & (pl.col("draw_frame_ts") <= pl.col("do_frame_end")))
+    cont = cont.sort("draw_frame_ts").unique("frame_id", keep="first").select(
+        "frame_id", "render_tid", "draw_frame_id", "draw_frame_ts", "draw_frame_end")
+    matched = pl.concat([by_id, cont])
+    frames = frames.join(matched, on="frame_id", how="left")
+
+    # FrameTimeline surface frames by token (= vsync id), for the intended start and the ground-truth verdict.
+    frames = _join_frame_timeline(trace, frames, notes)
+    frames = frames.with_columns(
+        pl.when(pl.col("ft_expected_ts").is_not_null()).then(pl.col("ft_expected_ts"))
+        .otherwise(pl.col("do_frame_ts")).alias("start_ns"),
+        pl.when(pl.col("ft_expected_ts").is_not_null()).then(pl.lit("intended_vsync"))
+        .otherwise(pl.lit("doframe_start")).alias("start_source"),
+        pl.max_horizontal("do_frame_end", "draw_frame_end").alias("end_ns"))
+    frames = frames.with_columns((pl.col("end_ns") - pl.col("start_ns")).alias("dur_ns"),
+                                 pl.col("pid").replace_strict(proc_name, default=None, return_dtype=pl.Utf8)
+                                 .alias("process"))
+
+    # Stages.
+    roots_main = frames.select("frame_id", "ui_tid", pl.col("do_frame_ts").alias("do_ts"),
+                               pl.col("do_frame_end").alias("do_end"))
+    roots_rt = frames.select("frame_id", "render_tid", pl.col("draw_frame_ts").alias("dr_ts"),
+                             pl.col("draw_frame_end").alias("dr_end"))
+    main = _stage_sums(s, roots_main, MAIN_STAGES, "ui_tid", "do")
+    rt = _stage_sums(s, roots_rt, RENDER_STAGES, "render_tid", "dr")
+    frames = frames.join(main, on="frame_id", how="left").join(rt, on="frame_id", how="left")
+    frames = frames.with_columns(
+        (pl.coalesce("draw_frame_ts", "do_frame_end") - pl.col("do_frame_ts")).alias("ui_thread"),
+        (pl.col("draw_frame_end") - pl.col("draw_frame_ts")).alias("render_thread"))
+    frames = _join_composition(trace, s, frames, sf)
+    for st in STAGES:
+        if st not in frames.columns:
+            frames = frames.with_columns(pl.lit(None, pl.Int64).alias(st))
+    n_unmatched = frames.filter(pl.col("draw_frame_id").is_null()).height
+    if not draw.height:
+        notes.append("no RenderThread DrawFrame slices: frame ends come from the main thread's doFrame only "
+                     "(RenderThread, dequeue/queueBuffer stages not available)")
+    elif n_unmatched:
+        notes.append(f"{n_unmatched} doFrame(s) had no matching DrawFrame (nothing drawn, or the RenderThread "
+                     "slice was outside the trace); their end is the doFrame end")
+    cols = list(FRAME_SCHEMA) + [c for c in ("draw_frame_ts", "draw_frame_end", "do_frame_end",
+                                              "compose_end_ns") if c in frames.columns] + list(STAGES)
+    frames = frames.select([c for c in cols if c in frames.columns]).sort("start_ns")
+    return Segmentation(frames, notes, non_hwui, period, period_src)
+
+
+def _join_frame_timeline(trace: Trace, frames: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
+    ft = trace.frame_timeline
+    extra = {"ft_expected_ts": pl.Int64, "ft_expected_end_ns": pl.Int64, "ft_actual_end_ns": pl.Int64,
+             "ft_jank_type": pl.Utf8, "ft_present_type": pl.Utf8, "layer_name": pl.Utf8}
+    if not ft.height:
+        return frames.with_columns([pl.lit(None, t).alias(c) for c, t in extra.items()])
+    surf = ft.filter(pl.col("scope") == "surface")
+    exp = surf.filter(pl.col("kind") == "expected").select(
+        "pid", pl.col("token").alias("vsync_id"), pl.col("ts").alias("ft_expected_ts"),
+        (pl.col("ts") + pl.col("dur")).alias("ft_expected_end_ns")).unique(["pid", "vsync_id"], keep="first")
+    # One app frame can be presented on several layers; the first actual row per token is the frame's verdict,
+    # and a janky one wins over a clean one.
+    act = surf.filter(pl.col("kind") == "actual").with_columns(
+        (pl.col("jank_type").fill_null("None") != "None").alias("_jank")).sort(["_jank", "ts"],
+                                                                                descending=[True, False])
+    act = act.select("pid", pl.col("token").alias("vsync_id"), (pl.col("ts") + pl.col("dur")).alias(
+        "ft_actual_end_ns"), pl.col("jank_type").alias("ft_jank_type"), pl.col("present_type").alias(
+        "ft_present_type"), "layer_name").unique(["pid", "vsync_id"], keep="first")
+    out = frames.join(exp, on=["pid", "vsync_id"], how="left").join(act, on=["pid", "vsync_id"], how="left")
+    n_ft = out.filter(pl.col("ft_jank_type").is_not_null()).height
+    if frames.filter(pl.col("vsync_id").is_not_null()).height == 0:
+        notes.append("FrameTimeline is present but doFrame slices carry no vsync id: frames cannot be matched "
+                     "to it")
+    elif n_ft < frames.height:
+        notes.append(f"{frames.height - n_ft} of {frames.height} frames have no FrameTimeline row (no buffer "
+                     "submitted, or outside the FrameTimeline data)")
+    return out
+
+
+def _join_composition(trace: Trace, s: pl.DataFrame, frames: pl.DataFrame, sf: set[int]) -> pl.DataFrame:
+    """The first SurfaceFlinger composition starting after the frame's RenderThread work ended."""
+    comp = s.filter(pl.col("pid").is_in(list(sf)) & pl.col("name").is_in(SF_COMPOSITION)).select(
+        pl.col("ts").alias("comp_ts"), pl.col("dur").alias("composition"))
+    if not comp.height:
+        return frames.with_columns(pl.lit(None, pl.Int64).alias("composition"),
+                                   pl.lit(None, pl.Int64).alias("compose_end_ns"))
+    f = frames.sort("end_ns").join_asof(comp.sort("comp_ts"), left_on="end_ns", right_on="comp_ts",
+                                        strategy="forward", tolerance=100_000_000, check_sortedness=False)
+    return f.with_columns((pl.col("comp_ts") + pl.col("composition")).alias("compose_end_ns")).drop("comp_ts")
+
+
+def frames_from_frame_timeline(trace: Trace, s: pl.DataFrame, app: str | None, exclude_pids: list[int],
+                               notes: list[str]) -> pl.DataFrame | None:
+    """Frames from FrameTimeline app surface frames when the trace has no doFrame slices (atrace without the
+    gfx/view categories, or no atrace): start = intended vsync (expected start), end = actual end. The main
+    thread (tid = pid) stands in for the UI thread; RenderThread stages are not available."""
+    ft = trace.frame_timeline
+    if not ft.height:
+        return None
+    surf = ft.filter((pl.col("scope") == "surface") & ~pl.col("pid").is_in(exclude_pids))
+    if app:
+        pids = [p for p in surf["pid"].unique().drop_nulls().to_list() if app in (trace.process_name(p) or "")]
+        surf = surf.filter(pl.col("pid").is_in(pids))
+    act = surf.filter(pl.col("kind") == "actual")
+    if not act.height:
+        return None
+    exp = surf.filter(pl.col("kind") == "expected").select(
+        "pid", pl.col("token").alias("vsync_id"), pl.col("ts").alias("exp_ts"),
+        (pl.col("ts") + pl.col("dur")).alias("ft_expected_end_ns")).unique(["pid", "vsync_id"], keep="first")
+    act = act.with_columns((pl.col("jank_type").fill_null("None") != "None").alias("_jank")).sort(
+        ["_jank", "ts"], descending=[True, False]).unique(["pid", "token"], keep="first")
+    f = act.select("pid", pl.col("token").alias("vsync_id"), pl.col("ts").alias("act_ts"),
+                   (pl.col("ts") + pl.col("dur")).alias("ft_actual_end_ns"), pl.col("jank_type").alias("ft_jank_type"),
+                   pl.col("present_type").alias("ft_present_type"), "layer_name")
+    f = f.join(exp, on=["pid", "vsync_id"], how="left").with_columns(
+        pl.coalesce("exp_ts", "act_ts").alias("start_ns"),
+        pl.when(pl.col("exp_ts").is_not_null()).then(pl.lit("intended_vsync")).otherwise(pl.lit("ft_actual_start"))
+        .alias("start_source"),
+        pl.col("ft_actual_end_ns").alias("end_ns"))
+    names = {p: trace.process_name(p) for p in f["pid"].unique().drop_nulls().to_list()}
+    f = f.sort("start_ns").with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).alias("frame_id"),
+        (pl.col("end_ns") - pl.col("start_ns")).alias("dur_ns"),
+        pl.col("pid").replace_strict(names, default=None, return_dtype=pl.Utf8).alias("process"),
+        pl.col("pid").alias("ui_tid"), pl.lit(None, pl.Int64).alias("render_tid"),
+        pl.lit(None, pl.Int64).alias("do_frame_id"), pl.lit(None, pl.Int64).alias("draw_frame_id"),
+        pl.lit(None, pl.Int64).alias("do_frame_ts"),
+        pl.col("act_ts").alias("act_start"), pl.col("ft_actual_end_ns").alias("act_end"))
+    if s.height:
+        main = _stage_sums(s, f.select("frame_id", "ui_tid", "act_ts", "act_end"), MAIN_STAGES, "ui_tid", "act")
+        f = f.join(main, on="frame_id", how="left")
+    for st in STAGES:
+        if st not in f.columns:
+            f = f.with_columns(pl.lit(None, pl.Int64).alias(st))
+    notes.append(f"no Choreographer#doFrame slices: {f.height} frames taken from FrameTimeline app surface frames "
+                 "(intended vsync to actual end); RenderThread and SurfaceFlinger stages not available")
+    cols = list(FRAME_SCHEMA) + list(STAGES)
+    return f.select(cols)

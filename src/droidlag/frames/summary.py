@@ -1,0 +1,122 @@
+"""Per-trace summary of frames: counts and rates (naive and buffer-aware), frame-time percentiles, causes ranked,
+intervals between consecutive SR/FF, and agreement with FrameTimeline where it exists."""
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from droidlag.frames.verdicts import FF, NOT_POSSIBLE, OK, SR, ft_is_app_jank
+
+
+def _pct(n: int | None, total: int) -> float | None:
+    return None if n is None or not total else round(100.0 * n / total, 2)
+
+
+def confusion(pred: pl.Series, truth: pl.Series) -> dict:
+    """2x2 table of a jank verdict against ground truth, with precision, recall and accuracy."""
+    p = pred.to_numpy().astype(bool)
+    t = truth.to_numpy().astype(bool)
+    tp, fp = int((p & t).sum()), int((p & ~t).sum())
+    fn, tn = int((~p & t).sum()), int((~p & ~t).sum())
+    return {"tp": tp, "fp": fp, "fn": fn, "tn": tn,
+            "precision": round(tp / (tp + fp), 4) if tp + fp else None,
+            "recall": round(tp / (tp + fn), 4) if tp + fn else None,
+            "accuracy": round((tp + tn) / len(p), 4) if len(p) else None}
+
+
+def frametimeline_agreement(frames: pl.DataFrame) -> dict | None:
+    """How the naive verdicts (16.67 ms and the panel's period) and the BufferQueue-based verdict agree with
+    FrameTimeline's app jank ("App Deadline Missed") on the frames FrameTimeline covers."""
+    f = frames.filter(pl.col("ft_jank_type").is_not_null())
+    if not f.height:
+        return None
+    truth = f.select(ft_is_app_jank(pl.col("ft_jank_type"))).to_series()
+    out = {"frames": f.height, "frametimeline_app_jank": int(truth.sum()),
+           "buffer_stuffing_only": int((f["ft_jank_type"] == "Buffer Stuffing").sum()),
+           "naive_16ms": confusion(f["naive_verdict"] != OK, truth)}
+    if f["naive_vsync_verdict"].null_count() < f.height:
+        out["naive_vsync_period"] = confusion(f["naive_vsync_verdict"].fill_null(OK) != OK, truth)
+    bq = f.filter(pl.col("bufferqueue_verdict").is_not_null())
+    if bq.height:
+        out["bufferqueue"] = confusion(bq["bufferqueue_verdict"] != OK,
+                                       bq.select(ft_is_app_jank(pl.col("ft_jank_type"))).to_series())
+    else:
+        out["bufferqueue"] = "not possible: no BufferQueue counter for these layers in the trace"
+    stuffed = f.filter(pl.col("ft_jank_type") == "Buffer Stuffing")
+    out["buffer_stuffing_naive_sr"] = int((stuffed["naive_verdict"] != OK).sum())
+    return out
+
+
+def intervals(frames: pl.DataFrame, col: str) -> dict:
+    """Median gap (ms) between consecutive SR/FF frames (start to start), and from each FF to the SR before it."""
+    bad = frames.filter(pl.col(col).is_in([SR, FF])).sort("start_ns")
+    res: dict = {"median_between_sr_ff_ms": None, "median_ff_to_preceding_sr_ms": None, "verdict_column": col}
+    if bad.height >= 2:
+        res["median_between_sr_ff_ms"] = round(float(np.median(np.diff(bad["start_ns"].to_numpy()))) / 1e6, 3)
+    gaps = []
+    last_sr = None
+    for ts, v in bad.select("start_ns", col).iter_rows():
+        if v == FF and last_sr is not None:
+            gaps.append(ts - last_sr)
+        if v == SR:
+            last_sr = ts
+    if gaps:
+        res["median_ff_to_preceding_sr_ms"] = round(float(np.median(gaps)) / 1e6, 3)
+    return res
+
+
+def rank_summary_causes(causes: pl.DataFrame, n_bad: int) -> list[dict]:
+    """Causes over all SR/FF frames: in how many frames each stood out, and its mean share there."""
+    if not causes.height:
+        return []
+    g = causes.group_by("name").agg(pl.len().alias("frames"), pl.col("share").mean().alias("mean_share"),
+                                    pl.col("normal_share").mean().alias("mean_normal_share"))
+    g = g.sort(["frames", "mean_share"], descending=True, nulls_last=True)
+    return [{"name": r["name"], "frames": r["frames"], "frames_pct": _pct(r["frames"], n_bad),
+             "mean_share": None if r["mean_share"] is None else round(r["mean_share"], 4),
+             "mean_normal_share": None if r["mean_normal_share"] is None else round(r["mean_normal_share"], 4)}
+            for r in g.iter_rows(named=True)]
+
+
+def summarize(frames: pl.DataFrame, causes: pl.DataFrame, buffer_signal: str, vsync_period_ns: int | None,
+              extra: dict | None = None) -> dict:
+    n = frames.height
+    counts = {v: int((frames["verdict"] == v).sum()) for v in (SR, FF, NOT_POSSIBLE)} if n else {}
+    naive = {v: int((frames["naive_verdict"] == v).sum()) for v in (SR, FF)} if n else {SR: 0, FF: 0}
+    undecided = counts.get(NOT_POSSIBLE, 0)
+    sr = None if undecided else counts.get(SR, 0)
+    ff = None if undecided else counts.get(FF, 0)
+    dur = frames["dur_ns"].to_numpy() if n else np.array([])
+    pct = {f"p{q}": round(float(np.percentile(dur, q)) / 1e6, 3) for q in (50, 90, 95, 99)} if n else {}
+    if n:
+        pct["max"] = round(float(dur.max()) / 1e6, 3)
+    vs = None
+    if n and vsync_period_ns:
+        vs = {"vsync_period_ms": round(vsync_period_ns / 1e6, 3),
+              "sr": int((frames["naive_vsync_verdict"] == SR).sum()),
+              "ff": int((frames["naive_vsync_verdict"] == FF).sum())}
+        vs["sr_pct"] = _pct(vs["sr"], n)
+    n_bad = int(frames["verdict"].is_in([SR, FF]).sum() + (frames["verdict"] == NOT_POSSIBLE).sum()) if n else 0
+    out = {
+        "frames": n,
+        "sr": sr, "ff": ff, "sr_pct": _pct(sr, n), "ff_pct": _pct(ff, n),
+        "sr_naive": naive[SR], "ff_naive": naive[FF], "sr_naive_pct": _pct(naive[SR], n),
+        "ff_naive_pct": _pct(naive[FF], n),
+        "not_possible": undecided,
+        "buffer_signal": buffer_signal,
+        "naive_vsync_period": vs,
+        "frame_time_ms": pct,
+        "causes": rank_summary_causes(causes, n_bad),
+        "intervals": intervals(frames, "naive_verdict" if undecided else "verdict") if n else {},
+    }
+    if undecided:
+        out["not_possible_reason"] = ("the buffer-aware verdict needs FrameTimeline or a BufferQueue counter; "
+                                      f"{undecided} long frame(s) have neither, so sr/ff are not given "
+                                      "(see sr_naive/ff_naive)")
+    if n and "ft_jank_type" in frames.columns:
+        agree = frametimeline_agreement(frames)
+        if agree:
+            out["frametimeline_agreement"] = agree
+    if extra:
+        out.update(extra)
+    return out

@@ -1,0 +1,196 @@
+"""Reader for `dumpsys gfxinfo [framestats]` text: per-process and per-window summaries and the framestats CSV.
+
+Columns are taken from each block's header, so Android 6-9 (no window sections), 10-11 (16 columns) and 12+
+(FrameDeadline, GpuCompleted, FrameTimelineVsyncId, ...) all read the same way. Times are integer nanoseconds.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from droidlag.errors import InputError, ReadWarning
+
+_PROCESS_RE = re.compile(r"^\*\* Graphics info for pid (\d+) \[(.*)\] \*\*\s*$")
+_VIEWROOT_RE = re.compile(r"^\s+(\S.*?)/android\.view\.ViewRootImpl@[0-9a-f]+(?: \(visibility=\d+\))?\s*$")
+_KEY_RE = re.compile(r"^([A-Z][A-Za-z0-9 ()/_-]*?):\s*(.*)$")
+_MARKER = "---PROFILEDATA---"
+# Keys that hold a number of frames or a duration; everything else stays text.
+_NUM_RE = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(ms|ns)?(?:\s*\((\d+(?:\.\d+)?)%\))?$")
+
+
+def _snake(key: str) -> str:
+    key = key.strip().lower().replace("(", "").replace(")", "")
+    return re.sub(r"[^a-z0-9]+", "_", key).strip("_")
+
+
+@dataclass
+class GfxWindow:
+    """One window (ViewRootImpl) of a process: its summary and its framestats rows (one per frame)."""
+
+    name: str
+    summary: dict = field(default_factory=dict)
+    framestats: pl.DataFrame = field(default_factory=pl.DataFrame)
+
+
+@dataclass
+class GfxProcess:
+    pid: int
+    name: str
+    summary: dict = field(default_factory=dict)
+    windows: list[GfxWindow] = field(default_factory=list)
+
+
+@dataclass
+class GfxinfoDump:
+    """A whole `dumpsys gfxinfo` output."""
+
+    path: str
+    processes: list[GfxProcess]
+    warnings: list[ReadWarning] = field(default_factory=list)
+    uptime_ms: int | None = None
+
+    def framestats(self) -> pl.DataFrame:
+        """Every framestats row with pid, process and window, in file order (columns: the union of headers)."""
+        parts = []
+        for p in self.processes:
+            for w in p.windows:
+                if w.framestats.height:
+                    parts.append(w.framestats.with_columns(pl.lit(p.pid, pl.Int64).alias("pid"),
+                                                           pl.lit(p.name).alias("process"),
+                                                           pl.lit(w.name).alias("window")))
+        if not parts:
+            return pl.DataFrame(schema={"pid": pl.Int64, "process": pl.Utf8, "window": pl.Utf8})
+        return pl.concat(parts, how="diagonal")
+
+
+def _parse_value(key: str, raw: str):
+    raw = raw.strip()
+    if key == "histogram":
+        hist = {}
+        for item in raw.split():
+            k, _, v = item.partition("=")
+            if k.endswith("ms") and v.isdigit():
+                try:
+                    hist[int(k[:-2])] = int(v)
+                except ValueError:
+                    continue
+        return hist
+    m = _NUM_RE.match(raw)
+    if not m:
+        return raw
+    num = float(m.group(1)) if "." in m.group(1) else int(m.group(1))
+    if m.group(3) is not None:
+        return {"count": num, "percent": float(m.group(3))}
+    return num
+
+
+def _frame_block(lines: list[str], start: int, path: str, warnings: list[ReadWarning]) -> tuple[pl.DataFrame, int]:
+    """Parse the CSV after a PROFILEDATA marker at lines[start]; returns the table and the index after the end."""
+    i = start + 1
+    n = len(lines)
+    while i < n and not lines[i].strip():
+        i += 1
+    if i >= n:
+        warnings.append(ReadWarning(path, "framestats block without a header", line=start + 1))
+        return pl.DataFrame(), n
+    header = [h.strip() for h in lines[i].strip().rstrip(",").split(",")]
+    if not header or header[0] != "Flags":
+        warnings.append(ReadWarning(path, f"framestats header not recognized: {lines[i][:60]!r}", line=i + 1))
+    cols: dict[str, list] = {h: [] for h in header}
+    i += 1
+    bad = 0
+    first_bad = None
+    while i < n and lines[i].strip() != _MARKER:
+        line = lines[i].strip()
+        i += 1
+        if not line:
+            continue
+        if line.startswith("**") or line.startswith("Window:"):   # truncated block: next section began
+            i -= 1
+            warnings.append(ReadWarning(path, "framestats block not closed by ---PROFILEDATA---", line=i + 1))
+            break
+        fields = line.rstrip(",").split(",")
+        if len(fields) != len(header):
+            bad += 1
+            first_bad = first_bad or i
+            continue
+        try:
+            vals = [int(f) for f in fields]
+        except ValueError:
+            bad += 1
+            first_bad = first_bad or i
+            continue
+        for h, v in zip(header, vals):
+            cols[h].append(v)
+    if bad:
+        warnings.append(ReadWarning(path, f"{bad} framestats row(s) with a wrong field count or non-numbers "
+                                          "skipped", line=first_bad))
+    table = pl.DataFrame(cols, schema={h: pl.Int64 for h in header}) if header else pl.DataFrame()
+    return table, i + 1
+
+
+def read_gfxinfo(data: bytes | str, path: str = "<gfxinfo>") -> GfxinfoDump:
+    """Read `dumpsys gfxinfo` (with or without `framestats`) text.
+
+    Returns the dump with warnings for skipped rows; raises InputError when the text holds no gfxinfo section."""
+    text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else data
+    lines = text.splitlines()
+    warnings: list[ReadWarning] = []
+    processes: list[GfxProcess] = []
+    proc: GfxProcess | None = None
+    win: GfxWindow | None = None
+    uptime = None
+    orphan = GfxProcess(-1, "<unknown process>")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = _PROCESS_RE.match(line)
+        if m:
+            proc = GfxProcess(int(m.group(1)), m.group(2))
+            processes.append(proc)
+            win = None
+            i += 1
+            continue
+        stripped = line.strip()
+        if stripped.startswith("Uptime:"):
+            um = re.match(r"Uptime:\s*(\d+)", stripped)
+            uptime = int(um.group(1)) if um else None
+        if stripped == _MARKER:
+            owner = proc or orphan
+            if proc is None and orphan not in processes:
+                processes.append(orphan)
+            if win is None:
+                win = GfxWindow(owner.name)
+                owner.windows.append(win)
+            table, i = _frame_block(lines, i, path, warnings)
+            if win.framestats.height and table.height:
+                win.framestats = pl.concat([win.framestats, table], how="diagonal")
+            elif table.width:
+                win.framestats = table
+            continue
+        if proc is not None:
+            if stripped.startswith("Window:"):
+                win = GfxWindow(stripped[len("Window:"):].strip())
+                proc.windows.append(win)
+            else:
+                vm = _VIEWROOT_RE.match(line)
+                if vm:
+                    # Android 6-9 name windows only by this line; 10+ repeat the name in a `Window:` line next.
+                    nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+                    if not nxt.startswith("Window:") and line.startswith("\t"):
+                        win = GfxWindow(vm.group(1))
+                        proc.windows.append(win)
+                else:
+                    km = _KEY_RE.match(stripped)
+                    if km and line == stripped:
+                        key = _snake(km.group(1))
+                        target = win.summary if win is not None else proc.summary
+                        value = _parse_value(key, km.group(2))
+                        if key not in target and value != "":
+                            target[key] = value
+        i += 1
+    if not processes:
+        raise InputError(path, "no `dumpsys gfxinfo` section (no 'Graphics info for pid' and no framestats)")
+    return GfxinfoDump(path=path, processes=processes, warnings=warnings, uptime_ms=uptime)

@@ -1,0 +1,71 @@
+"""The gfxinfo reader and verdicts on constructed text: columns by header, Flags rows excluded, FrameDeadline as
+the buffer-aware signal (Android 12+), bad input."""
+from __future__ import annotations
+
+import pytest
+
+from droidlag.cli import main
+from droidlag.errors import InputError
+from droidlag.frames import analyze_gfxinfo
+from droidlag.io.gfxinfo import read_gfxinfo
+
+A12_HEADER = ("Flags,FrameTimelineVsyncId,IntendedVsync,Vsync,InputEventId,HandleInputStart,AnimationStart,"
+              "PerformTraversalsStart,DrawStart,FrameDeadline,FrameInterval,FrameStartTime,SyncQueued,SyncStart,"
+              "IssueDrawCommandsStart,SwapBuffers,FrameCompleted,DequeueBufferDuration,QueueBufferDuration,"
+              "GpuCompleted,SwapBuffersCompleted,DisplayPresentTime,")
+MS = 1_000_000
+
+
+def _row(flags, start, dur_ms, deadline_ms):
+    end = start + int(dur_ms * MS)
+    vals = [flags, 7, start, start, 0, start + 100, start + 200, start + 300, start + 400,
+            start + int(deadline_ms * MS), 16_666_667, start, start + 500, start + 600, start + 700, end - 100, end,
+            1000, 2000, end, end, 0]
+    return ",".join(str(v) for v in vals) + ","
+
+
+def _a12_text(rows):
+    return ("** Graphics info for pid 42 [com.example.app] **\n\nStats since: 1ns\nTotal frames rendered: 4\n"
+            "Janky frames: 1 (25.00%)\n\n\tcom.example.app/com.example.app.Main/android.view.ViewRootImpl@1 "
+            "(visibility=0)\nWindow: com.example.app/com.example.app.Main\n---PROFILEDATA---\n" + A12_HEADER + "\n"
+            + "\n".join(rows) + "\n---PROFILEDATA---\n")
+
+
+def test_android12_columns_by_header_and_deadline_signal():
+    t0 = 10_000_000_000
+    rows = [_row(0, t0, 8, 16.6), _row(0, t0 + 17 * MS, 20, 33.3),      # long but within its (stuffed) deadline
+            _row(0, t0 + 40 * MS, 25, 16.6), _row(1, t0 + 80 * MS, 90, 16.6)]   # missed; Flags=1 excluded
+    dump = read_gfxinfo(_a12_text(rows))
+    r = analyze_gfxinfo(dump)
+    s = r.summary
+    assert s["frames"] == 3 and s["flagged_rows_excluded"] == 1
+    assert s["sr_naive"] == 2 and s["sr"] == 1
+    assert s["buffer_signal"] == "deadline"
+    assert dump.processes[0].summary["janky_frames"] == {"count": 1, "percent": 25.0}
+
+
+def test_malformed_rows_are_skipped_with_a_warning():
+    t0 = 10_000_000_000
+    dump = read_gfxinfo(_a12_text([_row(0, t0, 8, 16.6), "1,2,3", "x," * 22]))
+    assert dump.framestats().height == 1
+    assert dump.warnings and "skipped" in dump.warnings[0].message
+
+
+def test_text_without_gfxinfo_is_an_input_error():
+    with pytest.raises(InputError):
+        read_gfxinfo(b"hello world\n")
+
+
+def test_cli_bad_inputs_never_traceback(tmp_path, capsys):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(b"\x00\x01\x02 not a trace" * 10)
+    trunc = tmp_path / "trunc.txt"
+    trunc.write_text("** Graphics info for pid 1 [x] **\n---PROFILEDATA---\n")
+    assert main(["frames", str(tmp_path / "missing.txt")]) == 3
+    assert main(["frames", str(empty)]) == 3
+    assert main(["frames", str(junk)]) == 3
+    assert main(["frames", "--json", str(trunc)]) == 0
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err
