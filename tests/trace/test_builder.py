@@ -122,3 +122,25 @@ def test_cpu_classes_from_max_frequencies():
     t = b.build()
     assert t.cpu_max_freq_khz == {0: 1700000, 7: 2800000}
     assert t.cpu_class == {0: "little", 7: "big"}
+
+
+def test_requeued_block_request_completes_for_its_last_issue_and_flush_is_not_a_write():
+    b = TraceBuilder("test", "mem")
+    dev = (8 << 20) | 0
+    b.block_issue(10, dev=dev, sector=5345064, nr_sectors=8, rwbs="WS", comm="surfaceflinger")
+    b.block_issue(50, dev=dev, sector=5345064, nr_sectors=8, rwbs="WS", comm="kworker/3:1H")   # issued again
+    b.block_complete(70, dev=dev, sector=5345064, nr_sectors=8, rwbs="WS")
+    b.block_issue(80, dev=dev, sector=-1, nr_sectors=0, rwbs="FWS")
+    t = b.build()
+    rows = t.block.sort("ts").iter_rows(named=True)
+    first, second, flush = list(rows)
+    assert first["dur"] is None and second["dur"] == 20
+    assert flush["direction"] == "flush"
+
+
+def test_process_pid_fills_the_main_thread_pid():
+    b = TraceBuilder("test", "mem")
+    b.sched_switch(0, cpu=0, prev_tid=0, prev_state="R", next_tid=300, next_comm="app")
+    b.process(300, "com.example.app")
+    t = b.build()
+    assert t.threads[300].pid == 300

@@ -23,7 +23,9 @@ _SWITCH, _WAKING, _BLOCKED = 0, 1, 2
 TF_ONE_WAY = 0x01
 
 
-def _direction(rwbs: str) -> str:
+def _direction(rwbs: str, nr_sectors: int) -> str:
+    if "F" in rwbs and nr_sectors == 0:   # a pure cache flush ("FWS" with no data) is no write
+        return "flush"
     if "D" in rwbs:
         return "discard"
     if "W" in rwbs:
@@ -263,8 +265,11 @@ class TraceBuilder:
                     cpu_max[int(cpu)] = int(v)
         # Threads seen only as pids of processes are that process's main thread.
         for pid, p in self._processes.items():
-            if pid not in self._threads:
+            t = self._threads.get(pid)
+            if t is None:
                 self._threads[pid] = Thread(pid, pid, p.name)
+            elif t.pid is None:
+                self._threads[pid] = Thread(pid, pid, t.name)
         return Trace(
             format=self.format, path=self.path, start_ns=start, end_ns=end,
             processes=dict(self._processes), threads=dict(self._threads),
@@ -451,22 +456,26 @@ class TraceBuilder:
     def _build_block(self) -> pl.DataFrame:
         if not self._block_issue:
             return pl.DataFrame(schema=BLOCK_SCHEMA)
-        completes: dict[tuple, list[int]] = defaultdict(list)
-        for ts, dev, sector, _n, _rwbs, _err in sorted(self._block_complete):
-            completes[(dev, sector)].append(ts)
+        issues = sorted(self._block_issue, key=lambda e: e[0])
+        durs: list[int | None] = [None] * len(issues)
+        # A completion closes the latest open issue of the same (dev, sector) before it: a request that was
+        # requeued and issued again completes once, for its last issue; the earlier issue stays open.
+        events = [(e[0], 0, i) for i, e in enumerate(issues)]
+        events += [(c[0], 1, c) for c in self._block_complete]
+        events.sort(key=lambda e: (e[0], e[1]))
+        open_: dict[tuple, list[int]] = defaultdict(list)
+        for ts, kind, x in events:
+            if kind == 0:
+                e = issues[x]
+                open_[(e[1], e[2])].append(x)
+            else:
+                stack = open_.get((x[1], x[2]))
+                if stack:
+                    i = stack.pop()
+                    durs[i] = ts - issues[i][0]
+                    stack.clear()
         cols: dict[str, list] = {k: [] for k in BLOCK_SCHEMA}
-        taken: dict[tuple, int] = defaultdict(int)
-        for ts, dev, sector, nr, nbytes, rwbs, tid, comm in sorted(self._block_issue, key=lambda e: e[0]):
-            key = (dev, sector)
-            lst = completes.get(key, [])
-            i = taken[key]
-            while i < len(lst) and lst[i] < ts:
-                i += 1
-            dur = None
-            if i < len(lst):
-                dur = lst[i] - ts
-                i += 1
-            taken[key] = i
+        for (ts, dev, sector, nr, nbytes, rwbs, tid, comm), dur in zip(issues, durs):
             cols["ts"].append(ts)
             cols["dur"].append(dur)
             cols["dev"].append(dev)
@@ -474,7 +483,7 @@ class TraceBuilder:
             cols["nr_sectors"].append(nr)
             cols["bytes"].append(nbytes)
             cols["rwbs"].append(rwbs)
-            cols["direction"].append(_direction(rwbs))
+            cols["direction"].append(_direction(rwbs, nr))
             cols["tid"].append(tid)
             cols["comm"].append(comm)
         return pl.DataFrame(cols, schema=BLOCK_SCHEMA)
