@@ -1,0 +1,147 @@
+"""`droidlag iolab`: simulate the phone storage stack under I/O policies, replay block traces, run the
+real-kernel host lab, and reproduce the papers' figures."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("iolab", help="I/O lab: simulate FAIO/FastTrack/SmartIO/QASIO/RCP side by side, replay "
+                                     "block traces, run real foreground/background experiments on this kernel")
+    s = p.add_subparsers(dest="iolab_command", metavar="ACTION")
+
+    q = s.add_parser("sim", help="run a paper scenario under one or more policies")
+    q.add_argument("--scenario", required=True, help="gallery, camera, game, launch, smartio-launch, "
+                                                     "smartio-runtime, sporadic, seq-read, rand-read")
+    q.add_argument("--policy", default="cfq", help="comma-separated: noop,cfq,deadline,qasio,rcp,smartio,"
+                                                    "faio-fpm,faio-fid,faio,fasttrack")
+    q.add_argument("--device", default="ufs", choices=["ufs", "emmc"])
+    q.add_argument("--background", type=int, default=None, help="number of background apps (default: scenario's)")
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--scale", type=float, default=1.0, help="scale the scenario's data sizes")
+    q.add_argument("--plot", metavar="PNG", help="write a chart of the response times")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=run_sim)
+
+    r = s.add_parser("replay", help="replay a block trace (blkparse text, S start-up, MQSim ASCII)")
+    r.add_argument("trace")
+    r.add_argument("--policy", default="cfq")
+    r.add_argument("--device", default="ufs", choices=["ufs", "emmc"])
+    r.add_argument("--background", type=int, default=0, help="background writer apps beside the trace")
+    r.add_argument("--closed-loop", action="store_true", help="each process waits for its previous request")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=run_replay)
+
+    h = s.add_parser("host", help="real foreground-reader/background-writer experiments on this kernel (fio)")
+    h.add_argument("--size-mb", type=int, default=256, help="size of the scratch disk image")
+    h.add_argument("--runtime", type=int, default=6, help="seconds per fio run")
+    h.add_argument("--scratch", default=None, help="parent directory for the scratch directory")
+    h.add_argument("--json", action="store_true")
+    h.set_defaults(func=run_host)
+
+    x = s.add_parser("reproduce", help="the papers' figures next to the simulator's, with tolerances")
+    x.add_argument("--seed", type=int, default=0)
+    x.add_argument("--scale", type=float, default=1.0)
+    x.add_argument("--plot", metavar="PNG", help="write a chart of paper vs droidlag")
+    x.add_argument("--json", action="store_true")
+    x.set_defaults(func=run_reproduce)
+    p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
+
+
+def _policies(text: str) -> list[str]:
+    from droidlag.iolab.sim.policies import POLICIES
+
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    bad = [n for n in names if n not in POLICIES]
+    if bad:
+        raise ValueError(f"unknown policy {', '.join(bad)}; choose from {', '.join(POLICIES)}")
+    return names
+
+
+def run_sim(args) -> int:
+    from droidlag.cli import print_json
+    from droidlag.iolab import simulate
+
+    from droidlag.iolab.sim.scenarios import SCENARIOS
+    if args.scenario not in SCENARIOS:
+        print(f"droidlag: unknown scenario {args.scenario!r}; choose from {', '.join(SCENARIOS)}", file=sys.stderr)
+        return 2
+    try:
+        pols = _policies(args.policy)
+    except ValueError as e:
+        print(f"droidlag: {e}", file=sys.stderr)
+        return 2
+    out = simulate(args.scenario, pols, device=args.device, seed=args.seed, scale=args.scale,
+                   background=args.background)
+    if args.plot:
+        from droidlag.iolab.plots import plot_sim
+        plot_sim(out, args.plot)
+    if args.json:
+        print_json(out)
+        return 0
+    fo = out["fg_only"]
+    print(f"{args.scenario} on {args.device}: {out['description']}")
+    print(f"  FG only: {fo['mean_ms']:.0f} ms    background apps: {out['background']}")
+    print(f"  {'policy':<10}{'mean ms':>9}{'p50':>8}{'p90':>8}{'p99':>8}{'max':>8}{'vs cfq':>8}{'vs FG only':>11}"
+          f"{'BG MB/s':>9}{'max write wait ms':>19}")
+    for r in out["runs"]:
+        vs = f"{r['cut_vs_cfq_pct']:+.0f}%" if r.get("cut_vs_cfq_pct") is not None else "-"
+        print(f"  {r['policy']:<10}{r['mean_ms']:9.0f}{r['p50_ms']:8.0f}{r['p90_ms']:8.0f}{r['p99_ms']:8.0f}"
+              f"{r['max_ms']:8.0f}{vs:>8}{'x%.2f' % r['vs_fg_only']:>11}{r['bg_mb_s']:9.0f}{r['max_write_wait_ms']:19.0f}")
+    print("  (vs cfq: delay cut against stock CFQ under the same load; BG MB/s: device write throughput kept)")
+    return 0
+
+
+def run_replay(args) -> int:
+    from droidlag.cli import print_json
+    from droidlag.iolab.replay import read_block_trace, replay
+
+    try:
+        pols = _policies(args.policy)
+    except ValueError as e:
+        print(f"droidlag: {e}", file=sys.stderr)
+        return 2
+    trace = read_block_trace(args.trace)
+    rows = [replay(trace, p, args.device, args.seed, args.background, args.closed_loop) for p in pols]
+    if args.json:
+        print_json({"summary": trace.summary(), "warnings": [w.to_dict() for w in trace.warnings], "runs": rows})
+        return 0
+    sm = trace.summary()
+    print(f"{sm['path']}: {sm['format']} trace, {sm['requests']} requests ({sm['reads']} reads, {sm['writes']} "
+          f"writes), {sm['mib']} MiB over {sm['span_s']:.3f} s")
+    for w in trace.warnings[:5]:
+        print(f"  warning: {w}")
+    print(f"  {'policy':<10}{'mean ms':>9}{'p50':>8}{'p90':>8}{'p99':>8}{'max':>9}{'done in s':>11}")
+    for r in rows:
+        print(f"  {r['policy']:<10}{r['mean_ms']:9.2f}{r['p50_ms']:8.2f}{r['p90_ms']:8.2f}{r['p99_ms']:8.2f}"
+              f"{r['max_ms']:9.2f}{r['completion_s']:11.3f}")
+    return 0
+
+
+def run_host(args) -> int:
+    from droidlag.cli import print_json
+    from droidlag.iolab.host import format_host, run_host_lab
+
+    res = run_host_lab(size_mb=args.size_mb, runtime_s=args.runtime, scratch_parent=args.scratch)
+    if args.json:
+        print_json(res)
+    else:
+        print(format_host(res))
+    return 0
+
+
+def run_reproduce(args) -> int:
+    from droidlag.cli import print_json
+    from droidlag.iolab.reproduce import format_table, reproduce
+
+    res = reproduce(seed=args.seed, scale=args.scale)
+    if args.plot:
+        from droidlag.iolab.plots import plot_reproduce
+        plot_reproduce(res, args.plot)
+    if args.json:
+        print_json(res)
+    else:
+        print(format_table(res))
+    return 0
