@@ -14,7 +14,9 @@ $(BIN)/.installed: pyproject.toml
 venv: $(BIN)/.installed
 
 demo: venv
-	@for f in examples/*.perfetto-trace; do echo "== $$f"; $(BIN)/droidlag info "$$f" || exit 1; done
+	@for f in examples/*.perfetto-trace; do echo "== droidlag info $$f"; $(BIN)/droidlag info "$$f" || exit 1; done
+	@echo "== droidlag analyze examples/ --out demo-report/"
+	@$(BIN)/droidlag analyze examples/ --out demo-report/
 
 test: venv
 	$(BIN)/python -m pytest -q

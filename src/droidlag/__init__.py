@@ -1,7 +1,15 @@
 """droidlag: find and explain Android jank, ANRs and SNRs. The notebook API, re-exported from the parts."""
-from droidlag.errors import InputError, ReadWarning
-from droidlag.io import read_trace
-from droidlag.trace import Trace
-
 __version__ = "0.1.0"
-__all__ = ["read_trace", "Trace", "InputError", "ReadWarning", "__version__"]
+
+from droidlag.errors import InputError, ReadWarning  # noqa: E402
+from droidlag.io import read_trace  # noqa: E402
+from droidlag.trace import Trace  # noqa: E402
+
+
+def analyze(paths, progress=None):
+    """Everything droidlag finds in the inputs (files, folders, archives): a `droidlag.findings.Findings`."""
+    from droidlag.findings import analyze as _analyze
+    return _analyze(list(paths) if not isinstance(paths, (str, bytes)) else [paths], progress=progress)
+
+
+__all__ = ["analyze", "read_trace", "Trace", "InputError", "ReadWarning", "__version__"]

@@ -14,6 +14,7 @@ from droidlag.errors import InputError
 
 # Each module has register(subparsers); a subcommand sets `func(args) -> int`.
 PART_MODULES = [
+    "droidlag.report.cli",
     "droidlag.trace.cli",
     "droidlag.frames.cli",
     "droidlag.hangs.cli",

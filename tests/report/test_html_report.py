@@ -11,7 +11,7 @@ EVIL = '<script>console.error("pwned")</script><img src=x onerror=alert(1)>'
 
 def _findings() -> dict:
     frames = [{"start_ns": 1_000_000_000 + i * 16_666_667, "dur_ns": d, "verdict": v, "naive_verdict": v,
-               "stages": {"main thread": d * 0.6, "RenderThread": d * 0.4},
+               "process": EVIL, "stages": {"ui_thread": d * 0.6, "render_thread": d * 0.4},
                "causes": [{"name": "binder", "share": 0.6, "normal_share": 0.03, "evidence": f"binder to {EVIL}"}]
                if v != "ok" else []}
               for i, (d, v) in enumerate([(8_000_000, "ok")] * 40 + [(45_000_000, "SR"), (900_000_000, "FF")])]
@@ -20,11 +20,11 @@ def _findings() -> dict:
         "headlines": [{"level": "bad", "text": f"1 frozen frame in {EVIL}"}],
         "traces": [{"path": f"/tmp/{EVIL}.pftrace", "info": {"format": "perfetto", "duration_ns": 2_000_000_000,
                                                              "start_ns": 1_000_000_000},
-                    "frames": [{"summary": {"app": EVIL, "frames": 42, "sr": 1, "ff": 1, "sr_naive": 1, "ff_naive": 1,
-                                            "buffer_signal": "frametimeline",
-                                            "causes": [{"name": "binder", "frames": 2, "share": 0.6,
-                                                        "normal_share": 0.03}]},
-                                "frames": frames}]}],
+                    "frames": {"summary": {"apps": [{"process": EVIL}], "frames": 42, "sr": 1, "ff": 1,
+                                           "sr_naive": 1, "ff_naive": 1, "buffer_signal": "frametimeline",
+                                           "causes": [{"name": "binder", "frames": 2, "mean_share": 0.6,
+                                                       "mean_normal_share": 0.03}]},
+                               "notes": [EVIL], "frames": frames}}],
         "hangs": {"events": [{"kind": "anr", "process": EVIL, "cause": "deadlock", "deadlock": True, "source": "x",
                               "blocked_thread": {"name": "main", "tid": 1, "sys_tid": 100},
                               "critical_threads": [{"name": EVIL, "tid": 9, "sys_tid": 109}],

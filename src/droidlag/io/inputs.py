@@ -24,9 +24,10 @@ class InputFile:
     kind: str | None
     status: str = "pending"          # "pending" | "analyzed" | "skipped" | "failed"
     reason: str | None = None
+    display: str | None = None       # name shown to the user (archive!member for files found inside an archive)
 
     def to_dict(self) -> dict:
-        return {"path": str(self.path), "kind": self.kind, "status": self.status, "reason": self.reason}
+        return {"path": self.display or str(self.path), "kind": self.kind, "status": self.status, "reason": self.reason}
 
 
 def _walk(root: Path) -> list[Path]:

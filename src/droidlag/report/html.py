@@ -71,70 +71,109 @@ def _summary(findings: dict) -> str:
 
 def _trace_section(t: dict) -> str:
     info = t.get("info") or {}
+    ft = info.get("frame_timeline") or {}
     out = [f'<section class="trace"><h2>Trace: {e(t.get("path"))}</h2>',
-           f'<p>{e(info.get("format"))} trace, {info.get("duration_ns", 0) / 1e9:.2f} s, '
+           f'<p>{e(info.get("format"))} trace, {(info.get("duration_ns") or 0) / 1e9:.2f} s: '
            f'{e(info.get("threads"))} threads, {e(info.get("slices"))} slices, '
            f'{e(info.get("sched_intervals"))} sched intervals, {e(info.get("binder_transactions"))} binder '
-           f'transactions, {e(info.get("block_requests"))} block requests, '
-           f'{e((info.get("frame_timeline") or {}).get("rows"))} FrameTimeline rows.</p>']
-    for app in t.get("frames") or []:
-        out.append(_frames_block(app, info.get("start_ns", 0)))
-    if t.get("frames_note"):
-        out.append(f'<p class="muted">{e(t["frames_note"])}</p>')
+           f'transactions, {e(info.get("block_requests"))} block requests, {e(ft.get("rows"))} FrameTimeline rows.'
+           + (f' Verdicts on the timeline: open <code>{e(t["perfetto_export"])}</code> in the Perfetto UI.'
+              if t.get("perfetto_export") else "") + "</p>"]
+    if t.get("frames"):
+        out.append(_frames_block(t["frames"], info.get("start_ns") or 0))
     out.append("</section>")
     return "".join(out)
 
 
-def _frames_block(app: dict, t0: int) -> str:
-    s = app.get("summary") or {}
-    frames = app.get("frames") or []
-    name = s.get("app") or app.get("app") or "app"
-    out = [f"<h3>Frames of {e(name)}</h3>",
-           _table(["frames", "SR (buffer-aware)", "FF (buffer-aware)", "SR naive", "FF naive", "buffer signal",
-                   "p50", "p90", "p99"],
-                  [[s.get("frames"), s.get("sr"), s.get("ff"), s.get("sr_naive"), s.get("ff_naive"),
-                    s.get("buffer_signal"), *(ms(v) for v in (s.get("percentiles_ns") or {}).values())][:9]])]
-    if s.get("notes"):
-        out.append("".join(f'<p class="warn">{e(n)}</p>' for n in s["notes"]))
-    if frames:
-        durs = [f["dur_ns"] / 1e6 for f in frames]
-        out.append(f'<div class="plot">{plots.frame_time_histogram(durs, f"frame time, {name}")}</div>')
-        out.append(f'<div class="plot">{plots.frame_timeline(frames, f"frames over time, {name}", t0)}</div>')
+def _apps_label(s: dict) -> str:
+    apps = s.get("apps") or []
+    names = [a.get("process") or str(a.get("pid")) for a in apps[:3]]
+    return ", ".join(n for n in names if n) or "the app"
+
+
+def _stack_parts(f: dict) -> dict:
+    """Disjoint parts of a frame for the stacked timeline: UI thread, RenderThread, and the rest of the frame
+    (waiting for vsync, buffers or other threads). Nested stages (measure inside traversal) are not stacked."""
+    st = f.get("stages") or {}
+    dur = f["dur_ns"]
+    ui = st.get("ui_thread") or sum(st.get(k) or 0 for k in ("input", "animation", "traversal", "measure_layout",
+                                                              "draw"))
+    rt = st.get("render_thread") or sum(st.get(k) or 0 for k in ("sync", "gpu_issue", "swap"))
+    ui = min(ui, dur)
+    rt = min(rt, dur - ui)
+    return {"UI thread": ui, "RenderThread": rt, "rest of the frame": dur - ui - rt}
+
+
+def _frames_block(report: dict, t0: int) -> str:
+    s = report.get("summary") or {}
+    frames = report.get("frames") or []
+    pcts = s.get("frame_time_ms") or {}
+    out = [f"<h3>Frames of {e(_apps_label(s))}</h3>"]
+    if not s.get("frames"):
+        out.append(f'<p class="muted">{e(s.get("no_frames_reason") or "no app frames")}</p>')
+    else:
+        out.append(_table(
+            ["frames", "SR (buffer-aware)", "FF (buffer-aware)", "SR threshold only", "FF threshold only",
+             "buffer signal", *[f"{k} ms" for k in pcts]],
+            [[s.get("frames"), _na(s.get("sr")), _na(s.get("ff")), s.get("sr_naive"), s.get("ff_naive"),
+              s.get("buffer_signal"), *pcts.values()]]))
+    for n in report.get("notes") or []:
+        out.append(f'<p class="warn">{e(n)}</p>')
+    if s.get("not_possible_reason"):
+        out.append(f'<p class="warn">{e(s["not_possible_reason"])}</p>')
+    by_app: dict[str, list[dict]] = {}
+    for f in frames:
+        by_app.setdefault(str(f.get("process") or f.get("pid") or "app"), []).append(f)
+    for app, fs in sorted(by_app.items(), key=lambda kv: -len(kv[1]))[:4]:
+        durs = [f["dur_ns"] / 1e6 for f in fs]
+        ordered = [{**f, "stages": _stack_parts(f)} for f in sorted(fs, key=lambda f: f["start_ns"])]
+        out.append(f'<div class="plot">{plots.frame_time_histogram(durs, f"frame time, {app}")}</div>')
+        out.append(f'<div class="plot">{plots.frame_timeline(ordered, f"frames over time, {app}", t0)}</div>')
     causes = s.get("causes") or []
     if causes:
         out.append("<h3>Causes of slow frames, ranked</h3>" + _table(
-            ["cause", "frames", "mean share of critical path", "in normal frames"],
-            [[c.get("name"), c.get("frames"), pct(c.get("share")), pct(c.get("normal_share"))] for c in causes]))
-    bad = [f for f in frames if f.get("verdict") in ("SR", "FF")]
+            ["cause", "slow frames", "mean share of the critical path", "same share in normal frames"],
+            [[c.get("name"), c.get("frames"), pct(c.get("mean_share")), pct(c.get("mean_normal_share"))]
+             for c in causes]))
+    bad = [f for f in frames if f.get("verdict") in ("SR", "FF") or f.get("naive_verdict") in ("SR", "FF")]
     bad.sort(key=lambda f: -f["dur_ns"])
+    if bad:
+        out.append("<h3>Slow frames, longest first</h3>")
     for f in bad[:50]:
-        out.append(_frame_detail(f))
+        out.append(_frame_detail(f, t0))
     if len(bad) > 50:
-        out.append(f'<p class="muted">{len(bad) - 50} more slow frames in findings.json.</p>')
+        out.append(f'<p class="muted">{len(bad) - 50} more long frames in findings.json.</p>')
     return "".join(out)
 
 
-def _frame_detail(f: dict) -> str:
+def _na(v) -> str:
+    return "not possible" if v is None else str(v)
+
+
+def _frame_detail(f: dict, t0: int) -> str:
     causes = f.get("causes") or []
     lead = causes[0]["name"] if causes else "no system factor stands out"
-    head = (f'<summary><span class="bad">{e(f.get("verdict"))}</span> at {ms(f["start_ns"])} — '
+    verdict = f.get("verdict")
+    cls = "bad" if verdict in ("SR", "FF") else "muted"
+    label = verdict if verdict in ("SR", "FF") else f'{f.get("naive_verdict")} by threshold only ({verdict})'
+    head = (f'<summary><span class="{cls}">{e(label)}</span> at {(f["start_ns"] - t0) / 1e9:.3f} s — '
             f'{ms(f["dur_ns"])} — {e(lead)}</summary>')
-    rows = [[c.get("name"), pct(c.get("share")), pct(c.get("normal_share")), c.get("evidence")] for c in causes]
-    body = [_table(["cause", "share of critical path", "normal frames", "evidence"], rows)] if rows else []
+    body = []
+    if f.get("buffer_evidence"):
+        body.append(f"<p>Buffer: {e(f['buffer_evidence'])}</p>")
+    rows = [[c.get("name"), pct(c.get("share")), pct(c.get("normal_share")), _evidence_text(c.get("evidence"))]
+            for c in causes]
+    if rows:
+        body.append(_table(["cause", "share of critical path", "in normal frames", "evidence"], rows))
     stages = f.get("stages") or {}
     if stages:
         body.append(_table(list(stages), [[ms(v) for v in stages.values()]]))
-    path = f.get("critical_path")
-    if path:
-        body.append(f"<p>Critical path: {e(' > '.join(map(str, path)) if isinstance(path, list) else path)}</p>")
     return f"<details>{head}{''.join(body)}</details>"
 
 
 def _gfxinfo_section(g: dict) -> str:
-    rows = [[p.get("process"), p.get("frames"), p.get("sr_naive"), p.get("ff_naive"), p.get("buffer_signal")]
-            for p in g.get("processes", [])]
     return (f'<section class="gfxinfo"><h2>dumpsys gfxinfo: {e(g.get("path"))}</h2>'
-            + _table(["process", "frames", "SR", "FF", "buffer signal"], rows) + "</section>")
+            + _frames_block(g, min((f["start_ns"] for f in g.get("frames") or []), default=0)) + "</section>")
 
 
 def _thread_label(t: dict | None) -> str:
@@ -148,10 +187,10 @@ def _hangs_section(h: dict) -> str:
     for ev in h.get("events", []):
         graph = ev.get("wait_for_graph") or {}
         crit = ", ".join(_thread_label(t) for t in ev.get("critical_threads") or [])
-        out.append(f'<details><summary><span class="bad">{e(str(ev.get("kind", "")).upper())}</span> '
+        out.append(f'<details open><summary><span class="bad">{e(str(ev.get("kind", "")).upper())}</span> '
                    f'{e(ev.get("process"))}: {e(_thread_label(ev.get("blocked_thread")))} blocked; critical: '
                    f'{e(crit)}; cause: {e(ev.get("cause"))}{" — DEADLOCK" if ev.get("deadlock") else ""}'
-                   f'</summary><p class="muted">{e(ev.get("source"))}</p>')
+                   f'</summary><p>{e(ev.get("sentence"))}</p><p class="muted">{e(ev.get("source"))}</p>')
         if graph.get("nodes"):
             out.append(f'<div class="graph">{wait_for_graph_svg(graph["nodes"], graph.get("edges", []))}</div>')
         if ev.get("evidence"):

@@ -48,10 +48,11 @@ def frame_timeline(frames: list[dict], title: str, t0_ns: int) -> str:
         for s in (f.get("stages") or {}):
             if s not in stage_names:
                 stage_names.append(s)
-    width = 0.8 * min((frames[i + 1]["start_ns"] - frames[i]["start_ns"]) / 1e9 for i in range(len(frames) - 1)) \
-        if len(frames) > 1 else 0.01
-    width = max(width, 0.002)
     xs = [(f["start_ns"] - t0_ns) / 1e9 for f in frames]
+    gaps = sorted(b - a for a, b in zip(xs, xs[1:]) if b > a)
+    span = (xs[-1] - xs[0]) if len(xs) > 1 else 1.0
+    # bars as wide as the typical gap between frames, but never thinner than a visible sliver of the axis
+    width = max(0.8 * gaps[len(gaps) // 2] if gaps else 0.01, span / 400)
     if stage_names:
         bottoms = [0.0] * len(frames)
         for i, s in enumerate(stage_names):

@@ -1,0 +1,174 @@
+"""`analyze(paths)`: everything droidlag can find in a user's data, in one call.
+
+Inputs are told apart by content (traces, thread dumps, bugreports, gfxinfo, folders and zip archives of them);
+every analysis that applies runs; one bad input is recorded with its reason and the rest go on. The result is a
+`Findings` object whose `to_dict()` is findings.json (schema in docs/findings-schema.md)."""
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from droidlag import __version__
+from droidlag.errors import InputError, ReadWarning
+from droidlag.frames import FramesReport, analyze_frames, analyze_gfxinfo
+from droidlag.hangs import HangReport, HangsConfig, analyze_hangs
+from droidlag.io.inputs import InputFile, discover
+from droidlag.report.narrative import frames_headlines, hang_headlines, hang_sentence, wait_for_graph
+from droidlag.trace.model import Trace
+
+SCHEMA = "droidlag-findings"
+SCHEMA_VERSION = 1
+TRACE_KINDS = ("perfetto", "systrace")
+HANG_KINDS = ("anr", "bugreport")
+MAX_ARCHIVE_DEPTH = 2
+
+
+@dataclass
+class TraceFindings:
+    """One trace: what it holds, and its frames report."""
+
+    path: str
+    trace: Trace
+    frames: FramesReport
+
+
+@dataclass
+class Findings:
+    """Everything found in the inputs. Tables stay tables (trace and frames); to_dict() is findings.json."""
+
+    inputs: list[InputFile] = field(default_factory=list)
+    traces: list[TraceFindings] = field(default_factory=list)
+    gfxinfo: list[FramesReport] = field(default_factory=list)
+    hangs: HangReport | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def headlines(self) -> list[dict]:
+        """What was found, worst first, each in plain words."""
+        out: list[dict] = []
+        if self.hangs:
+            out += hang_headlines(self.hangs)
+        for t in self.traces:
+            out += frames_headlines(t.frames, t.path)
+        for g in self.gfxinfo:
+            out += frames_headlines(g, g.path)
+        return sorted(out, key=lambda h: -h["severity"])
+
+    def to_dict(self) -> dict:
+        hangs = self.hangs.to_dict() if self.hangs else {"events": [], "clusters": []}
+        if self.hangs:
+            for d in hangs["events"]:
+                d["wait_for_graph"] = wait_for_graph(d)
+                d["sentence"] = hang_sentence(d)
+        return {
+            "schema": SCHEMA, "version": SCHEMA_VERSION, "generated_by": f"droidlag {__version__}",
+            "headlines": self.headlines(),
+            "inputs": [i.to_dict() for i in self.inputs],
+            "traces": [{"path": t.path, "info": t.trace.summary(), "frames": t.frames.to_dict()} for t in self.traces],
+            "gfxinfo": [g.to_dict() for g in self.gfxinfo],
+            "hangs": hangs,
+            "warnings": self.warnings,
+        }
+
+
+def _expand_archives(items: list[InputFile], tmp: Path, depth: int = 0) -> list[InputFile]:
+    """Replace plain zip archives (not bugreports) by the inputs inside them, extracted safely under tmp."""
+    from droidlag.io.archive import open_zip, safe_entries
+    from droidlag.io.source import read_bytes
+
+    out: list[InputFile] = []
+    for item in items:
+        if item.kind != "zip":
+            out.append(item)
+            continue
+        if depth >= MAX_ARCHIVE_DEPTH:
+            out.append(InputFile(item.path, "zip", "skipped", f"archive nested deeper than {MAX_ARCHIVE_DEPTH}"))
+            continue
+        warnings: list[ReadWarning] = []
+        try:
+            zf = open_zip(item.path, read_bytes(item.path))
+            target = Path(tempfile.mkdtemp(dir=tmp))
+            count = 0
+            for name, raw in safe_entries(item.path, zf, warnings):
+                dest = target / name
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(raw)
+                count += 1
+        except InputError as e:
+            out.append(InputFile(item.path, "zip", "skipped", e.reason))
+            continue
+        item.status, item.reason = "analyzed", f"archive: {count} file(s) extracted and analyzed"
+        item.reason += "".join(f"; {w.message}" for w in warnings)
+        out.append(item)
+        inner = discover([target])
+        for i in inner:   # name inner files after the archive, not the temporary folder
+            i.display = f"{item.display or item.path}!{i.path.relative_to(target).as_posix()}"
+        out.extend(_expand_archives(inner, tmp, depth + 1))
+    return out
+
+
+def analyze(paths: list[str | Path], progress: Callable[[str], None] | None = None,
+            hangs_config: HangsConfig | None = None) -> Findings:
+    """Find every responsiveness problem in the inputs (files, folders, archives). Never raises for bad input:
+    each input's status and reason are in `Findings.inputs`."""
+    findings = Findings()
+    with tempfile.TemporaryDirectory(prefix="droidlag-") as tmp:
+        items = _expand_archives(discover(paths), Path(tmp))
+        findings.inputs = items
+        hang_items: list[InputFile] = []
+        for item in items:
+            if item.status != "pending":
+                continue
+            if progress:
+                progress(str(item.path))
+            try:
+                _analyze_one(item, findings, hang_items)
+            except InputError as e:
+                item.status, item.reason = "failed", e.reason
+            except Exception as e:  # a bug must not lose the other inputs' findings
+                item.status, item.reason = "failed", f"internal error: {type(e).__name__}: {e}"
+        if hang_items:
+            findings.hangs = _hangs(hang_items, hangs_config)
+    return findings
+
+
+def _analyze_one(item: InputFile, findings: Findings, hang_items: list[InputFile]) -> None:
+    if item.kind in TRACE_KINDS:
+        from droidlag.io import read_trace
+        trace = read_trace(item.path)
+        name = item.display or str(item.path)
+        report = analyze_frames(trace)
+        findings.traces.append(TraceFindings(name, trace, report))
+        findings.warnings += [f"{name}: {w.message}" for w in trace.warnings]
+        item.status = "analyzed"
+    elif item.kind == "gfxinfo":
+        from droidlag.frames import frames_from_file
+        report = frames_from_file(item.path)
+        report.path = item.display or str(item.path)
+        findings.gfxinfo.append(report)
+        item.status = "analyzed"
+    elif item.kind in HANG_KINDS:
+        hang_items.append(item)
+    elif item.kind == "chrome-json":
+        item.status, item.reason = "skipped", "Chrome JSON trace (traceEvents), not an Android trace"
+    else:
+        item.status, item.reason = "skipped", f"no analysis for {item.kind} data"
+
+
+def _hangs(items: list[InputFile], config: HangsConfig | None) -> HangReport:
+    """All dumps in one run, so that events from different files cluster together."""
+    report = analyze_hangs([i.path for i in items], config)
+    failed = {str(e.path): e.reason for e in report.errors}
+    for i in items:
+        if str(i.path) in failed:
+            i.status, i.reason = "failed", failed[str(i.path)]
+        else:
+            i.status = "analyzed"
+    # events found inside an extracted archive are named after the archive, not the temporary folder
+    shown = {str(i.path): i.display for i in items if i.display}
+    for ev in report.events:
+        for real, display in shown.items():
+            if ev.source.startswith(real):
+                ev.source = display + ev.source[len(real):]
+    return report

@@ -1,0 +1,76 @@
+"""`droidlag analyze`: every analysis that applies to the inputs, a ten-second terminal summary, report.html,
+findings.json and the verdicts as a Perfetto trace. Exit codes: 0 ran, 2 usage error, 3 no usable input."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("analyze", help="everything in a user's data (traces, dumps, bugreports, gfxinfo, folders, "
+                                       "archives): terminal summary, report.html, findings.json, Perfetto export")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders or zip archives")
+    p.add_argument("--out", default="droidlag-report", help="output folder (default: droidlag-report)")
+    p.add_argument("--json", action="store_true", help="print findings.json to stdout instead of the summary")
+    p.add_argument("--open", action="store_true", help="open report.html in the default browser")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no summary (for scripts)")
+    p.set_defaults(func=run)
+
+
+def _progress(quiet: bool):
+    if quiet or not sys.stderr.isatty():
+        return None, None
+    from tqdm import tqdm
+    bar = tqdm(desc="analyzing", unit="file", file=sys.stderr, leave=False)
+
+    def step(path: str) -> None:
+        bar.set_postfix_str(Path(path).name[-40:])
+        bar.update(1)
+    return bar, step
+
+
+def run(args) -> int:
+    from droidlag.cli import EXIT_NO_INPUT, print_json
+    from droidlag.findings import analyze
+    from droidlag.report.writer import write_outputs
+
+    bar, step = _progress(args.quiet)
+    try:
+        findings = analyze(args.paths, progress=step)
+    finally:
+        if bar is not None:
+            bar.close()
+    written = write_outputs(findings, Path(args.out))
+    used = [i for i in findings.inputs if i.status == "analyzed"]
+    if args.json:
+        import json
+        print_json(json.loads(written["findings.json"].read_text(encoding="utf-8")))
+    elif not args.quiet:
+        _print_summary(findings, written, len(used))
+    if args.open:
+        import webbrowser
+        webbrowser.open(written["report.html"].resolve().as_uri())
+    if not used:
+        print("droidlag: no usable input: " + "; ".join(f"{i.path}: {i.reason}" for i in findings.inputs[:5]),
+              file=sys.stderr)
+        return EXIT_NO_INPUT
+    return 0
+
+
+def _print_summary(findings, written: dict, n_used: int) -> None:
+    heads = [h for h in findings.headlines() if h["severity"] > 0]
+    skipped = [i for i in findings.inputs if i.status in ("skipped", "failed")]
+    print(f"droidlag: {n_used} input(s) analyzed, {len(skipped)} skipped")
+    if not heads:
+        print("  no slow frames, frozen frames, ANRs or SNRs found")
+    for h in heads[:10]:
+        mark = {"bad": "!!", "warn": "! ", "ok": "ok"}.get(h.get("level"), "  ")
+        print(f" {mark} {h['text']}")
+    if len(heads) > 10:
+        print(f"    ... and {len(heads) - 10} more in the report")
+    for i in skipped[:5]:
+        print(f"  skipped {i.path}: {i.reason}")
+    if len(skipped) > 5:
+        print(f"  ... {len(skipped) - 5} more skipped (see findings.json)")
+    print(f"report: {written['report.html']}")

@@ -1,0 +1,164 @@
+"""Findings in plain words: one headline per problem, worst first ("main thread waited 4.8 s for a lock held by
+Binder:1234_5, which was in fsync"), and each hang's wait-for graph as nodes and edges for drawing."""
+from __future__ import annotations
+
+import re
+
+# Severity orders the terminal summary and the report: system-wide hangs first, then app hangs, then jank.
+SEVERITY = {"snr": 100, "deadlock": 90, "anr": 80, "ff": 60, "sr": 40}
+
+_FRAME = re.compile(r"^at\s+(?P<where>[\w$.<>]+)\((?P<src>[^)]*)\)")
+CAUSE_WORDS = {
+    "storage_sync": "storage sync (fsync/discard)",
+    "system_lock_contention": "system-service lock contention",
+    "insufficient_memory": "insufficient memory",
+    "slow_binder_peer": "a slow binder peer",
+    "app_specific": "the app's own code",
+    "binder": "binder calls", "io": "I/O (uninterruptible sleep)", "runnable": "waiting for a CPU (runnable)",
+    "sleeping": "the thread sleeping/idle", "little_saturated": "saturated LITTLE cores while big cores idle",
+    "gc": "garbage collection", "app_work": "the app's own work",
+}
+
+
+def _short_frame(frame: str | None) -> str | None:
+    if not frame:
+        return None
+    m = _FRAME.match(frame.strip())
+    if not m:
+        return frame.strip()[:80]
+    parts = m.group("where").split(".")
+    return ".".join(parts[-2:]) if len(parts) >= 2 else m.group("where")
+
+
+def _thread(t: dict | None) -> str:
+    if not t:
+        return "a thread"
+    name = t.get("name") or "a native thread"
+    proc = t.get("process")
+    tid = t.get("sys_tid") or t.get("tid")
+    where = f"tid {tid}" if tid else "tid ?"
+    if proc and proc != t.get("_event_process"):
+        where = f"{proc}, {where}"
+    return f"{name} ({where})"
+
+
+def _via_words(via: dict | None) -> str:
+    if not via:
+        return "waited for"
+    kind = via.get("kind")
+    if kind in ("monitor", "lock"):
+        lock = via.get("lock_class") or via.get("lock") or "a lock"
+        return f"waited for a lock ({lock}) held by"
+    if kind == "binder":
+        return "waited on a binder call served by"
+    if kind == "join":
+        return "waited for the end of"
+    return f"waited ({kind}) for"
+
+
+def hang_sentence(ev: dict) -> str:
+    """One sentence for an ANR/SNR event dict (the hangs JSON)."""
+    proc = ev.get("process") or "?"
+    chain = ev.get("chain") or []
+    for step in chain:
+        if step.get("thread"):
+            step["thread"]["_event_process"] = proc
+    blocked = ev.get("blocked_thread") or {}
+    blocked = {**blocked, "_event_process": proc}
+    kind = "SNR (watchdog)" if ev.get("kind") == "snr" else "ANR"
+    head = f"{kind} in {proc}: {_thread(blocked)}"
+    if ev.get("deadlock"):
+        members = ", ".join(_thread({**t, "_event_process": proc}) for t in ev["deadlock"])
+        text = f"{head} is in a deadlock: {members} each wait for another in the cycle"
+    elif len(chain) > 1:
+        hops = [f"{_via_words(step.get('via'))} {_thread(step.get('thread'))}" for step in chain[1:]]
+        text = f"{head} " + ", which ".join(hops)
+    else:
+        state = (blocked.get("state") or "").lower()
+        top = _short_frame((ev.get("evidence") or {}).get("blocked_frames", [None])[0] if
+                           (ev.get("evidence") or {}).get("blocked_frames") else None)
+        text = f"{head} was {state or 'busy'}" + (f" in {top}" if top else "")
+    crit = ev.get("evidence", {}).get("critical_frames") or {}
+    last = chain[-1]["thread"] if len(chain) > 1 and chain[-1].get("thread") else None
+    if last and last.get("name") in crit and crit[last["name"]] and not ev.get("deadlock"):
+        text += f", which was in {_short_frame(crit[last['name']][0])}"
+    cause = CAUSE_WORDS.get(ev.get("cause", ""), ev.get("cause"))
+    for step in chain:
+        if step.get("thread"):
+            step["thread"].pop("_event_process", None)
+    return f"{text}. Probable cause: {cause}."
+
+
+def hang_headlines(report) -> list[dict]:
+    out = []
+    for ev in report.to_dict()["events"]:
+        kind = "deadlock" if ev.get("deadlock") else ev.get("kind", "anr")
+        out.append({"severity": SEVERITY.get(kind, 80), "kind": kind, "level": "bad", "source": ev.get("source"),
+                    "text": hang_sentence(ev)})
+    return out
+
+
+def frames_headlines(report, path: str) -> list[dict]:
+    """One headline per trace or gfxinfo file with slow frames: how many, how bad, and the leading cause."""
+    s = report.summary
+    n = s.get("frames") or 0
+    if not n:
+        reason = s.get("no_frames_reason") or "no app frames"
+        return [{"severity": 0, "kind": "info", "level": "muted", "source": path, "text": f"{path}: {reason}."}]
+    aware = s.get("sr") is not None
+    sr, ff = (s.get("sr"), s.get("ff")) if aware else (s.get("sr_naive"), s.get("ff_naive"))
+    label = "buffer-aware" if aware else "by threshold only (buffer-aware verdict not possible)"
+    worst = (s.get("frame_time_ms") or {}).get("max")
+    if not sr and not ff:
+        return [{"severity": 1, "kind": "ok", "level": "ok", "source": path,
+                 "text": f"{path}: {n} frames, none slow or frozen ({label})."}]
+    text = (f"{path}: {ff} frozen and {sr} slow of {n} frames ({100 * (sr + ff) / n:.1f}%, {label})"
+            + (f", worst {worst:.1f} ms" if worst else ""))
+    causes = [c for c in s.get("causes") or [] if c.get("mean_share") is not None]
+    if causes:
+        c = causes[0]
+        name = c["name"].removeprefix("stage:")
+        words = CAUSE_WORDS.get(name, name.replace("_", " "))
+        text += f"; leading cause: {words}, {100 * c['mean_share']:.0f}% of the critical path"
+        if c.get("mean_normal_share") is not None:
+            text += f" against {100 * c['mean_normal_share']:.0f}% in normal frames"
+        text += f" ({c['frames']} frame(s))"
+    kind = "ff" if ff else "sr"
+    sev = SEVERITY[kind] + min(19, (sr + ff) * 100 / n / 5)
+    return [{"severity": sev, "kind": kind, "level": "bad" if ff else "warn", "source": path, "text": text + "."}]
+
+
+def wait_for_graph(ev: dict) -> dict:
+    """Nodes and edges of an event's wait-for chain (and its deadlock cycle) for drawing."""
+    nodes: dict[str, dict] = {}
+
+    def node(t: dict, **flags) -> str:
+        nid = f"{t.get('pid')}:{t.get('sys_tid') or t.get('tid') or t.get('name')}"
+        if nid not in nodes:
+            sub = " ".join(x for x in (t.get("process") or "", f"tid {t.get('sys_tid') or t.get('tid') or '?'}",
+                                        (t.get("state") or "").lower()) if x)
+            nodes[nid] = {"id": nid, "label": t.get("name") or "native thread", "sublabel": sub}
+        nodes[nid].update({k: v for k, v in flags.items() if v})
+        return nid
+
+    edges = []
+    chain = ev.get("chain") or []
+    prev = None
+    for i, step in enumerate(chain):
+        t = step.get("thread") or {}
+        nid = node(t, blocked=(i == 0))
+        if prev is not None:
+            via = step.get("via") or {}
+            edges.append({"src": prev, "dst": nid, "kind": via.get("kind"),
+                          "label": via.get("lock") or via.get("how") or via.get("kind")})
+        prev = nid
+    for t in ev.get("critical_threads") or []:
+        node(t, critical=True)
+    cycle = ev.get("deadlock") or []
+    if cycle:
+        ids = [node(t, critical=True) for t in cycle]
+        have = {(e["src"], e["dst"]) for e in edges}
+        for a, b in zip(ids, ids[1:] + ids[:1]):
+            if (a, b) not in have and a != b:
+                edges.append({"src": a, "dst": b, "kind": "cycle", "label": "waits for"})
+    return {"nodes": list(nodes.values()), "edges": edges}

@@ -1,0 +1,20 @@
+"""The report of real data opens in headless Chromium without errors, with its plots and wait-for graph."""
+from pathlib import Path
+
+from browser import open_page
+
+from droidlag.findings import analyze
+from droidlag.report.writer import write_outputs
+
+
+def test_real_report_renders(corpus: Path, tmp_path: Path):
+    findings = analyze([corpus / "traces/systrace_meizu_flyme_2019_list_jank.dataonly.html.gz",
+                        corpus / "anr/chkbugreport_aidldeadlock_vm_traces.txt",
+                        corpus / "gfxinfo/sailfish_android10_dumpsys_gfxinfo.txt"])
+    written = write_outputs(findings, tmp_path)
+    r = open_page(written["report.html"], tmp_path / "report.png", (".plot svg", ".graph svg", "section"))
+    assert r["errors"] == [] and [m for m in r["console"] if m[0] == "error"] == []
+    assert r["counts"][".plot svg"] >= 4      # histogram + timeline for the trace and the gfxinfo app
+    assert r["counts"][".graph svg"] == 1     # the AIDL deadlock's wait-for graph
+    assert "deadlock" in r["text"] and "Binder Thread #2" in r["text"]
+    assert "sample.tencent.matrix" in r["text"]
