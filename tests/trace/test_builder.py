@@ -1,4 +1,7 @@
 """TraceBuilder on constructed event streams: nesting, thread states, binder and block pairing, FrameTimeline."""
+import polars as pl
+import pytest
+
 from droidlag.trace import TraceBuilder, guess_cpu_classes
 
 MS = 1_000_000
@@ -144,3 +147,93 @@ def test_process_pid_fills_the_main_thread_pid():
     b.process(300, "com.example.app")
     t = b.build()
     assert t.threads[300].pid == 300
+
+
+# ---- bulk methods: the same events through the per-event and the bulk calls give the same Trace -----------------
+def _sched_stream():
+    """(ts, cpu, prev, prev_state int, next) switches and (ts, tid, target_cpu, waker) wakings on two CPUs, with
+    ties at equal timestamps, a D sleep named by a blocked reason, and a preempted (R+) thread."""
+    switches = [(0, 0, 0, 0, 100), (0, 1, 0, 0, 300), (10, 0, 100, 2, 200), (20, 1, 300, 1, 0),
+                (35, 1, 0, 0, 100), (50, 1, 100, 256, 300), (60, 0, 200, 1, 0), (60, 1, 300, 1, 100)]
+    wakings = [(30, 100, 1, 200), (40, 300, 1, 0), (45, 200, 0, 100), (45, 300, 1, 100)]
+    return switches, wakings
+
+
+def _decode(v: int) -> str:
+    return {0: "R", 1: "S", 2: "D", 256: "R+"}[v]
+
+
+def _frame(trace, name):
+    df = getattr(trace, name)
+    return df.sort(df.columns, nulls_last=True) if df.height else df
+
+
+def test_sched_switch_many_and_sched_waking_many_match_the_per_event_calls():
+    switches, wakings = _sched_stream()
+    one = TraceBuilder("test", "mem")
+    for ts, cpu, prev, st, nxt in switches:
+        one.sched_switch(ts, cpu, prev, _decode(st), nxt)
+    for ts, tid, cpu, waker in wakings:
+        one.sched_waking(ts, tid, cpu, waker)
+    one.sched_blocked_reason(30, 100, "io_schedule", True)
+    bulk = TraceBuilder("test", "mem")
+    ts, cpu, prev, st, nxt = (list(c) for c in zip(*switches))
+    bulk.sched_switch_many(ts, cpu, prev, st, nxt, decode_state=_decode)
+    wts, wtid, wcpu, wwaker = (list(c) for c in zip(*wakings))
+    bulk.sched_waking_many(wts, wtid, wcpu, wwaker)
+    bulk.sched_blocked_reason(30, 100, "io_schedule", True)
+    a, b = one.build(), bulk.build()
+    assert a.thread_states.height == b.thread_states.height > 0
+    assert _frame(a, "thread_states").equals(_frame(b, "thread_states"))
+    assert (a.start_ns, a.end_ns, a.has_sched, a.has_waking) == (b.start_ns, b.end_ns, True, True)
+    assert _states(b, 100) == [(0, 10, "Running", 0), (10, 20, "D", None), (30, 5, "R", 1),
+                               (35, 15, "Running", 1), (50, 10, "R+", None), (60, 0, "Running", 1)]
+    d = b.thread_states.filter(b.thread_states["state"] == "D").row(0, named=True)
+    assert d["blocked_function"] == "io_schedule" and d["io_wait"] is True
+
+
+def test_sched_switch_many_takes_state_strings_and_one_cpu_and_keeps_insertion_order_at_ties():
+    b = TraceBuilder("test", "mem")
+    # two switches at the same ts on one CPU: the one added first applies first
+    b.sched_switch(0, 2, 0, "R", 7)
+    b.sched_switch_many([5, 5], 2, [7, 8], ["S", ""], [8, 9])
+    b.see_time(9)
+    t = b.build()
+    assert _states(t, 7) == [(0, 5, "Running", 2), (5, 4, "S", None)]
+    assert _states(t, 8) == [(5, 0, "Running", 2), (5, 4, "R", None)]   # "" prev_state reads as R
+    assert _states(t, 9) == [(5, 4, "Running", 2)]
+
+
+def test_sched_waking_many_with_missing_cpu_and_waker():
+    b = TraceBuilder("test", "mem")
+    b.sched_switch(0, 0, 0, "R", 5)
+    b.sched_switch(10, 0, 5, "S", 0)
+    b.sched_waking_many([20, 25], [5, 5], target_cpu=None, waker_tid=[None, 3])
+    b.see_time(30)
+    t = b.build()
+    rows = t.thread_states.filter(t.thread_states["tid"] == 5).sort("ts").rows(named=True)
+    assert [(r["ts"], r["state"], r["cpu"], r["waker_tid"]) for r in rows] == [
+        (0, "Running", 0, None), (10, "S", None, None), (20, "R", None, None)]   # the second waking changes nothing
+    assert t.has_waking and t.start_ns == 0 and t.end_ns == 30
+
+
+def test_counter_many_matches_per_event_counters():
+    one, bulk = TraceBuilder("test", "mem"), TraceBuilder("test", "mem")
+    for ts, v, cpu in ((5, 300000, 0), (1, 1700000, 4), (9, 2800000, 7)):
+        one.counter(ts, "cpufreq", v, cpu=cpu)
+    one.counter(3, "SurfaceView", 1, pid=42)
+    bulk.counter_many([5, 1, 9], "cpufreq", [300000, 1700000, 2800000], cpu=[0, 4, 7])
+    bulk.counter_many([3], "SurfaceView", [1], pid=42)
+    a, b = one.build(), bulk.build()
+    assert a.counters.equals(b.counters)
+    assert b.counters["ts"].to_list() == [1, 3, 5, 9] and b.counters["value"].dtype == pl.Float64
+    assert b.cpu_max_freq_khz == {0: 300000, 4: 1700000, 7: 2800000}
+    assert (b.start_ns, b.end_ns) == (1, 9)
+
+
+def test_bulk_calls_reject_columns_of_different_lengths():
+    b = TraceBuilder("test", "mem")
+    with pytest.raises(ValueError):
+        b.sched_switch_many([1, 2], 0, [0], ["R", "R"], [3, 4])
+    with pytest.raises(ValueError):
+        b.counter_many([1, 2], "x", [1.0, 2.0], cpu=[0])

@@ -85,87 +85,137 @@ class FtraceDecoder:
         self.saw_waking = False
         self.lost_bundles = 0
         self.unresolved_callers = 0
+        # Bulk kinds (compact_sched arrays and FtraceEvent messages), gathered as columns across bundles (bundles
+        # are often small, and a bulk call per bundle costs more than it saves); flush_columns() hands them over.
+        self._sw: tuple[list, ...] = ([], [], [], [], [])     # ts, cpu, prev, prev_state (int), next
+        self._wk: tuple[list, ...] = ([], [], [], [])         # ts, tid, target cpu, waker
+        self._idle: tuple[list, ...] = ([], [], [])           # ts, state, cpu
+        self._freq: tuple[list, ...] = ([], [], [])           # ts, kHz, cpu
+
+    def flush_columns(self) -> None:
+        """Hand the gathered columns to the builder (at the end)."""
+        b = self.b
+        sw_ts, sw_cpu, sw_prev, sw_state, sw_next = self._sw
+        if sw_ts:
+            b.sched_switch_many(sw_ts, sw_cpu, sw_prev, sw_state, sw_next, decode_state=self.encoding.state)
+        wk_ts, wk_tid, wk_cpu, wk_waker = self._wk
+        if wk_ts:
+            b.sched_waking_many(wk_ts, wk_tid, wk_cpu, wk_waker)
+        idle_ts, idle_state, idle_cpu = self._idle
+        if idle_ts:
+            b.counter_many(idle_ts, "cpuidle", [-1.0 if v == _IDLE_EXIT else float(v) for v in idle_state],
+                           cpu=idle_cpu)
+        freq_ts, freq_khz, freq_cpu = self._freq
+        if freq_ts:
+            b.counter_many(freq_ts, "cpufreq", freq_khz, cpu=freq_cpu)
+        for cols in (self._sw, self._wk, self._idle, self._freq):
+            for col in cols:
+                col.clear()
 
     # ---- compact_sched ------------------------------------------------------------------------------------
     def compact_sched(self, cpu: int, cs, shift: int = 0) -> None:
         """The compact_sched arrays of one bundle: delta-encoded timestamps (the first absolute), comms interned
-        in the bundle's intern_table. prev_pid is implicit: the thread the previous switch on this CPU ran."""
+        in the bundle's intern_table. prev_pid is implicit: the thread the previous switch on this CPU ran.
+        The arrays are appended to the decoder's columns with C-speed list operations (accumulate, extend); the
+        builder gets them in one bulk call at the end. Arrays of unequal length (a damaged bundle) give as many
+        events as the shortest holds."""
         comms = list(cs.intern_table)
-        sw_ts = list(accumulate(cs.switch_timestamp))
-        if shift:
-            sw_ts = [t + shift for t in sw_ts]
+        n_comms = len(comms)
+        names = self.comms
         prev_in = self.running.get(cpu, 0)
+        sw_ts = list(accumulate(cs.switch_timestamp, initial=shift))[1:] if shift else \
+            list(accumulate(cs.switch_timestamp))
         sw_next = list(cs.switch_next_pid)
         if sw_ts:
-            self._compact_switches(cpu, sw_ts, cs.switch_prev_state, sw_next, cs.switch_next_comm_index, comms,
-                                   prev_in)
-            self.running[cpu] = sw_next[-1]
+            states = cs.switch_prev_state
+            comm_idx = cs.switch_next_comm_index
+            n = min(len(sw_ts), len(states), len(sw_next), len(comm_idx))
+            if n:
+                c_ts, c_cpu, c_prev, c_state, c_next = self._sw
+                c_ts.extend(sw_ts[:n] if n < len(sw_ts) else sw_ts)
+                c_cpu.extend([cpu] * n)
+                c_prev.append(prev_in)
+                c_prev.extend(sw_next[:n - 1])
+                c_state.extend(states[:n] if n < len(states) else states)
+                c_next.extend(sw_next[:n] if n < len(sw_next) else sw_next)
+            for nxt, ci in zip(sw_next[:n], comm_idx):
+                if nxt not in names and ci < n_comms and nxt:
+                    names[nxt] = comms[ci]
+            if sw_next:
+                self.running[cpu] = sw_next[-1]
         if len(cs.waking_timestamp):
-            self._compact_wakings(cpu, cs, comms, sw_ts, sw_next, prev_in, shift)
-
-    def _compact_switches(self, cpu, sw_ts, prev_states, sw_next, comm_idx, comms, prev) -> None:
-        switch = self.b.sched_switch
-        state = self.encoding.state
-        names = self.comms
-        n_comms = len(comms)
-        for ts, st, nxt, ci in zip(sw_ts, prev_states, sw_next, comm_idx):
-            switch(ts, cpu, prev, state(st), nxt)
-            if nxt not in names and ci < n_comms and nxt:
-                names[nxt] = comms[ci]
-            prev = nxt
-
-    def _compact_wakings(self, cpu, cs, comms, sw_ts, sw_next, prev_in, shift) -> None:
-        """Compact wakings carry no waker: it is the thread running on the bundle's CPU at that instant."""
-        self.saw_waking = True
-        waking = self.b.sched_waking
-        names = self.comms
-        n_comms = len(comms)
-        for ts, tid, target, ci in zip(accumulate(cs.waking_timestamp), cs.waking_pid, cs.waking_target_cpu,
-                                       cs.waking_comm_index):
-            ts += shift
-            i = bisect_right(sw_ts, ts)
-            waker = sw_next[i - 1] if i else prev_in
-            waking(ts, tid, target, waker)
-            if tid not in names and ci < n_comms and tid:
-                names[tid] = comms[ci]
+            # Compact wakings carry no waker: it is the thread running on the bundle's CPU at that instant.
+            self.saw_waking = True
+            wk_ts = list(accumulate(cs.waking_timestamp, initial=shift))[1:] if shift else \
+                list(accumulate(cs.waking_timestamp))
+            tids, targets, comm_idx = cs.waking_pid, cs.waking_target_cpu, cs.waking_comm_index
+            n = min(len(wk_ts), len(tids), len(targets), len(comm_idx))
+            c_ts, c_tid, c_cpu, c_waker = self._wk
+            for ts in wk_ts[:n]:
+                i = bisect_right(sw_ts, ts)
+                c_waker.append(sw_next[i - 1] if i else prev_in)
+            c_ts.extend(wk_ts[:n])
+            c_tid.extend(tids[:n])
+            c_cpu.extend(targets[:n])
+            for tid, ci in zip(tids[:n], comm_idx):
+                if tid not in names and ci < n_comms and tid:
+                    names[tid] = comms[ci]
 
     # ---- FtraceEvent messages -----------------------------------------------------------------------------
     def events(self, cpu: int, events, ksyms: dict[int, str] | None, shift: int = 0) -> None:
         """The FtraceEvent messages of one bundle (per-event fields; each has its own timestamp, ns)."""
         b = self.b
-        state = self.encoding.state
         names = self.comms
-        atrace, counter = b.atrace, b.counter
+        atrace = b.atrace
+        # The bulk kinds go to columns (order within a kind is kept); see flush_columns.
+        sw_ts, sw_cpu, sw_prev, sw_state, sw_next = self._sw
+        wk_ts, wk_tid, wk_cpu, wk_waker = self._wk
+        idle_ts, idle_state, idle_cpu = self._idle
+        freq_ts, freq_khz, freq_cpu = self._freq
+        n_sw = len(sw_ts)
         for e in events:
             kind = e.WhichOneof("event")
             if kind is None:
                 continue
             ts = e.timestamp + shift
-            if kind == "print":
-                atrace(ts, e.pid, e.print.buf)
-            elif kind == "sched_switch":
+            if kind == "sched_switch":
                 s = e.sched_switch
                 prev, nxt = s.prev_pid, s.next_pid
-                b.sched_switch(ts, cpu, prev, state(s.prev_state), nxt)
+                sw_ts.append(ts)
+                sw_prev.append(prev)
+                sw_state.append(s.prev_state)
+                sw_next.append(nxt)
                 if prev and prev not in names:
                     names[prev] = s.prev_comm
                 if nxt and nxt not in names:
                     names[nxt] = s.next_comm
-            elif kind == "sched_waking" or kind == "sched_wakeup_new":
-                s = getattr(e, kind)
-                self.saw_waking = self.saw_waking or kind == "sched_waking"
-                b.sched_waking(ts, s.pid, s.target_cpu, e.pid)
-                if s.pid and s.pid not in names:
-                    names[s.pid] = s.comm
-            elif kind == "sched_wakeup":
-                s = e.sched_wakeup
-                self.wakeups.append((ts, s.pid, s.target_cpu, e.pid, s.comm))
+            elif kind == "print":
+                atrace(ts, e.pid, e.print.buf)
             elif kind == "cpu_idle":
                 s = e.cpu_idle
-                counter(ts, "cpuidle", -1.0 if s.state == _IDLE_EXIT else float(s.state), cpu=s.cpu_id)
+                idle_ts.append(ts)
+                idle_state.append(s.state)
+                idle_cpu.append(s.cpu_id)
+            elif kind == "sched_waking" or kind == "sched_wakeup_new":
+                s = e.sched_waking if kind == "sched_waking" else e.sched_wakeup_new
+                if kind == "sched_waking":
+                    self.saw_waking = True
+                pid = s.pid
+                wk_ts.append(ts)
+                wk_tid.append(pid)
+                wk_cpu.append(s.target_cpu)
+                wk_waker.append(e.pid)
+                if pid and pid not in names:
+                    names[pid] = s.comm
+            elif kind == "sched_wakeup":
+                if not self.saw_waking:      # once sched_waking is seen, finish() drops every sched_wakeup
+                    s = e.sched_wakeup
+                    self.wakeups.append((ts, s.pid, s.target_cpu, e.pid, s.comm))
             elif kind == "cpu_frequency":
                 s = e.cpu_frequency
-                counter(ts, "cpufreq", float(s.state), cpu=s.cpu_id)
+                freq_ts.append(ts)
+                freq_khz.append(s.state)
+                freq_cpu.append(s.cpu_id)
             elif kind == "binder_transaction":
                 s = e.binder_transaction
                 b.binder_transaction(ts, e.pid, s.debug_id, bool(s.reply), s.flags, s.code,
@@ -189,6 +239,8 @@ class FtraceDecoder:
                 s = e.task_newtask
                 if s.pid and s.pid not in names:
                     names[s.pid] = s.comm
+        if len(sw_ts) > n_sw:
+            sw_cpu.extend([cpu] * (len(sw_ts) - n_sw))
 
     def _caller(self, caller: int, ksyms: dict[int, str] | None) -> str | None:
         """sched_blocked_reason.caller is an interned kernel-symbol id when the trace symbolized it; otherwise
@@ -205,6 +257,7 @@ class FtraceDecoder:
     # ---- end ----------------------------------------------------------------------------------------------
     def finish(self) -> None:
         """Flush sched_wakeup when the trace had no sched_waking (otherwise they duplicate it) and warn once."""
+        self.flush_columns()
         if not self.saw_waking:
             waking = self.b.sched_waking
             names = self.comms

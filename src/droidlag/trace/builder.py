@@ -7,20 +7,49 @@ their replies and block requests with their completions, and guesses the CPU top
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 
+import numpy as np
 import polars as pl
 
 from droidlag.errors import ReadWarning
+from droidlag.trace.states import BLOCKED as _BLOCKED
+from droidlag.trace.states import NONE as _NONE
+from droidlag.trace.states import RUNNING as _RUNNING
+from droidlag.trace.states import SWITCH as _SWITCH
+from droidlag.trace.states import WAKING as _WAKING
+from droidlag.trace.states import derive_thread_states
 from droidlag.trace.model import (
     BINDER_SCHEMA, BLOCK_SCHEMA, COUNTER_SCHEMA, FRAME_TIMELINE_SCHEMA, SLICE_SCHEMA, THREAD_STATE_SCHEMA,
     Process, Thread, Trace,
 )
 
-# Event kinds in the merged sched stream; the order breaks ties at equal timestamps (switch before waking).
-_SWITCH, _WAKING, _BLOCKED = 0, 1, 2
 
 # binder_transaction flags
 TF_ONE_WAY = 0x01
+
+
+
+def _int64(values) -> np.ndarray:
+    """A sequence of ints (list, array('q'), protobuf repeated field, numpy array) as an int64 numpy array."""
+    if isinstance(values, np.ndarray):
+        return values.astype(np.int64, copy=False)
+    return np.fromiter(values, dtype=np.int64, count=len(values)) if not isinstance(values, list) \
+        else np.array(values, dtype=np.int64)
+
+
+def _column(value, n: int) -> np.ndarray:
+    """A scalar (None -> _NONE) broadcast to n rows, or a per-row sequence (None entries -> _NONE)."""
+    if value is None:
+        return np.full(n, _NONE, dtype=np.int64)
+    if isinstance(value, (int, np.integer)):
+        return np.full(n, int(value), dtype=np.int64)
+    if isinstance(value, list) and None in value:
+        value = [_NONE if v is None else v for v in value]
+    arr = _int64(value)
+    if len(arr) != n:
+        raise ValueError(f"column of {len(arr)} values for {n} events")
+    return arr
 
 
 def _direction(rwbs: str, nr_sectors: int) -> str:
@@ -52,8 +81,15 @@ class TraceBuilder:
         # atrace/slice events: (ts, seq, tid, pid, kind, name, cookie, track)
         self._slice_events: list[tuple] = []
         self._seq = 0
-        # sched: parallel lists for speed
-        self._sched: list[tuple] = []
+        # sched events as columns (ts, kind, cpu, a, b, aux): per-event calls append to the lists, bulk calls add
+        # numpy chunks (the lists are flushed first, so insertion order -- the tie-break at equal (ts, kind) --
+        # is kept). Switch: a=prev, b=next, aux=prev_state code; waking: a=tid, b=waker, aux=0; blocked reason:
+        # a=tid, aux=index into _blocked. None is _NONE.
+        self._sched_lists: tuple[list, ...] = ([], [], [], [], [], [])
+        self._sched_chunks: list[tuple[np.ndarray, ...]] = []
+        self._state_codes: dict[str, int] = {_RUNNING: 0, "R": 1}
+        self._blocked: list[tuple[str | None, bool | None]] = []
+        self._has_switch = False
         self._has_waking = False
         self._has_blocked = False
         self._counters: dict[str, list] = {k: [] for k in COUNTER_SCHEMA}
@@ -61,7 +97,7 @@ class TraceBuilder:
         self._binder_rx: list[tuple] = []        # (ts, tid, debug_id)
         self._block_issue: list[tuple] = []      # (ts, dev, sector, nr_sectors, bytes, rwbs, tid, comm)
         self._block_complete: list[tuple] = []   # (ts, dev, sector, nr_sectors, rwbs, error)
-        self._ft_start: dict[int, dict] = {}
+        self._ft_start: dict[int, tuple] = {}   # cookie -> row in FRAME_TIMELINE_SCHEMA order, dur left out
         self._ft_end: dict[int, int] = {}
         self._cpu_max_freq: dict[int, int] = {}
 
@@ -160,11 +196,24 @@ class TraceBuilder:
         """prev_tid leaves cpu in prev_state ("R", "R+", "S", "D", "D|K", ...); next_tid starts running.
         tid 0 is the idle task and gets no intervals."""
         self._see(ts)
-        self._sched.append((ts, _SWITCH, cpu, prev_tid, prev_state, next_tid))
+        ts_, kind, cpus, a, b, aux = self._sched_lists
+        ts_.append(ts)
+        kind.append(_SWITCH)
+        cpus.append(_NONE if cpu is None else cpu)
+        a.append(prev_tid)
+        b.append(next_tid)
+        aux.append(self._state_code(prev_state or "R"))
+        self._has_switch = True
         if prev_comm and prev_tid:
             self._name_from_comm(prev_tid, prev_comm)
         if next_comm and next_tid:
             self._name_from_comm(next_tid, next_comm)
+
+    def _state_code(self, state: str) -> int:
+        code = self._state_codes.get(state)
+        if code is None:
+            code = self._state_codes[state] = len(self._state_codes)
+        return code
 
     def _name_from_comm(self, tid: int, comm: str) -> None:
         t = self._threads.get(tid)
@@ -178,7 +227,13 @@ class TraceBuilder:
         """tid is woken (sched_waking or sched_wakeup) by waker_tid, to run on target_cpu."""
         self._see(ts)
         self._has_waking = True
-        self._sched.append((ts, _WAKING, target_cpu, tid, waker_tid, None))
+        ts_, kind, cpus, a, b, aux = self._sched_lists
+        ts_.append(ts)
+        kind.append(_WAKING)
+        cpus.append(_NONE if target_cpu is None else target_cpu)
+        a.append(tid)
+        b.append(_NONE if waker_tid is None else waker_tid)
+        aux.append(0)
         if comm and tid:
             self._name_from_comm(tid, comm)
 
@@ -186,7 +241,59 @@ class TraceBuilder:
         """The kernel function a thread blocked in, reported when the D-state thread is woken."""
         self._see(ts)
         self._has_blocked = True
-        self._sched.append((ts, _BLOCKED, None, tid, function, io_wait))
+        ts_, kind, cpus, a, b, aux = self._sched_lists
+        ts_.append(ts)
+        kind.append(_BLOCKED)
+        cpus.append(_NONE)
+        a.append(tid)
+        b.append(_NONE)
+        aux.append(len(self._blocked))
+        self._blocked.append((function, io_wait))
+
+    # ---- bulk scheduling (array-shaped sources: Perfetto compact_sched, per-bundle columns) ----------------
+    def sched_switch_many(self, ts, cpu, prev_tid, prev_state, next_tid,
+                          decode_state: Callable[[int], str] | None = None) -> None:
+        """Many sched_switch events at once, each as `sched_switch` would take it (no comms: name threads with
+        `thread`). ts (ns), prev_tid, next_tid: int sequences of one length; cpu: one int for all or a sequence;
+        prev_state: state strings, or ints that `decode_state` turns into state strings (looked up once per
+        distinct value)."""
+        ts = _int64(ts)
+        n = len(ts)
+        if not n:
+            return
+        if decode_state is None:
+            codes = np.fromiter((self._state_code(s or "R") for s in prev_state), dtype=np.int64, count=n)
+        else:
+            raw = _int64(prev_state)
+            distinct, inverse = np.unique(raw, return_inverse=True)
+            lut = np.array([self._state_code(decode_state(int(v)) or "R") for v in distinct], dtype=np.int64)
+            codes = lut[inverse.reshape(-1)]
+        self._add_sched_chunk(ts, _SWITCH, _column(cpu, n), _column(prev_tid, n), _column(next_tid, n), codes)
+        self._has_switch = True
+
+    def sched_waking_many(self, ts, tid, target_cpu=None, waker_tid=None) -> None:
+        """Many sched_waking events at once (no comms). ts (ns), tid: int sequences; target_cpu and waker_tid:
+        None, one int for all, or a sequence (None entries allowed in lists)."""
+        ts = _int64(ts)
+        n = len(ts)
+        if not n:
+            return
+        self._add_sched_chunk(ts, _WAKING, _column(target_cpu, n), _column(tid, n), _column(waker_tid, n),
+                              np.zeros(n, dtype=np.int64))
+        self._has_waking = True
+
+    def _add_sched_chunk(self, ts: np.ndarray, kind: int, cpu, a, b, aux) -> None:
+        self._flush_sched_lists()
+        self._see(int(ts.min()))
+        self._see(int(ts.max()))
+        self._sched_chunks.append((ts, np.full(len(ts), kind, dtype=np.int64), cpu, a, b, aux))
+
+    def _flush_sched_lists(self) -> None:
+        lists = self._sched_lists
+        if lists[0]:
+            self._sched_chunks.append(tuple(np.array(col, dtype=np.int64) for col in lists))
+            for col in lists:
+                col.clear()
 
     # ---- counters -----------------------------------------------------------------------------------------
     def counter(self, ts: int, name: str, value: float, cpu: int | None = None, pid: int | None = None) -> None:
@@ -197,6 +304,32 @@ class TraceBuilder:
         c["value"].append(float(value))
         c["cpu"].append(cpu)
         c["pid"].append(pid)
+
+    def counter_many(self, ts, name: str, values, cpu=None, pid=None) -> None:
+        """Many samples of one counter at once: ts (ns) and values sequences of one length; cpu and pid None, one
+        value for all, or a sequence."""
+        n = len(ts)
+        if not n:
+            return
+        ts = ts.tolist() if isinstance(ts, np.ndarray) else list(ts)
+        values = [float(v) for v in values]
+        per_row = {}
+        for key, v in (("cpu", cpu), ("pid", pid)):
+            if v is None or isinstance(v, (int, np.integer)):
+                per_row[key] = [None if v is None else int(v)] * n
+            else:
+                per_row[key] = v.tolist() if isinstance(v, np.ndarray) else list(v)
+        for key, col in (("values", values), *per_row.items()):
+            if len(col) != n:
+                raise ValueError(f"{key}: {len(col)} values for {n} samples")
+        self._see(min(ts))
+        self._see(max(ts))
+        c = self._counters
+        c["ts"].extend(ts)
+        c["name"].extend([name] * n)
+        c["value"].extend(values)
+        c["cpu"].extend(per_row["cpu"])
+        c["pid"].extend(per_row["pid"])
 
     def cpu_frequency(self, ts: int, cpu: int, khz: float) -> None:
         self.counter(ts, "cpufreq", khz, cpu=cpu)
@@ -235,11 +368,8 @@ class TraceBuilder:
                              prediction_type: str | None = None, jank_severity: str | None = None) -> None:
         """An expected/actual display or surface frame starts; its end comes by cookie in frame_timeline_end."""
         self._see(ts)
-        self._ft_start[cookie] = dict(ts=ts, kind=kind, scope=scope, pid=pid, layer_name=layer_name, token=token,
-                                      display_frame_token=display_frame_token, jank_type=jank_type,
-                                      present_type=present_type, on_time_finish=on_time_finish,
-                                      gpu_composition=gpu_composition, prediction_type=prediction_type,
-                                      jank_severity=jank_severity)
+        self._ft_start[cookie] = (ts, kind, scope, pid, layer_name, token, display_frame_token, jank_type,
+                                  present_type, on_time_finish, gpu_composition, prediction_type, jank_severity)
 
     def frame_timeline_end(self, ts: int, cookie: int) -> None:
         self._see(ts)
@@ -276,7 +406,7 @@ class TraceBuilder:
             slices=slices, thread_states=states, counters=counters, binder=binder, block=block,
             frame_timeline=ft, cpu_max_freq_khz=cpu_max, cpu_class=guess_cpu_classes(cpu_max),
             metadata=dict(self.metadata), warnings=list(self.warnings),
-            has_sched=any(e[1] == _SWITCH for e in self._sched),
+            has_sched=self._has_switch,
             has_waking=self._has_waking, has_blocked_reason=self._has_blocked,
         )
 
@@ -348,65 +478,21 @@ class TraceBuilder:
         return pl.DataFrame(cols, schema=SLICE_SCHEMA)
 
     def _build_thread_states(self) -> pl.DataFrame:
-        events = self._sched
-        if not events:
+        """Thread-state intervals from the sched stream, per thread as a small state machine: a switch closes the
+        open interval of prev (which goes to prev_state) and of next (which goes Running); a waking closes a
+        sleeping interval (anything but Running/R/R+) and opens R; a blocked reason closes a D interval, opens R,
+        and names the function of the thread's latest closed D interval. Done with numpy over all threads at once:
+        between two switches of a thread only the first waking (or, after D, the first waking or blocked reason)
+        changes anything."""
+        self._flush_sched_lists()
+        if not self._sched_chunks:
             return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
-        events.sort(key=lambda e: (e[0], e[1]))
-        cols: dict[str, list] = {k: [] for k in THREAD_STATE_SCHEMA}
-        c_ts, c_dur, c_tid, c_state = cols["ts"], cols["dur"], cols["tid"], cols["state"]
-        c_cpu, c_fn, c_io, c_waker = cols["cpu"], cols["blocked_function"], cols["io_wait"], cols["waker_tid"]
-        # tid -> [start, state, cpu, waker]
-        open_: dict[int, list] = {}
-        last_d_row: dict[int, int] = {}
-
-        def close(tid: int, ts: int) -> None:
-            cur = open_.pop(tid, None)
-            if cur is None:
-                return
-            start, state, cpu, waker = cur
-            row = len(c_ts)
-            c_ts.append(start)
-            c_dur.append(ts - start)
-            c_tid.append(tid)
-            c_state.append(state)
-            c_cpu.append(cpu)
-            c_fn.append(None)
-            c_io.append(None)
-            c_waker.append(waker)
-            if state.startswith("D"):
-                last_d_row[tid] = row
-
-        for ev in events:
-            ts, kind = ev[0], ev[1]
-            if kind == _SWITCH:
-                _, _, cpu, prev, prev_state, nxt = ev
-                if prev:
-                    close(prev, ts)
-                    open_[prev] = [ts, prev_state or "R", None, None]
-                if nxt:
-                    close(nxt, ts)
-                    open_[nxt] = [ts, "Running", cpu, None]
-            elif kind == _WAKING:
-                _, _, cpu, tid, waker, _ = ev
-                cur = open_.get(tid)
-                if cur is not None and cur[1] not in ("Running", "R", "R+"):
-                    close(tid, ts)
-                    open_[tid] = [ts, "R", cpu, waker]
-                elif cur is None:
-                    open_[tid] = [ts, "R", cpu, waker]
-            else:  # blocked reason: belongs to the D interval the thread is leaving or just left
-                _, _, _, tid, fn, io = ev
-                cur = open_.get(tid)
-                if cur is not None and cur[1].startswith("D"):
-                    close(tid, ts)
-                    open_[tid] = [ts, "R", None, None]
-                row = last_d_row.get(tid)
-                if row is not None:
-                    c_fn[row] = fn
-                    c_io[row] = io
-        for tid in list(open_):
-            close(tid, self._end)
-        return pl.DataFrame(cols, schema=THREAD_STATE_SCHEMA).sort(["tid", "ts"])
+        ts, kind, cpu, a, b, aux = (np.concatenate(col) for col in zip(*self._sched_chunks))
+        self._sched_chunks = [(ts, kind, cpu, a, b, aux)]     # one chunk from here on: no second copy held
+        order = np.lexsort((np.arange(len(ts)), kind, ts))   # by (ts, kind), ties in insertion order
+        ts, kind, cpu, a, b, aux = ts[order], kind[order], cpu[order], a[order], b[order], aux[order]
+        del order
+        return derive_thread_states(ts, kind, cpu, a, b, aux, self._state_codes, self._blocked, self._end)
 
     def _build_binder(self) -> pl.DataFrame:
         if not self._binder_tx:
@@ -491,21 +577,16 @@ class TraceBuilder:
     def _build_frame_timeline(self) -> pl.DataFrame:
         if not self._ft_start:
             return pl.DataFrame(schema=FRAME_TIMELINE_SCHEMA)
-        cols: dict[str, list] = {k: [] for k in FRAME_TIMELINE_SCHEMA}
-        unended = 0
-        for cookie, row in self._ft_start.items():
-            end = self._ft_end.get(cookie)
-            if end is None:
-                unended += 1
-                end = self._end
-            for k in FRAME_TIMELINE_SCHEMA:
-                if k == "dur":
-                    cols[k].append(max(0, end - row["ts"]))
-                else:
-                    cols[k].append(row[k])
+        names = [k for k in FRAME_TIMELINE_SCHEMA if k != "dur"]
+        rows = list(self._ft_start.values())
+        cols: dict[str, list] = dict(zip(names, map(list, zip(*rows))))
+        ends, trace_end = self._ft_end, self._end
+        durs = [ends.get(cookie, trace_end) - row[0] for cookie, row in self._ft_start.items()]
+        cols["dur"] = [d if d > 0 else 0 for d in durs]
+        unended = sum(1 for cookie in self._ft_start if cookie not in ends)
         if unended:
             self.warn(f"{unended} FrameTimeline frame(s) without an end event; they run to the trace end")
-        return pl.DataFrame(cols, schema=FRAME_TIMELINE_SCHEMA).sort("ts")
+        return pl.DataFrame({k: cols[k] for k in FRAME_TIMELINE_SCHEMA}, schema=FRAME_TIMELINE_SCHEMA).sort("ts")
 
 
 def guess_cpu_classes(max_freq_khz: dict[int, int]) -> dict[int, str]:
