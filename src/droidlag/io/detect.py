@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
+from droidlag.io.protowire import try_varint
 from droidlag.io.source import GZIP_MAGIC, gunzip, read_bytes
 
 PERFETTO = "perfetto"
@@ -15,18 +16,6 @@ GFXINFO = "gfxinfo"
 CHROME_JSON = "chrome-json"
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int] | None:
-    result = shift = 0
-    while pos < len(buf) and shift < 64:
-        b = buf[pos]
-        result |= (b & 0x7F) << shift
-        pos += 1
-        if not b & 0x80:
-            return result, pos
-        shift += 7
-    return None
-
-
 def looks_like_perfetto(data: bytes) -> bool:
     """A Perfetto trace is a sequence of `Trace.packet` (field 1, length-delimited) records: check the first ones."""
     pos = 0
@@ -35,7 +24,7 @@ def looks_like_perfetto(data: bytes) -> bool:
             return pos > 0
         if data[pos] != 0x0A:
             return False
-        v = _varint(data, pos + 1)
+        v = try_varint(data, pos + 1)
         if v is None:
             return False
         length, pos = v

@@ -16,6 +16,7 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 from droidlag.errors import InputError
 from droidlag.io.perfetto_frametimeline import FRAME_TIMELINE_FIELD, FrameTimelineDecoder
 from droidlag.io.perfetto_ftrace import FtraceDecoder, prev_state_encoding
+from droidlag.io.protowire import try_varint
 from droidlag.trace.builder import TraceBuilder
 from droidlag.trace.model import Trace
 
@@ -55,18 +56,6 @@ def parse_packets(data: bytes, path: str, builder: TraceBuilder) -> list:
     return packets
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int] | None:
-    result = shift = 0
-    while pos < len(buf) and shift < 64:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
-    return None
-
-
 def salvage_packets(data: bytes) -> tuple[list, int, str]:
     """Walk the top-level records (Trace.packet = field 1, length-delimited) and parse each packet on its own.
     Returns (packets, byte offset of the first record that could not be read, why)."""
@@ -76,7 +65,7 @@ def salvage_packets(data: bytes) -> tuple[list, int, str]:
     while pos < n:
         if data[pos] != 0x0A:
             return packets, pos, f"unexpected field tag 0x{data[pos]:02x}"
-        v = _varint(data, pos + 1)
+        v = try_varint(data, pos + 1)
         if v is None:
             return packets, pos, "record length cut off"
         length, start = v

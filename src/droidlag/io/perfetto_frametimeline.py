@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import struct
 
+from droidlag.io.protowire import varint
 from droidlag.trace.builder import TraceBuilder
 
 # TracePacket field number of the FrameTimelineEvent extension.
@@ -81,20 +82,6 @@ def _enum_name(names: tuple[str, ...], value: int | None) -> str | None:
     return names[value] if 0 <= value < len(names) else names[0]
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    """A base-128 varint at pos: (value, position after it). IndexError when the buffer ends inside it."""
-    result = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint longer than 10 bytes")
-
-
 def _signed64(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
@@ -108,7 +95,7 @@ def read_fields(buf: bytes, pos: int, end: int) -> dict[int, int | bytes]:
         if tag < 0x80:
             pos += 1
         else:
-            tag, pos = _varint(buf, pos)
+            tag, pos = varint(buf, pos)
         wire = tag & 7
         if wire == 0:
             b = buf[pos]
@@ -116,9 +103,9 @@ def read_fields(buf: bytes, pos: int, end: int) -> dict[int, int | bytes]:
                 out[tag >> 3] = b
                 pos += 1
             else:
-                out[tag >> 3], pos = _varint(buf, pos)
+                out[tag >> 3], pos = varint(buf, pos)
         elif wire == 2:
-            length, pos = _varint(buf, pos)
+            length, pos = varint(buf, pos)
             if pos + length > end:
                 raise ValueError("length-delimited field runs past its message")
             out[tag >> 3] = buf[pos:pos + length]
@@ -138,10 +125,10 @@ def read_fields(buf: bytes, pos: int, end: int) -> dict[int, int | bytes]:
 
 def decode_event(raw: bytes) -> tuple[int, dict[int, int | bytes]]:
     """One FrameTimelineEvent: (oneof field number 1-5, that member's fields). ValueError/IndexError if broken."""
-    tag, pos = _varint(raw, 0)
+    tag, pos = varint(raw, 0)
     if tag & 7 != 2:
         raise ValueError("FrameTimelineEvent member is not a message")
-    length, pos = _varint(raw, pos)
+    length, pos = varint(raw, pos)
     end = pos + length
     if end > len(raw):
         raise ValueError("FrameTimelineEvent member runs past the event")
