@@ -118,3 +118,37 @@ def test_non_dump_file_is_input_error(corpus, tmp_path):
     f.write_bytes(b"\n\n")
     with pytest.raises(InputError):
         read_anr(f)
+
+
+def test_damaged_dump_salvage_and_line_numbers(corpus, tmp_path):
+    """A real dump with one thread block cut in half, a garbage stack line, an invalid byte, CRLF line ends and no
+    end line: every thread header is kept at its own line and each warning names the line of its cause."""
+    data = corpus_file(corpus, ANR + "sentry-java_thread_dump.txt").read_bytes()
+    j = data.index(b'\n"', len(data) // 3) + 1
+    k = data.index(b"\n\n", j)
+    data = data[:(j + k) // 2] + data[k:]  # the second half of one thread block is gone, mid-line
+    g = data.index(b"\n  at ", data.index(b'"main"')) + 1
+    data = data[:g] + b"  ??? garbled stack line\n" + data[g:]
+    bad = data.index(b"\n  at ", g + 40) + 6
+    data = data[:bad] + b"\xff" + data[bad:]
+    data = data[:data.index(b"----- end")]  # no end line: the dump is truncated
+    f = tmp_path / "damaged.txt"
+    f.write_bytes(data.replace(b"\n", b"\r\n"))
+    u = read_anr(f)[0]
+    lines = data.decode("utf-8", "replace").split("\n")
+
+    def line_of(offset):
+        return data.count(b"\n", 0, offset) + 1
+
+    p = u.processes[0]
+    headers = [n for n, s in enumerate(lines, 1) if s.startswith('"')]
+    assert [t.line for t in p.threads] == headers
+    assert all(lines[t.line - 1].startswith(f'"{t.name}"') for t in p.threads)
+    assert p.main_thread.locks[0].held_by == 5
+    assert sum(len(t.raw_frames) for t in p.threads) == sum(
+        s.lstrip().startswith(("at ", "native:", "#", "kernel:")) for s in lines[headers[0]:])
+    by_kind = {w.message.split()[0]: w.line for w in u.warnings}
+    assert by_kind["invalid"] == line_of(bad)
+    assert by_kind["1"] == line_of(g)  # "1 unrecognised line(s) inside thread stacks ignored"
+    pid_line = next(n for n, s in enumerate(lines, 1) if s.startswith("----- pid "))
+    assert by_kind["dump"] == pid_line and "truncated" in [w for w in u.warnings if w.line == pid_line][0].message

@@ -30,6 +30,8 @@ _MEM_KB2 = re.compile(r"^(Rss\w*Kb|VmSwapKb|RssHwmKb): (\d+)\s*$")
 _D_STATE = re.compile(r"have D state thread\(tid:(\d+) name:([^)]*)\)")
 _BINDER_TR = re.compile(r"(?:outgoing|incoming|pending) transaction \d+: \S+ from (\d+):(\d+) to (\d+):(\d+)")
 _BR_WCHAN = re.compile(r"^(\d+)\s+(\S+)\s*(\S*)\s*$")
+# A stripped stack line starting with one of these is a frame, kept raw (parsed on demand by the model).
+_FRAME_PREFIXES = ("at ", "native:", "#", "kernel:")
 
 # Cap on the warnings one file may produce; the last one says how many more were dropped.
 MAX_WARNINGS = 50
@@ -70,7 +72,16 @@ class _Warn:
             self.out.append(ReadWarning(self.source, f"{self.dropped} more warnings not shown"))
 
 
+# The usual ART/Dalvik header (`"main" prio=5 tid=1 Blocked`, quote-free name, one state word) in one match; any
+# other shape goes through the token loop below, which this regex agrees with on every line it accepts.
+_THREAD_HEADER = re.compile(r'"((?:[^" ][^"]*)?)"( daemon)? prio=(\d+) tid=(\d+) (\w+)')
+
+
 def _parse_thread_header(line: str) -> ThreadDump | None:
+    m = _THREAD_HEADER.fullmatch(line)
+    if m and m.group(5) != "daemon":
+        name, daemon, prio, tid, state = m.groups()
+        return ThreadDump(name=name, daemon=daemon is not None, prio=int(prio), tid=int(tid), state=state)
     end = -1
     for marker in ('" prio=', '" daemon prio=', '" sysTid='):
         end = line.find(marker)
@@ -106,11 +117,8 @@ def _int(s: str) -> int | None:
         return None
 
 
-def _attr(s: str, key: str) -> str | None:
-    i = s.find(key)
-    if i < 0 or (i > 0 and s[i - 1] not in " |"):
-        return None
-    i += len(key)
+def _value_at(s: str, i: int) -> str:
+    """The value of a `| k=v k=(a b c)` attribute starting at `i`: up to the next space, or the whole `( ... )`."""
     if s.startswith("(", i):
         j = s.find(")", i)
         return s[i:j + 1] if j > 0 else s[i:]
@@ -119,28 +127,41 @@ def _attr(s: str, key: str) -> str | None:
 
 
 def _parse_attrs(t: ThreadDump, s: str) -> None:
-    if "=" not in s:
-        return
-    v = _attr(s, "sysTid=")
-    if v is not None:
-        t.sys_tid = _int(v)
-    v = _attr(s, "obj=")
-    if v is not None:
-        t.obj = v
+    # The hottest lines of a dump (five per thread), so each key costs one `in` test when absent. A key counts only
+    # where its first occurrence starts a word; an integer value starting with `(` is not an integer either way.
+    if "sysTid=" in s:
+        i = s.find("sysTid=")
+        if i == 0 or s[i - 1] in " |":
+            j = s.find(" ", i + 7)
+            t.sys_tid = _int(s[i + 7:j] if j > 0 else s[i + 7:])
+    if "obj=" in s:
+        i = s.find("obj=")
+        if i == 0 or s[i - 1] in " |":
+            t.obj = _value_at(s, i + 4)
     if "state=" in s:
-        v = _attr(s, "state=")
-        if v is not None:
-            t.kstate = v
-        v = _attr(s, "utm=")
-        if v is not None:
-            t.utm = _int(v)
-        v = _attr(s, "stm=")
-        if v is not None:
-            t.stm = _int(v)
-        v = _attr(s, "schedstat=")
-        if v is not None and v.startswith("("):
-            nums = [_int(x) for x in v.strip("()").split()]
-            t.schedstat = tuple(n for n in nums if n is not None)
+        i = s.find("state=")
+        if i == 0 or s[i - 1] in " |":
+            t.kstate = _value_at(s, i + 6)
+        if "utm=" in s:
+            i = s.find("utm=")
+            if i == 0 or s[i - 1] in " |":
+                j = s.find(" ", i + 4)
+                t.utm = _int(s[i + 4:j] if j > 0 else s[i + 4:])
+        if "stm=" in s:
+            i = s.find("stm=")
+            if i == 0 or s[i - 1] in " |":
+                j = s.find(" ", i + 4)
+                t.stm = _int(s[i + 4:j] if j > 0 else s[i + 4:])
+        if "schedstat=(" in s:
+            i = s.find("schedstat=")
+            if i == 0 or s[i - 1] in " |":
+                v = _value_at(s, i + 10)
+                if v.startswith("("):
+                    parts = v.strip("()").split()
+                    try:
+                        t.schedstat = tuple(map(int, parts))
+                    except ValueError:
+                        t.schedstat = tuple(n for n in map(_int, parts) if n is not None)
 
 
 def _parse_lock(s: str, frame_index: int, line: int) -> LockLine | None:
@@ -224,31 +245,27 @@ def parse_dump(text: str, source: str, line_offset: int = 0, unit: DumpUnit | No
     proc: ProcessDump | None = None
     thread: ThreadDump | None = None
     wchan: dict[int, tuple[str | None, str]] | None = None
+    frames: list[str] = []  # thread.raw_frames while thread is not None
     unknown = 0
     first_unknown = None
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
+    for i, line in enumerate(text.split("\n")):
         if not line:
             continue
         c = line[0]
         if c == " " or c == "\t":
+            # Stack lines are most of a dump: the frame kinds are told apart by one tuple startswith.
             if thread is not None:
                 s = line.lstrip()
+                if s.startswith(_FRAME_PREFIXES):
+                    frames.append(s)
+                    continue
                 c2 = s[:1]
-                if c2 == "a" and s.startswith("at "):
-                    thread.raw_frames.append(s)
+                if c2 == "|":
+                    _parse_attrs(thread, s)
                 elif c2 == "-" and s.startswith("- "):
-                    lk = _parse_lock(s, len(thread.raw_frames) - 1, line_offset + i + 1)
+                    lk = _parse_lock(s, len(frames) - 1, line_offset + i + 1)
                     if lk is not None:
                         thread.locks.append(lk)
-                elif c2 == "n" and s.startswith("native:"):
-                    thread.raw_frames.append(s)
-                elif c2 == "#":
-                    thread.raw_frames.append(s)
-                elif c2 == "k" and s.startswith("kernel:"):
-                    thread.raw_frames.append(s)
-                elif c2 == "|":
-                    _parse_attrs(thread, s)
                 elif c2 == "(" or c2 == "" or s.startswith("NOTE:"):
                     pass
                 else:
@@ -270,7 +287,7 @@ def parse_dump(text: str, source: str, line_offset: int = 0, unit: DumpUnit | No
                 unit.processes.append(proc)
             t.line = line_offset + i + 1
             proc.threads.append(t)
-            thread = t
+            thread, frames = t, t.raw_frames
             continue
         if c == "-":
             if line.startswith("----- pid "):
@@ -303,7 +320,7 @@ def parse_dump(text: str, source: str, line_offset: int = 0, unit: DumpUnit | No
             elif line.startswith("--- --- ---"):
                 continue
             elif line.startswith("- ") and thread is not None:
-                lk = _parse_lock(line, len(thread.raw_frames) - 1, line_offset + i + 1)
+                lk = _parse_lock(line, len(frames) - 1, line_offset + i + 1)
                 if lk is not None:
                     thread.locks.append(lk)
                 continue
@@ -335,7 +352,7 @@ def parse_dump(text: str, source: str, line_offset: int = 0, unit: DumpUnit | No
             proc.fingerprint = line[19:].strip().strip("'")
             continue
         if thread is not None and c == "a" and line.startswith("at "):
-            thread.raw_frames.append(line)
+            frames.append(line)
             continue
         if proc is None or thread is None:
             _header_line(h, line)
