@@ -143,7 +143,7 @@ def analyze_gfxinfo(dump: GfxinfoDump, config: FramesConfig | None = None) -> Fr
                                      "verdict": pl.Utf8, "naive_verdict": pl.Utf8, "naive_vsync_verdict": pl.Utf8,
                                      "buffer_signal": pl.Utf8, "ft_jank_type": pl.Utf8})
         summary = summarize(empty, pl.DataFrame(schema=CAUSE_SCHEMA), "none", None,
-                            {"gfxinfo_summaries": _gfx_summaries(dump)})
+                            {"gfxinfo_summaries": _gfx_summaries(dump, config)})
         summary["no_frames_reason"] = notes[0]
         return FramesReport("gfxinfo", dump.path, empty, pl.DataFrame(schema=CAUSE_SCHEMA), summary, notes,
                             [str(w) for w in dump.warnings])
@@ -186,7 +186,7 @@ def analyze_gfxinfo(dump: GfxinfoDump, config: FramesConfig | None = None) -> Fr
                      "(added in Android 12) and gfxinfo has no buffer count")
     causes = _gfx_causes(f)
     summary = summarize(f, causes, _buffer_signal(f), period,
-                        {"gfxinfo_summaries": _gfx_summaries(dump), "flagged_rows_excluded": flagged,
+                        {"gfxinfo_summaries": _gfx_summaries(dump, config), "flagged_rows_excluded": flagged,
                          "apps": f.group_by("pid", "process", "window").agg(
                              pl.len().alias("frames"), (pl.col("naive_verdict") != OK).sum().alias("sr_ff_naive"))
                          .sort("frames", descending=True).to_dicts()})
@@ -242,17 +242,26 @@ def _gfx_causes(f: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=CAUSE_SCHEMA, orient="row")
 
 
-def _gfx_summaries(dump: GfxinfoDump) -> list[dict]:
+def _gfx_summaries(dump: GfxinfoDump, config: FramesConfig | None = None) -> list[dict]:
+    """Android's own aggregate counters per process (gfxinfo) or package (graphicsstats), with SR/FF counted from
+    the frame-time histogram at its resolution (1 ms buckets up to 32 ms, 50 ms buckets from 150 ms)."""
+    config = config or FramesConfig()
     out = []
     for p in dump.processes:
         s = p.summary
         if "total_frames_rendered" in s:
             janky = s.get("janky_frames")
-            out.append({"pid": p.pid, "process": p.name, "total_frames_rendered": s.get("total_frames_rendered"),
+            hist = s.get("histogram") if isinstance(s.get("histogram"), dict) else {}
+            sr_ms, ff_ms = config.sr_threshold_ns / 1e6, config.ff_threshold_ns / 1e6
+            out.append({"pid": p.pid if p.pid >= 0 else None, "process": p.name,
+                        "total_frames_rendered": s.get("total_frames_rendered"),
                         "janky_frames": janky.get("count") if isinstance(janky, dict) else janky,
                         "janky_percent": janky.get("percent") if isinstance(janky, dict) else None,
                         "percentiles_ms": {k: s.get(k) for k in ("50th_percentile", "90th_percentile",
-                                                                 "95th_percentile", "99th_percentile") if k in s}})
+                                                                 "95th_percentile", "99th_percentile") if k in s},
+                        # a bucket labelled N ms holds frames up to N ms: SR buckets are those above the budget
+                        "sr_naive_histogram": sum(n for ms, n in hist.items() if sr_ms < ms < ff_ms) if hist else None,
+                        "ff_naive_histogram": sum(n for ms, n in hist.items() if ms >= ff_ms) if hist else None})
     return out
 
 

@@ -56,6 +56,10 @@ def _print(report) -> None:
         for c in s["causes"][:6]:
             print(f"  cause {c['name']:<18} in {c['frames']} SR/FF frames, mean share {_fmt(c['mean_share'])} "
                   f"(normal {_fmt(c['mean_normal_share'])})")
+    for g in s.get("gfxinfo_summaries") or []:
+        print(f"  {g['process']}: {g['total_frames_rendered']} frames rendered, Android counts "
+              f"{g['janky_frames']} janky ({_fmt(g['janky_percent'], '%')}); histogram: SR {_fmt(g['sr_naive_histogram'])}"
+              f", FF {_fmt(g['ff_naive_histogram'])}")
     for n in report.notes:
         print(f"  note: {n}")
     for w in report.warnings[:5]:

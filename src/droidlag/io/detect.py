@@ -40,8 +40,8 @@ _ANR_MARK = re.compile(
     r"^(----- pid \d+ at |----- Waiting Channels: pid \d+|\"[^\"\n]*\" (daemon )?prio=\d+ tid=\d+|DALVIK THREADS"
     r"|Crash type: 'anr'|Subject: (Input dispatching|Broadcast of|executing service|ContentProvider)"
     r"|\"[^\"\n]*\" sysTid=\d+|sysTid=\d+\s|------ BLOCKED PROCESS WAIT-CHANNELS|------ VM TRACES)", re.M)
-_GFXINFO_MARK = re.compile(r"^(\*\* Graphics info for pid \d+|Applications Graphics Acceleration Info:|---PROFILEDATA---)",
-                           re.M)
+_GFXINFO_MARK = re.compile(r"^(\*\* Graphics info for pid \d+|Applications Graphics Acceleration Info:|---PROFILEDATA---"
+                           r"|DUMP OF SERVICE graphicsstats:)", re.M)
 
 
 def sniff_bytes(data: bytes) -> str | None:

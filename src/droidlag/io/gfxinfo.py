@@ -13,8 +13,9 @@ import polars as pl
 from droidlag.errors import InputError, ReadWarning
 
 _PROCESS_RE = re.compile(r"^\*\* Graphics info for pid (\d+) \[(.*)\] \*\*\s*$")
+_PACKAGE_RE = re.compile(r"^Package: (\S+)\s*$")
 _VIEWROOT_RE = re.compile(r"^\s+(\S.*?)/android\.view\.ViewRootImpl@[0-9a-f]+(?: \(visibility=\d+\))?\s*$")
-_KEY_RE = re.compile(r"^([A-Z][A-Za-z0-9 ()/_-]*?):\s*(.*)$")
+_KEY_RE = re.compile(r"^([A-Z0-9][A-Za-z0-9 ()/_-]*?):\s*(.*)$")
 _MARKER = "---PROFILEDATA---"
 # Keys that hold a number of frames or a duration; everything else stays text.
 _NUM_RE = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(ms|ns)?(?:\s*\((\d+(?:\.\d+)?)%\))?$")
@@ -147,6 +148,13 @@ def read_gfxinfo(data: bytes | str, path: str = "<gfxinfo>") -> GfxinfoDump:
     while i < len(lines):
         line = lines[i]
         m = _PROCESS_RE.match(line)
+        pm = _PACKAGE_RE.match(line) if m is None else None
+        if pm:   # `dumpsys graphicsstats`: persisted per-package aggregates, no pid
+            proc = GfxProcess(-1, pm.group(1))
+            processes.append(proc)
+            win = None
+            i += 1
+            continue
         if m:
             proc = GfxProcess(int(m.group(1)), m.group(2))
             processes.append(proc)
@@ -192,5 +200,6 @@ def read_gfxinfo(data: bytes | str, path: str = "<gfxinfo>") -> GfxinfoDump:
                             target[key] = value
         i += 1
     if not processes:
-        raise InputError(path, "no `dumpsys gfxinfo` section (no 'Graphics info for pid' and no framestats)")
+        raise InputError(path, "no `dumpsys gfxinfo` or `graphicsstats` section (no 'Graphics info for pid', "
+                         "no 'Package:' and no framestats)")
     return GfxinfoDump(path=path, processes=processes, warnings=warnings, uptime_ms=uptime)

@@ -119,6 +119,14 @@ def _frames_block(report: dict, t0: int) -> str:
               s.get("buffer_signal"), *pcts.values()]]))
     for n in report.get("notes") or []:
         out.append(f'<p class="warn">{e(n)}</p>')
+    aggregates = s.get("gfxinfo_summaries") or []
+    if aggregates:
+        out.append("<h3>Android's own counters</h3>" + _table(
+            ["process / package", "frames rendered", "janky (Android)", "janky %", "SR by histogram",
+             "FF by histogram", "p50/p90/p95/p99 ms"],
+            [[g.get("process"), g.get("total_frames_rendered"), g.get("janky_frames"), g.get("janky_percent"),
+              g.get("sr_naive_histogram"), g.get("ff_naive_histogram"),
+              "/".join(str(v) for v in (g.get("percentiles_ms") or {}).values())] for g in aggregates]))
     if s.get("not_possible_reason"):
         out.append(f'<p class="warn">{e(s["not_possible_reason"])}</p>')
     by_app: dict[str, list[dict]] = {}

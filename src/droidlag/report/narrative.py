@@ -102,12 +102,24 @@ def frames_headlines(report, path: str) -> list[dict]:
     """One headline per trace or gfxinfo file with slow frames: how many, how bad, and the leading cause."""
     s = report.summary
     n = s.get("frames") or 0
+    aggregates = [g for g in s.get("gfxinfo_summaries") or [] if g.get("total_frames_rendered")]
+    if not n and aggregates:
+        total = sum(g["total_frames_rendered"] for g in aggregates)
+        janky = sum(g.get("janky_frames") or 0 for g in aggregates)
+        ff = sum(g.get("ff_naive_histogram") or 0 for g in aggregates)
+        worst = max(aggregates, key=lambda g: (g.get("janky_percent") or 0, g["total_frames_rendered"]))
+        text = (f"{path}: Android counted {janky} janky of {total} frames ({100 * janky / total:.1f}%) in "
+                f"{len(aggregates)} aggregate(s), {ff} over 700 ms by the histogram; highest: {worst['process']} "
+                f"({worst.get('janky_percent')}%). No per-frame data, so no buffer-aware verdict or causes.")
+        kind = "ff" if ff else "sr"
+        return [{"severity": SEVERITY[kind] + min(19, 100 * janky / total / 5), "kind": kind,
+                 "level": "bad" if ff else "warn", "source": path, "text": text}]
     if not n:
         reason = s.get("no_frames_reason") or "no app frames"
         return [{"severity": 0, "kind": "info", "level": "muted", "source": path, "text": f"{path}: {reason}."}]
     aware = s.get("sr") is not None
     sr, ff = (s.get("sr"), s.get("ff")) if aware else (s.get("sr_naive"), s.get("ff_naive"))
-    label = "buffer-aware" if aware else "by threshold only (buffer-aware verdict not possible)"
+    label = "buffer-aware" if aware else "by threshold only; the buffer-aware verdict was not possible"
     worst = (s.get("frame_time_ms") or {}).get("max")
     if not sr and not ff:
         return [{"severity": 1, "kind": "ok", "level": "ok", "source": path,
@@ -115,6 +127,8 @@ def frames_headlines(report, path: str) -> list[dict]:
     text = (f"{path}: {ff} frozen and {sr} slow of {n} frames ({100 * (sr + ff) / n:.1f}%, {label})"
             + (f", worst {worst:.1f} ms" if worst else ""))
     causes = [c for c in s.get("causes") or [] if c.get("mean_share") is not None]
+    # lead with a cause that stands out against normal frames, not merely the most frequent one
+    causes.sort(key=lambda c: c.get("mean_normal_share") is not None and c["mean_share"] < 2 * c["mean_normal_share"])
     if causes:
         c = causes[0]
         name = c["name"].removeprefix("stage:")
