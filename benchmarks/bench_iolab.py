@@ -48,6 +48,23 @@ def mm1_callbacks(n: int, seed: int = 1) -> tuple[int, int]:
     return eng.events, state["served"]
 
 
+def bare_events(n: int) -> tuple[int, float]:
+    """The engine alone: three interleaved chains of callbacks that do no work (the event core's ceiling)."""
+    eng = Engine(0)
+    left = [n]
+
+    def tick(_):
+        if left[0]:
+            left[0] -= 1
+            eng.after(1000, tick, None)
+
+    for _ in range(3):
+        eng.at(0, tick, None)
+    t = time.perf_counter()
+    eng.run()
+    return eng.events, time.perf_counter() - t
+
+
 def mm1_processes(n: int, seed: int = 1) -> tuple[int, int]:
     """The same model written as generator processes on the engine (SimPy's style)."""
     eng = Engine(seed)
@@ -112,6 +129,8 @@ def main() -> None:
     ap.add_argument("--customers", type=int, default=300_000)
     a = ap.parse_args()
     n = a.customers
+    ev0, dt0 = bare_events(2 * n)
+    print(f"droidlag engine alone (callbacks doing nothing): {ev0 / dt0 / 1e6:5.2f} M events/s ({ev0:,} events)")
     print(f"M/M/1, utilisation 0.8, {n:,} customers, one core")
     t = time.perf_counter()
     ev, served = mm1_callbacks(n)

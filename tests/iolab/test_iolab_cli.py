@@ -45,3 +45,10 @@ def test_host_fio_jobs_are_scratch_only():
     text = reader_writer_jobs("/dev/loop9", 2, True, reader_prio=(1, 0), writer_prio=(3, 0))
     assert text.count("filename=/dev/loop9") == 1 and "[fg-reader]" in text and "prioclass=3" in text
     assert "[bg-writer-1]" in text
+
+
+def test_reproduce_delay_cut_is_a_cut_of_the_background_delay():
+    from droidlag.iolab.reproduce import _delay_cut
+    # FG only 1 s, FG+BG 2.6 s, policy 1.144 s: 91% of the 1.6 s BG delay removed (FAIO's statistic)
+    assert abs(_delay_cut(1000, 2600, 1144) - 91.0) < 1e-9
+    assert _delay_cut(1000, 1000, 900) == 0.0  # no BG delay: nothing to cut

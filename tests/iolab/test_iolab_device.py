@@ -1,7 +1,12 @@
-"""Device model: calibration from the public figures, read priority, write FIFO, flush as a barrier."""
+"""Device model: calibration from the public figures, read priority, write FIFO, flush as a barrier, reads
+stalled by programs on their dies, the write buffer, FastTrack's in-device preemption."""
+import dataclasses
+
+import pytest
+
 from droidlag.iolab.sim.app import Task
 from droidlag.iolab.sim.blocklayer import Request
-from droidlag.iolab.sim.device import OP_DISCARD, OP_FLUSH, OP_READ, OP_WRITE, PROFILES, Device
+from droidlag.iolab.sim.device import MB, OP_DISCARD, OP_FLUSH, OP_READ, OP_WRITE, PROFILES, Device
 from droidlag.iolab.sim.engine import Engine
 
 T = Task("t", 1, 10001)
@@ -53,3 +58,68 @@ def test_fasttrack_device_preemption_lets_fg_write_overtake():
             assert pos == len(done) - 1  # the in-device write FIFO
         for r in done:
             r.done_ns = -1
+
+
+def _bg_writes(n, size=512 * 1024):
+    return [Request(OP_WRITE, 10_000 + i * 1024, size, False, T) for i in range(n)]
+
+
+def _finish_times(profile, reqs, preempt=False):
+    eng = Engine(0)
+    dev = Device(eng, profile, preempt_fg=preempt)
+    done = {}
+    dev.on_complete = lambda r: done.__setitem__(id(r), eng.now)
+    for r in reqs:
+        dev.submit(r)
+    eng.run()
+    return done, dev
+
+
+def test_a_read_waits_for_a_program_on_its_dies_not_for_whole_writes():
+    p = PROFILES["ufs"]
+    small, big = Request(OP_READ, 1, 4096, True, T), Request(OP_READ, 9, 512 * 1024, True, T)
+    for read, dies in ((small, 1), (big, p.dies)):
+        done, dev = _finish_times(p, _bg_writes(8) + [read])
+        alone = p.read_lat_ns + read.nbytes * 1e9 / p.read_bw
+        stall = p.program_ns * dies // (dies + 1)
+        assert done[id(read)] == pytest.approx(alone + stall, rel=0.01)  # not behind 8 x 3.5 ms of writes
+        assert dev.read_stall_ns == stall
+    # a 4 KB read is stalled less than a 512 KB one (one die vs all of them)
+    assert p.program_ns // 2 < p.program_ns * p.dies // (p.dies + 1)
+
+
+def test_sustained_writes_slow_down_once_the_write_buffer_is_full():
+    p = dataclasses.replace(PROFILES["ufs"], wbuf_bytes=8 * MB, sustained_write_bw=50 * MB)
+    reqs = _bg_writes(64, 1 << 20)  # 64 MB back to back
+    done, dev = _finish_times(p, reqs)
+    t = [done[id(r)] for r in reqs]
+    early = 1e9 * (1 << 20) / (t[3] - t[2])  # bytes/s while the buffer has room
+    late = 1e9 * (1 << 20) / (t[-1] - t[-2])
+    assert early == pytest.approx(p.write_bw, rel=0.05)
+    assert late == pytest.approx(p.sustained_write_bw, rel=0.05)
+    assert dev.sustained_bytes > 40 * MB
+    # the buffer drains at the sustained rate while the device is idle: burst speed again afterwards
+    eng = Engine(0)
+    dev = Device(eng, p)
+    dev.wbuf_level, dev.wbuf_t = p.wbuf_bytes, 0
+    assert dev._write_time(1 << 20, 0) == int((1 << 20) * 1e9 / p.sustained_write_bw)
+    assert dev._write_time(1 << 20, 10**9) == int((1 << 20) * 1e9 / p.write_bw)
+    assert PROFILES["ufs"].wbuf_bytes == 0  # off in the calibrated profiles (no public figure)
+
+
+def test_fasttrack_fg_commands_interrupt_bg_programs_but_flush_still_waits_for_discards():
+    p = PROFILES["ufs"]
+    fg_read = Request(OP_READ, 1, 4096, True, T)
+    fg_read.fg = True
+    done, dev = _finish_times(p, _bg_writes(8) + [fg_read], preempt=True)
+    assert dev.read_stall_ns == 0  # HPI: no wait for the program under way
+    fg_flush = Request(OP_FLUSH, 0, 0, True, T)
+    fg_flush.fg = True
+    bg = _bg_writes(8)
+    done, _ = _finish_times(p, bg + [fg_flush], preempt=True)
+    assert done[id(fg_flush)] < min(done[id(r)] for r in bg)  # covers no BG write still in flight
+    disc = Request(OP_DISCARD, 5, 1 << 20, False, T)
+    fg_flush2 = Request(OP_FLUSH, 0, 0, True, T)
+    fg_flush2.fg = True
+    done, _ = _finish_times(p, [disc, fg_flush2], preempt=True)
+    assert done[id(fg_flush2)] > done[id(disc)]  # the quasi-asynchronous trap stays

@@ -203,3 +203,44 @@ def test_fasttrack_protects_fg_pages_and_preempts_in_device():
     st2, *_ = _stack("faio")
     st2.pc.lru.appendleft(Extent(fg.uid, 5, 0, 32, CLEAN))
     assert st2.pc._victim(None).owner == fg.uid  # without protection the oldest page goes, FG or not
+
+
+def test_cfq_dispatch_depth_follows_cfq_may_dispatch():
+    st, order, bg, fg = _stack("cfq")
+    sched = st.blk.sched
+    for i in range(40):  # async writeback alone: CFQ lets it fill the device
+        st.blk.submit(Request(OP_WRITE, 10_000 + i * 1024, 512 * 1024, False, st.kworker))
+    assert st.device.accepted == st.profile.queue_depth
+    st.run()
+    # a sync queue while another sync queue waits: at most cfq_quantum / 2 = 4 in the device
+    k = ("be", 1, fg.pid)
+    assert sched._may_dispatch(k, 4, st.now)  # alone: no limit
+    other = _req(OP_READ, bg, lba=5)
+    other.submit_ns = st.now
+    sched.add(other, st.now)  # queued, not dispatched
+    assert not sched._may_dispatch(k, 4, st.now) and sched._may_dispatch(k, 3, st.now)
+    # async after a sync request waited past the sync FIFO expiry: depth 1, then +1 per sync slice
+    ka = ("be", 0, 4)
+    sched.last_delayed_sync = st.now
+    assert sched._may_dispatch(ka, 0, st.now) and not sched._may_dispatch(ka, 1, st.now)
+    later = st.now + 2 * sched.sync_slice
+    assert sched._may_dispatch(ka, 1, later) and not sched._may_dispatch(ka, 2, later)
+
+
+def test_smartio_overdue_writes_do_not_starve_reads():
+    st, order, bg, fg = _stack("smartio")
+    sched = st.blk.sched
+    for i in range(5):
+        w = _req(OP_WRITE, bg, sync=True, lba=100 + i)
+        w.submit_ns = 0
+        sched.add(w, 0)
+    reads = []
+    for i in range(5):
+        r = _req(OP_READ, fg, lba=200 + i)
+        r.submit_ns = 500 * MS
+        sched.add(r, 500 * MS)
+        reads.append(r)
+    got = [sched.next(500 * MS) for _ in range(4)]
+    assert got[0].op == OP_WRITE  # one overdue write goes first...
+    assert all(g.op == OP_READ for g in got[1:])  # ...then reads again until the next bound period
+    assert sched.next(600 * MS).op == OP_WRITE

@@ -1,7 +1,11 @@
-"""The papers' figures next to the simulator's, each with the tolerance held and whether it is met.
+"""The papers' figures next to the simulator's, each with the tolerance held, whether it is met, and why.
 
 One device calibration (sim/device.py) and one memory configuration (sim/pagecache.py) produce every row:
-nothing here is tuned per figure. Stock Android's scheduler (CFQ) is the baseline everywhere.
+nothing here is tuned per figure. Stock Android's scheduler (CFQ) is the baseline everywhere. Statistics
+follow the papers: FAIO's cuts are of the *delay* background I/O adds over FG only; FastTrack's is of the
+whole response time; SmartIO's slowdown is its ReadSlowdown (time with a concurrent writer / time alone, in
+percent), measured on eMMC (the Nexus-class phones it used) against one writer, and its "up to" figures
+are the best of several app groups (group means, not a single operation).
 """
 from __future__ import annotations
 
@@ -28,6 +32,14 @@ def _cut(base_ms: float, new_ms: float) -> float:
     return 100.0 * (1 - new_ms / base_ms)
 
 
+def _delay_cut(fg_only_ms: float, base_ms: float, new_ms: float) -> float:
+    """Cut of the user-perceived *delay*: the time background I/O adds over FG only (FAIO's metric: 'reduces
+    the response time delay by up to 91%, close to when a single app runs'; a cut of the whole response time
+    could not exceed 1 - 1/2.6 = 62% for Gallery)."""
+    extra = base_ms - fg_only_ms
+    return 100.0 * (base_ms - new_ms) / extra if extra > 0 else 0.0
+
+
 def _ratio_row(figure, paper_value, value, rel=0.4, unit="x", note=""):
     ok = abs(value / paper_value - 1) <= rel
     return Row(figure, f"{unit}{paper_value:g}", f"{unit}{value:.2f}", f"±{int(rel * 100)}% relative", ok, note, value)
@@ -36,6 +48,17 @@ def _ratio_row(figure, paper_value, value, rel=0.4, unit="x", note=""):
 def _pp_row(figure, paper_value, value, pp=15.0, note=""):
     ok = abs(value - paper_value) <= pp
     return Row(figure, f"{paper_value:g}%", f"{value:.1f}%", f"±{pp:g} points", ok, note, value)
+
+
+def _why(row: Row, within: str, outside: str) -> Row:
+    """Every row says why it is (or is not) within tolerance, after its numbers."""
+    reason = within if row.within_tolerance else outside
+    row.note = f"{row.note}; {reason}" if row.note else reason
+    return row
+
+
+# SmartIO evaluated "several groups of popular applications" and reports the best group ("up to").
+SMARTIO_GROUPS = 4
 
 
 def reproduce(seed: int = 0, scale: float = 1.0) -> dict:
@@ -51,51 +74,130 @@ def reproduce(seed: int = 0, scale: float = 1.0) -> dict:
 
     # 1. background I/O inflates foreground operations (Galaxy S6: UFS)
     g0, g1 = m("gallery", "cfq", bg=False), m("gallery", "cfq")
-    rows.append(_ratio_row("Gallery launch, FG+BG / FG only", 2.6, g1 / g0,
-                           note=f"{g0:.0f} ms -> {g1:.0f} ms"))
+    rows.append(_why(_ratio_row("Gallery launch, FG+BG / FG only", 2.6, g1 / g0, note=f"{g0:.0f} ms -> {g1:.0f} ms"),
+                     "page-cache stalls (BG dirty pages at the LRU tail, lock held while they are written back) "
+                     "give about the paper's inflation",
+                     "too much inflation: the model's page cache (256 MB reclaimable LRU, 160 MB dirty limit) "
+                     "makes Gallery's allocations wait on BG writeback more often than on the S6; Gallery's "
+                     "inflation is set by the memory configuration, which we do not fit per figure"))
     c0, c1 = m("camera", "cfq", bg=False), m("camera", "cfq")
-    rows.append(Row("Camera suspension, FG only", "< 1 s", f"{c0 / 1e3:.2f} s", "< 1 s", c0 < 1000, "", c0))
-    rows.append(_ratio_row("Camera suspension, FG+BG / FG only", 19.5, c1 / c0, note=f"{c1:.0f} ms"))
+    rows.append(_why(Row("Camera suspension, FG only", "< 1 s", f"{c0 / 1e3:.2f} s", "< 1 s", c0 < 1000,
+                         "40 MB written and fsync'd at the burst write rate", c0),
+                     "40 MB at 150 MB/s plus a flush", "FG-only camera too slow"))
+    rows.append(_why(_ratio_row("Camera suspension, FG+BG / FG only", 19.5, c1 / c0, note=f"{c0:.0f} ms -> {c1:.0f} ms"),
+                     "dirty throttling and the device write FIFO give the paper's inflation",
+                     "too little inflation: the camera gets a fair share of the dirty-page budget (throttled "
+                     "with the BG writers) and its fsync waits for its own pages only; ~6 s would need its "
+                     "data to queue behind several times more BG data. Tried and rejected: a write buffer "
+                     "that slows sustained writes (assumed 256 MB, half rate: x7, no public figure, off) and "
+                     "ext4 ordered-mode commits waiting for all BG data in flight (x3.7, and FAIO then could "
+                     "not cut Camera at all, contrary to the paper)"))
     k0, k1 = m("game", "cfq", bg=False), m("game", "cfq")
-    rows.append(Row("Game loading, FG only", "2-4 s", f"{k0 / 1e3:.2f} s", "2-4 s", 2000 <= k0 <= 4000, "", k0))
-    rows.append(Row("Game loading, FG+BG", "4-8 s", f"{k1 / 1e3:.2f} s", "4-8 s", 4000 <= k1 <= 8000, "", k1))
-    # 2. FAIO and its block-layer-only half
-    for scn, faio_paper, fid_paper, base in (("gallery", 91, 7, g1), ("camera", 72, 29, c1), ("game", 86, 21, k1)):
-        rows.append(_pp_row(f"FAIO delay cut, {scn} (vs FG+BG)", faio_paper, _cut(base, m(scn, "faio"))))
-        rows.append(_pp_row(f"faio-fid delay cut, {scn}", fid_paper, _cut(base, m(scn, "faio-fid"))))
-    ufs_cut = _cut(g1, m("gallery", "faio"))
-    emmc_cut = _cut(m("gallery", "cfq", "emmc"), m("gallery", "faio", "emmc"))
-    rows.append(Row("FAIO gain larger on UFS than eMMC (Gallery)", "UFS > eMMC",
-                    f"UFS {ufs_cut:.1f}% vs eMMC {emmc_cut:.1f}%", "UFS cut > eMMC cut", ufs_cut > emmc_cut,
-                    "", ufs_cut - emmc_cut))
+    rows.append(_why(Row("Game loading, FG only", "2-4 s", f"{k0 / 1e3:.2f} s", "2-4 s", 2000 <= k0 <= 4000,
+                         "500 MB of 256 KB random reads + 0.5 ms decode each", k0),
+                     "device read time plus decode", "outside 2-4 s"))
+    rows.append(_why(Row("Game loading, FG+BG", "4-8 s", f"{k1 / 1e3:.2f} s", "4-8 s", 4000 <= k1 <= 8000,
+                         "", k1),
+                     "page-cache stalls, CFQ queueing behind BG sync (fsync) slices and reads waiting for "
+                     "programs on busy dies",
+                     "too slow (the paper's 4-8 s is ~x2; the model gives ~x3.5): of the ~8 s added, the loader "
+                     "waits ~3.5 s for the page-cache lock while BG writers reclaim, ~2.5 s in CFQ behind BG "
+                     "fsync slices, ~2 s for programs on dies busy with BG writes (~1 ms per 256 KB read)"))
+    # 2. FAIO and its block-layer-only half: cut of the delay BG adds over FG only
+    fg_only = {"gallery": g0, "camera": c0, "game": k0}
+    stock = {"gallery": g1, "camera": c1, "game": k1}
+    for scn, faio_paper, fid_paper in (("gallery", 91, 7), ("camera", 72, 29), ("game", 86, 21)):
+        f, d = m(scn, "faio"), m(scn, "faio-fid")
+        rows.append(_why(_pp_row(f"FAIO delay cut, {scn} (vs FG+BG)", faio_paper,
+                                 _delay_cut(fg_only[scn], stock[scn], f), note=f"{stock[scn]:.0f} -> {f:.0f} ms "
+                                 f"(FG only {fg_only[scn]:.0f})"),
+                         "the dispatcher lets the camera's kworker-written pages through and the page manager "
+                         "its allocations, while writes already inside the device stay FIFO: Camera gains "
+                         "least, as in the paper" if scn == "camera" else
+                         "the page manager removes the page-cache stalls and the dispatcher the block-layer "
+                         "queueing, as the paper finds",
+                         {"gallery": "", "camera": "FG writes still wait behind BG writes inside the device "
+                          "(write FIFO) and behind the shared dirty-page budget, which FAIO does not touch",
+                          "game": "what FAIO cannot touch stays: ~2 s of reads waiting for programs on dies "
+                          "busy with BG writes (a program under way is not suspended) and lock waits behind BG "
+                          "writers whose reclaim sleeps on a writeback I/O (a checkpoint comes only at the next "
+                          "extent, after that I/O)"}[scn] or "outside tolerance"))
+        rows.append(_why(_pp_row(f"faio-fid delay cut, {scn}", fid_paper, _delay_cut(fg_only[scn], stock[scn], d),
+                                 note=f"{stock[scn]:.0f} -> {d:.0f} ms"),
+                         "the dispatcher alone cannot help while the FG task waits for the page-cache lock",
+                         "the dispatcher alone gains more than on the phone: in the model most of the camera's "
+                         "delay is its own pages, written back by the kworker, queued behind BG writeback in "
+                         "CFQ's async queue, which the LBA hand-over lets through; on the phone more of it was "
+                         "in the page cache" if scn == "camera" else "outside tolerance"))
+    ufs_cut = _delay_cut(g0, g1, m("gallery", "faio"))
+    e0, e1 = m("gallery", "cfq", "emmc", False), m("gallery", "cfq", "emmc")
+    emmc_cut = _delay_cut(e0, e1, m("gallery", "faio", "emmc"))
+    rows.append(_why(Row("FAIO gain larger on UFS than eMMC (Gallery)", "UFS > eMMC",
+                         f"UFS {ufs_cut:.1f}% vs eMMC {emmc_cut:.1f}%", "UFS cut > eMMC cut", ufs_cut > emmc_cut,
+                         "", ufs_cut - emmc_cut),
+                     "on the faster device the page-cache stalls FAIO removes are a larger share of the delay",
+                     "on eMMC the one-command queue is the bottleneck either way"))
     # 3. FastTrack with 1..6 background apps
     ft = {n: m("launch", "fasttrack", bg=n) for n in range(1, 7)}
-    stock = {n: m("launch", "cfq", bg=n) for n in range(1, 7)}
+    stock_l = {n: m("launch", "cfq", bg=n) for n in range(1, 7)}
     spread = max(ft.values()) / min(ft.values())
-    rows.append(Row("FastTrack FG response, max/min over 1-6 BG apps", "flat (~x1)", f"x{spread:.2f}",
-                    "<= x1.5", spread <= 1.5,
-                    "stock: " + ", ".join(f"{n}:{v / 1e3:.1f}s" for n, v in stock.items()), spread))
-    rows.append(_pp_row("FastTrack vs stock, six BG apps", 94, _cut(stock[6], ft[6]), pp=10))
-    # 4. SmartIO
+    rows.append(_why(Row("FastTrack FG response, max/min over 1-6 BG apps", "flat (~x1)", f"x{spread:.2f}",
+                         "<= x1.5", spread <= 1.5,
+                         "fasttrack: " + ", ".join(f"{n}:{v / 1e3:.2f}s" for n, v in ft.items())
+                         + "; stock: " + ", ".join(f"{n}:{v / 1e3:.1f}s" for n, v in stock_l.items()), spread),
+                     "FG requests overtake BG ones at every layer; what is left (programs under way on busy "
+                     "dies, the dirty-page budget for the 4 MB save) grows slowly with the BG load",
+                     "what FastTrack leaves grows with the BG count: the FG app waits for the page-cache lock "
+                     "while BG writers' reclaim sleeps on writebacks (more writers, more of them), and its "
+                     "4 MB save is throttled with every BG writer on the shared dirty-page budget"))
+    rows.append(_why(_pp_row("FastTrack vs stock, six BG apps", 94, _cut(stock_l[6], ft[6]), pp=10,
+                             note=f"{stock_l[6]:.0f} -> {ft[6]:.0f} ms"),
+                     "a cut of the whole response time, as the paper states it",
+                     "stock CFQ with six BG writers inflates a launch ~x5 in the model; a 94% cut needs the "
+                     "stock launch ~17x slower than FastTrack's, i.e. a much larger stock inflation than the "
+                     "model's page cache and CFQ produce, and FastTrack's own residual (above) to stay flat"))
+    # 4. SmartIO (Nexus-class phones: eMMC). Slowdown as SmartIO defines it: time with a concurrent writer /
+    # time alone, in percent (their slides: '626%' next to 'reads up to 6.15').
     for scn, paper in (("seq-read", 626), ("rand-read", 293)):
-        a, b = m(scn, "cfq", bg=False), m(scn, "cfq")
-        slow = 100 * (b / a - 1)
-        rows.append(Row(f"SmartIO read slowdown under writes, {scn.split('-')[0]}", f"{paper}%", f"{slow:.0f}%",
-                        "±50% relative", abs(slow / paper - 1) <= 0.5, f"{a:.2f} -> {b:.2f} ms", slow))
+        a, b = m(scn, "cfq", "emmc", False), m(scn, "cfq", "emmc")
+        slow = 100 * b / a
+        rows.append(_why(Row(f"SmartIO read slowdown under writes, {scn.split('-')[0]}", f"{paper}%", f"{slow:.0f}%",
+                             "±50% relative", abs(slow / paper - 1) <= 0.5, f"eMMC, one writer: {a:.2f} -> {b:.2f} ms", slow),
+                         "reads wait for the write command in service (eMMC has one command slot)",
+                         "each read waits for the 512 KB write in service on the one-command eMMC (~5 ms): "
+                         "x35 for a 4 KB read that takes 0.14 ms alone on this eMMC 5.0 profile (the Nexus-era "
+                         "parts SmartIO measured were several times slower at random reads, and eMMC write "
+                         "caching, which would shorten the wait, is not modelled)" if scn == "rand-read" else
+                         "the model's sequential read loses less than the phone's: no in-device read-ahead "
+                         "that concurrent writes would break"))
     for scn, paper in (("smartio-launch", 37.8), ("smartio-runtime", 29.6)):
-        base = run_scenario(scn, "cfq", seed=seed, scale=scale)
-        new = run_scenario(scn, "smartio", seed=seed, scale=scale)
-        cuts = [_cut(b, n) for b, n in zip(base.fg_ns, new.fg_ns)]
-        best = max(cuts)
-        rows.append(_pp_row(f"SmartIO {scn.split('-')[1]} delay cut, up to", paper, best,
-                            note=f"mean over operations {sum(cuts) / len(cuts):.1f}%"))
+        base = run_scenario(scn, "cfq", "emmc", seed=seed, scale=scale)
+        new = run_scenario(scn, "smartio", "emmc", seed=seed, scale=scale)
+        per_app = len(base.fg_ns) // 20 or 1
+        cuts = []
+        for g in range(SMARTIO_GROUPS):
+            lo, hi = g * len(base.fg_ns) // SMARTIO_GROUPS, (g + 1) * len(base.fg_ns) // SMARTIO_GROUPS
+            if sum(base.fg_ns[lo:hi]):
+                cuts.append(_cut(sum(base.fg_ns[lo:hi]), sum(new.fg_ns[lo:hi])))
+        mean_cut = _cut(sum(base.fg_ns), sum(new.fg_ns))
+        rows.append(_why(_pp_row(f"SmartIO {scn.split('-')[1]} delay cut, up to", paper, max(cuts, default=0.0),
+                                 note=f"best of {SMARTIO_GROUPS} app groups (mean per group); all apps "
+                                 f"{mean_cut:.1f}%; {per_app} op(s) per app"),
+                         "reads first with writes bounded at 100 ms cut the read waits behind writes",
+                         "reads first removes more of the wait than on the phones: in the model most of a "
+                         "launch's delay is reads queued behind BG writes, which SmartIO removes entirely"))
     # 5. priority inheritance under bulk background traffic
     sp = m("sporadic", "cfq")
     pi = {p: _cut(sp, m("sporadic", p)) for p in ("qasio", "rcp", "faio")}
     best_pi = max(pi["qasio"], pi["rcp"])
-    rows.append(Row("Priority inheritance (QASIO/RCP) under bulk BG: cut of small FG I/O", "fails (small)",
-                    f"qasio {pi['qasio']:.1f}%, rcp {pi['rcp']:.1f}% (faio {pi['faio']:.1f}%)",
-                    "< 30% and below FAIO", best_pi < 30 and best_pi < pi["faio"], "", best_pi))
+    rows.append(_why(Row("Priority inheritance (QASIO/RCP) under bulk BG: cut of small FG I/O", "fails (small)",
+                         f"qasio {pi['qasio']:.1f}%, rcp {pi['rcp']:.1f}% (faio {pi['faio']:.1f}%)",
+                         "< 30% and below FAIO", best_pi < 30 and best_pi < pi["faio"], "", best_pi),
+                     "boosting the BG work the FG task waits on still leaves the FG task behind that bulk work",
+                     "RCP gets as much as FAIO here: in the model the small FG I/O waits mostly in CFQ behind "
+                     "BG fsync slices, which RCP's critical-request priority removes, and hardly at all on the "
+                     "page-cache lock, where only FAIO's checkpoints help; QASIO (inheritance alone) is small "
+                     "as the papers say"))
     return {"seed": seed, "scale": scale, "rows": [r.to_dict() for r in rows]}
 
 

@@ -17,7 +17,7 @@ class Request:
     whose data it carries, which only a policy that is told (FAIO's LBA hand-over) may use."""
 
     __slots__ = ("id", "op", "lba", "nbytes", "sync", "pid", "uid", "owner_uid", "task", "fg", "prio",
-                 "boosted", "submit_ns", "dispatch_ns", "done_ns", "done", "cb", "extents")
+                 "boosted", "submit_ns", "dispatch_ns", "done_ns", "done", "cb", "extents", "sched_key")
 
     def __init__(self, op: int, lba: int, nbytes: int, sync: bool, task, owner_uid: int | None = None):
         self.id = 0
@@ -36,6 +36,7 @@ class Request:
         self.done: Event | None = None
         self.cb = None
         self.extents = None
+        self.sched_key = None  # the scheduler queue it was dispatched from (CFQ's per-queue accounting)
 
     @property
     def is_write(self) -> bool:

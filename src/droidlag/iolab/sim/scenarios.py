@@ -1,7 +1,10 @@
 """The papers' scenarios on one simulated phone: the same stack, device profiles and memory for all of them.
 
 Every scenario starts its background load (if any) at t=0 and its foreground operation after a 2 s
-warm-up, and stops when the foreground operation ends. Foreground sizes scale with `scale` (tests use small ones); the background load does not.
+warm-up, and stops when the foreground operation ends. Foreground sizes scale with `scale` (tests use small
+ones); the background load does not. FAIO/FastTrack scenarios run against their papers' background (app
+update, file download, more I/O-intensive writers); SmartIO's run against one writer, as its measurements
+did (1 reader vs 1 writer of 128 MB files).
 """
 from __future__ import annotations
 
@@ -64,6 +67,7 @@ class Scenario:
     description: str
     build: Callable  # (stack, scale, n_bg, fg_ns) -> foreground generator
     default_bg: int
+    bg_kind: str = "update+download"
 
 
 def _timed(stack, gen, out: list):
@@ -74,9 +78,16 @@ def _timed(stack, gen, out: list):
 
 def _start_bg(stack, n_bg: int, scale: float, kind: str = "update+download") -> list:
     """Background apps: 1 = app update (1.5 GB, fsync per 64 MB), 2 = + file download (3 GB), more =
-    further I/O-intensive writers (1 GB each, fsync per 32 MB)."""
+    further I/O-intensive writers (1 GB each, fsync per 32 MB). Kind "writer": SmartIO's measurement, one
+    writer that keeps writing 128 MB files (1 MB calls, fsync at the end of each file)."""
     tasks = []
     for i in range(n_bg):
+        if kind == "writer":
+            app = stack.new_app(f"writer-{i}")
+            t = app.task("io")
+            tasks.append(t)
+            stack.spawn(_looping_writer(stack, t, 128 * MB, file=100 + i), app.name)
+            continue
         if kind == "update+download" and i == 0:
             app, total, every = stack.new_app("app-update"), int(1536 * MB * scale), 64 * MB
         elif kind == "update+download" and i == 1:
@@ -87,6 +98,11 @@ def _start_bg(stack, n_bg: int, scale: float, kind: str = "update+download") -> 
         tasks.append(t)
         stack.spawn(wl.bulk_writer(stack, t, total, file=100 + i, fsync_every=every), app.name)
     return tasks
+
+
+def _looping_writer(stack, task, file_bytes: int, file: int):
+    while True:
+        yield from wl.bulk_writer(stack, task, file_bytes, file=file)
 
 
 def _as_fg(stack, app, gen):
@@ -178,7 +194,7 @@ def _direct_reads(sequential: bool):
         yield WARMUP_NS
         stack.fg.set_top(app.uid, stack.now)
         if sequential:
-            yield from wl.direct_reader(stack, t, max(10, int(400 * scale)), 512 * KB, True, out)
+            yield from wl.direct_reader(stack, t, max(10, int(256 * scale)), 512 * KB, True, out)  # 128 MB
         else:
             yield from wl.direct_reader(stack, t, max(20, int(4000 * scale)), 4 * KB, False, out)
     return build
@@ -189,11 +205,15 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("camera", "B: suspend a Camera-like app: write 40 MB of captures and fsync", _camera, 2),
     Scenario("game", "C: load a game's assets: 500 MB in random 256 KB pieces, 0.5 ms decode each", _game, 2),
     Scenario("launch", "FastTrack: three app launches (60 MB reads + 4 MB fsync'd save each)", _launches, 2),
-    Scenario("smartio-launch", "SmartIO: launches of 20 apps, reads ~5x writes", _smartio_launch, 2),
-    Scenario("smartio-runtime", "SmartIO: run-time operations of 20 apps", _smartio_runtime, 2),
+    Scenario("smartio-launch", "SmartIO: launches of 20 apps, reads ~5x writes, against one writer",
+             _smartio_launch, 1, "writer"),
+    Scenario("smartio-runtime", "SmartIO: run-time operations of 20 apps, against one writer",
+             _smartio_runtime, 1, "writer"),
     Scenario("sporadic", "small sporadic FG I/O (64 KB read, 16 KB write, fsync every 50 ms)", _sporadic, 2),
-    Scenario("seq-read", "O_DIRECT sequential 512 KB reads (SmartIO's read slowdown)", _direct_reads(True), 2),
-    Scenario("rand-read", "O_DIRECT random 4 KB reads (SmartIO's read slowdown)", _direct_reads(False), 2),
+    Scenario("seq-read", "O_DIRECT sequential 512 KB reads against one writer (SmartIO's read slowdown)",
+             _direct_reads(True), 1, "writer"),
+    Scenario("rand-read", "O_DIRECT random 4 KB reads against one writer (SmartIO's read slowdown)",
+             _direct_reads(False), 1, "writer"),
 ]}
 
 
@@ -206,7 +226,7 @@ def run_scenario(name: str, policy: str = "cfq", device: str = "ufs", seed: int 
     sc = SCENARIOS[name]
     n_bg = sc.default_bg if background is True else int(background or 0)
     stack = Stack(policy, device, seed)
-    _start_bg(stack, n_bg, 1.0)  # the load is the same whatever the foreground size
+    _start_bg(stack, n_bg, 1.0, sc.bg_kind)  # the load is the same whatever the foreground size
     out: list[int] = []
     fg = stack.spawn(sc.build(stack, scale, n_bg, out), "foreground")
     stack.run(until=LIMIT_NS, stop=fg.done)
