@@ -28,6 +28,11 @@ WATCHDOG_THREADS = ("main", "android.fg", "android.ui", "android.io", "android.d
 _PAREN = re.compile(r"\(([\w.]+)\)")
 
 
+def critical_key(name: str | None, sys_tid: int | None, tid: int | None) -> str:
+    """How evidence names a critical thread: names repeat across processes ("main"), so the tid goes with it."""
+    return f"{name} (tid {sys_tid if sys_tid is not None else tid})"
+
+
 @dataclass
 class HangEvent:
     """One ANR or SNR: where it came from, the blocked thread, the wait-for chain to the critical thread(s), the
@@ -177,7 +182,7 @@ class _EventMaker:
                                frame_decay=self.config.frame_decay)
         cause, cause_ev = label_cause(steps, critical, blocked, header, same_pid)
         evidence = {"cause": cause_ev, "blocked_frames": blocked.raw_frames[:6],
-                    "critical_frames": {t.name: t.raw_frames[:8] for t in critical}}
+                    "critical_frames": {critical_key(t.name, t.sys_tid, t.tid): t.raw_frames[:8] for t in critical}}
         for k in ("reason", "load", "cpu_total_pct", "memory_kb", "abi"):
             if header.get(k) is not None:
                 evidence[k] = header[k]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from html import escape
 
-NODE_W, NODE_H, GAP_X, GAP_Y, PAD = 210, 46, 80, 22, 16
+NODE_W, NODE_H, GAP_X, GAP_Y, PAD = 210, 58, 130, 22, 16
 EDGE_COLOURS = {"monitor": "#c0392b", "lock": "#c0392b", "binder": "#2e86c1", "join": "#7d3c98"}
 
 
@@ -55,7 +55,8 @@ def wait_for_graph_svg(nodes: list[dict], edges: list[dict]) -> str:
             continue
         (x1, y1), (x2, y2) = pos[e["src"]], pos[e["dst"]]
         colour = EDGE_COLOURS.get(e.get("kind", ""), "#555")
-        label = escape(str(e.get("label") or e.get("kind") or ""))
+        raw = str(e.get("label") or e.get("kind") or "")
+        label = escape(raw if len(raw) <= 22 else raw[:21] + "…")
         if layer[e["dst"]] > layer[e["src"]]:
             sx, sy, tx, ty = x1 + NODE_W, y1 + NODE_H / 2, x2, y2 + NODE_H / 2
             path = f"M {sx} {sy} L {tx} {ty}"
@@ -76,8 +77,8 @@ def wait_for_graph_svg(nodes: list[dict], edges: list[dict]) -> str:
                      f'stroke="{stroke}" stroke-width="1.5"/>')
         parts.append(f'<text x="{x + 8}" y="{y + 18}" font-size="12" font-weight="bold">'
                      f'{escape(str(n.get("label", n["id"]))[:40])}</text>')
-        if n.get("sublabel"):
-            parts.append(f'<text x="{x + 8}" y="{y + 35}" font-size="10" fill="#444">'
-                         f'{escape(str(n["sublabel"])[:48])}</text>')
+        for k, sub in enumerate(str(n.get("sublabel") or "").split("\n")[:2]):
+            parts.append(f'<text x="{x + 8}" y="{y + 34 + 13 * k}" font-size="10" fill="#444">'
+                         f'{escape(sub[:40])}</text>')
     parts.append("</svg>")
     return "\n".join(parts)

@@ -190,28 +190,51 @@ def _thread_label(t: dict | None) -> str:
     return f'{t.get("name") or "?"} (tid {t.get("sys_tid") or t.get("tid")})'
 
 
+def _hang_evidence(ev: dict) -> str:
+    """The evidence of one hang: the blocked thread's stack, each critical thread's stack, then the cause's facts."""
+    evidence = dict(ev.get("evidence") or {})
+    out = []
+    blocked = evidence.pop("blocked_frames", None)
+    if blocked:
+        out.append(f"<h4>Blocked thread {e(_thread_label(ev.get('blocked_thread')))}</h4><pre>{e(_evidence_text(blocked))}</pre>")
+    for name, frames in (evidence.pop("critical_frames", None) or {}).items():
+        if frames:
+            out.append(f"<h4>Critical thread {e(name)}</h4><pre>{e(_evidence_text(frames))}</pre>")
+    cause = evidence.pop("cause", None)
+    if cause:
+        out.append(f"<h4>Why the cause is {e(ev.get('cause'))}</h4><pre>{e(_evidence_text(cause))}</pre>")
+    if evidence:
+        out.append(_table(["fact", "value"], [[k, _evidence_text(v)] for k, v in evidence.items()]))
+    return "".join(out)
+
+
 def _hangs_section(h: dict) -> str:
     out = ['<section id="hangs"><h2>ANR and SNR</h2>']
-    for ev in h.get("events", []):
+    events = h.get("events", [])
+    by_id = {ev.get("id"): ev for ev in events}
+    for ev in events:
         graph = ev.get("wait_for_graph") or {}
         crit = ", ".join(_thread_label(t) for t in ev.get("critical_threads") or [])
-        out.append(f'<details open><summary><span class="bad">{e(str(ev.get("kind", "")).upper())}</span> '
+        out.append(f'<details {"open" if len(events) <= 5 else ""}><summary><span class="bad">'
+                   f'{e(str(ev.get("kind", "")).upper())}</span> '
                    f'{e(ev.get("process"))}: {e(_thread_label(ev.get("blocked_thread")))} blocked; critical: '
                    f'{e(crit)}; cause: {e(ev.get("cause"))}{" — DEADLOCK" if ev.get("deadlock") else ""}'
-                   f'</summary><p>{e(ev.get("sentence"))}</p><p class="muted">{e(ev.get("source"))}</p>')
+                   f'</summary><p>{e(ev.get("sentence"))}</p><p class="muted">{e(ev.get("source"))} · cluster '
+                   f'{e(ev.get("cluster"))}</p>')
         if graph.get("nodes"):
             out.append(f'<div class="graph">{wait_for_graph_svg(graph["nodes"], graph.get("edges", []))}</div>')
-        if ev.get("evidence"):
-            out.append(f"<pre>{e(_evidence_text(ev['evidence']))}</pre>")
+        out.append(_hang_evidence(ev))
         out.append("</details>")
     clusters = h.get("clusters") or []
     if clusters:
-        out.append("<h3>Clusters</h3>")
+        out.append("<h3>Clusters (same root cause), largest first</h3>")
         for c in clusters:
-            rep = c.get("representative")
+            rep = by_id.get(c.get("representative")) or {}
+            members = "".join(f"<li>{e(m)}</li>" for m in c.get("members", [])[:100])
             out.append(f'<details><summary>cluster {e(c.get("id"))}: {e(c.get("size"))} event(s), '
-                       f'cause {e(c.get("cause"))}</summary><p>representative: {e(rep)}</p>'
-                       f'<pre>{e(_evidence_text(c.get("representative_stack") or ""))}</pre></details>')
+                       f'cause {e(c.get("cause"))}</summary><p>Representative: {e(rep.get("sentence") or c.get("representative"))}</p>'
+                       f'<pre>{e(_evidence_text((rep.get("evidence") or {}).get("blocked_frames") or ""))}</pre>'
+                       f'<p>Members:</p><ul>{members}</ul></details>')
     out.append("</section>")
     return "".join(out)
 

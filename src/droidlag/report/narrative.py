@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from droidlag.hangs.analyze import critical_key
+
 # Severity orders the terminal summary and the report: system-wide hangs first, then app hangs, then jank.
 SEVERITY = {"snr": 100, "deadlock": 90, "anr": 80, "ff": 60, "sr": 40}
 
@@ -80,8 +82,9 @@ def hang_sentence(ev: dict) -> str:
         text = f"{head} was {state or 'busy'}" + (f" in {top}" if top else "")
     crit = ev.get("evidence", {}).get("critical_frames") or {}
     last = chain[-1]["thread"] if len(chain) > 1 and chain[-1].get("thread") else None
-    if last and last.get("name") in crit and crit[last["name"]] and not ev.get("deadlock"):
-        text += f", which was in {_short_frame(crit[last['name']][0])}"
+    key = critical_key(last.get("name"), last.get("sys_tid"), last.get("tid")) if last else None
+    if key in crit and crit[key] and not ev.get("deadlock"):
+        text += f", which was in {_short_frame(crit[key][0])}"
     cause = CAUSE_WORDS.get(ev.get("cause", ""), ev.get("cause"))
     for step in chain:
         if step.get("thread"):
@@ -149,9 +152,12 @@ def wait_for_graph(ev: dict) -> dict:
     def node(t: dict, **flags) -> str:
         nid = f"{t.get('pid')}:{t.get('sys_tid') or t.get('tid') or t.get('name')}"
         if nid not in nodes:
-            sub = " ".join(x for x in (t.get("process") or "", f"tid {t.get('sys_tid') or t.get('tid') or '?'}",
-                                        (t.get("state") or "").lower()) if x)
-            nodes[nid] = {"id": nid, "label": t.get("name") or "native thread", "sublabel": sub}
+            state = (t.get("state") or "").lower()
+            sub = f"tid {t.get('sys_tid') or t.get('tid') or '?'}" + (f" · {state}" if state else "")
+            proc = t.get("process") or ""
+            if len(proc) > 40:   # keep the distinctive end of long package names (":ext1", ".testapp")
+                proc = "…" + proc[-39:]
+            nodes[nid] = {"id": nid, "label": t.get("name") or "native thread", "sublabel": f"{sub}\n{proc}"}
         nodes[nid].update({k: v for k, v in flags.items() if v})
         return nid
 
