@@ -244,3 +244,39 @@ def test_smartio_overdue_writes_do_not_starve_reads():
     assert got[0].op == OP_WRITE  # one overdue write goes first...
     assert all(g.op == OP_READ for g in got[1:])  # ...then reads again until the next bound period
     assert sched.next(600 * MS).op == OP_WRITE
+
+
+def _sleeping_holder_race(policy):
+    from droidlag.iolab.sim.pagecache import CLEAN
+
+    """BG holds the lock asleep on a writeback I/O (its reclaim hit a page under writeback) when FG asks."""
+    st, order, bg, fg = _stack(policy)
+    pc = st.pc
+    _dirty_cache(st)
+    for e in pc.lru:  # the tail is already under writeback: reclaim must sleep on it
+        if e.state == DIRTY:
+            pc._submit_writeback([e], st.kworker, sync=False)
+            break
+    for e in list(pc.lru)[-40:]:  # recently read pages at the young end: clean, reclaimable without I/O
+        e.state = CLEAN
+        pc.dirty -= e.pages
+        pc.clean.append(e)
+    ends = {}
+
+    def alloc(task, delay, tag):
+        yield delay
+        yield from pc.segment(task, 32, 0)
+        ends[tag] = st.now
+
+    st.spawn(alloc(bg, 0, "bg"))
+    st.spawn(alloc(fg, 10_000, "fg"))  # 10 us later: the BG holder is asleep on the writeback
+    st.run(until=60_000 * MS)
+    return ends, pc
+
+
+def test_faio_fg_waiter_wakes_a_bg_holder_asleep_on_writeback():
+    ends, pc = _sleeping_holder_race("cfq")
+    assert ends["fg"] >= ends["bg"] > 5 * MS  # stock: FG waits for the I/O and the rest of the BG reclaim
+    ends, pc = _sleeping_holder_race("faio")
+    assert ends["fg"] < ends["bg"]  # the sleep is a checkpoint: FG takes the lock without waiting for the I/O
+    assert ends["fg"] < 5 * MS and pc.checkpoint_yields >= 1 and pc._io_sleeper is None

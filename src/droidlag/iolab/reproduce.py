@@ -79,7 +79,9 @@ def reproduce(seed: int = 0, scale: float = 1.0) -> dict:
                      "give about the paper's inflation",
                      "too much inflation: the model's page cache (256 MB reclaimable LRU, 160 MB dirty limit) "
                      "makes Gallery's allocations wait on BG writeback more often than on the S6; Gallery's "
-                     "inflation is set by the memory configuration, which we do not fit per figure"))
+                     "inflation is set by the memory configuration, which we do not fit per figure (tried: an "
+                     "800 MB LRU gives x1.1 and breaks FAIO's Gallery cut; kernel-default thresholds of a 256 MB "
+                     "LRU's dirtyable memory, 13/54 MB, give x1.3 but Camera x3.6 and 7/19 rows overall)"))
     c0, c1 = m("camera", "cfq", bg=False), m("camera", "cfq")
     rows.append(_why(Row("Camera suspension, FG only", "< 1 s", f"{c0 / 1e3:.2f} s", "< 1 s", c0 < 1000,
                          "40 MB written and fsync'd at the burst write rate", c0),
@@ -114,14 +116,17 @@ def reproduce(seed: int = 0, scale: float = 1.0) -> dict:
                          "the dispatcher lets the camera's kworker-written pages through and the page manager "
                          "its allocations, while writes already inside the device stay FIFO: Camera gains "
                          "least, as in the paper" if scn == "camera" else
+                         "the page manager removes the page-cache stalls (a BG holder asleep on writeback is at a "
+                         "checkpoint and hands the lock over at once) and the dispatcher the block-layer queueing, "
+                         "as the paper finds; what stays is ~2 s of reads waiting for programs on dies busy with "
+                         "BG writes (a program under way is not suspended)" if scn == "game" else
                          "the page manager removes the page-cache stalls and the dispatcher the block-layer "
                          "queueing, as the paper finds",
                          {"gallery": "", "camera": "FG writes still wait behind BG writes inside the device "
                           "(write FIFO) and behind the shared dirty-page budget, which FAIO does not touch",
                           "game": "what FAIO cannot touch stays: ~2 s of reads waiting for programs on dies "
-                          "busy with BG writes (a program under way is not suspended) and lock waits behind BG "
-                          "writers whose reclaim sleeps on a writeback I/O (a checkpoint comes only at the next "
-                          "extent, after that I/O)"}[scn] or "outside tolerance"))
+                          "busy with BG writes (a program under way is not suspended) and the FG task's own "
+                          "reclaim when no clean page is left"}[scn] or "outside tolerance"))
         rows.append(_why(_pp_row(f"faio-fid delay cut, {scn}", fid_paper, _delay_cut(fg_only[scn], stock[scn], d),
                                  note=f"{stock[scn]:.0f} -> {d:.0f} ms"),
                          "the dispatcher alone cannot help while the FG task waits for the page-cache lock",
@@ -145,17 +150,19 @@ def reproduce(seed: int = 0, scale: float = 1.0) -> dict:
                          "<= x1.5", spread <= 1.5,
                          "fasttrack: " + ", ".join(f"{n}:{v / 1e3:.2f}s" for n, v in ft.items())
                          + "; stock: " + ", ".join(f"{n}:{v / 1e3:.1f}s" for n, v in stock_l.items()), spread),
-                     "FG requests overtake BG ones at every layer; what is left (programs under way on busy "
-                     "dies, the dirty-page budget for the 4 MB save) grows slowly with the BG load",
-                     "what FastTrack leaves grows with the BG count: the FG app waits for the page-cache lock "
-                     "while BG writers' reclaim sleeps on writebacks (more writers, more of them), and its "
-                     "4 MB save is throttled with every BG writer on the shared dirty-page budget"))
+                     "FG requests overtake BG ones at every layer and a BG writer asleep on writeback hands the "
+                     "page-cache lock over at once; what is left (the dirty-page budget for the 4 MB save, "
+                     "the FG task's own reclaim) grows slowly with the BG load",
+                     "what FastTrack leaves grows with the BG count: its 4 MB save is throttled with every BG "
+                     "writer on the shared dirty-page budget"))
     rows.append(_why(_pp_row("FastTrack vs stock, six BG apps", 94, _cut(stock_l[6], ft[6]), pp=10,
                              note=f"{stock_l[6]:.0f} -> {ft[6]:.0f} ms"),
                      "a cut of the whole response time, as the paper states it",
-                     "stock CFQ with six BG writers inflates a launch ~x5 in the model; a 94% cut needs the "
-                     "stock launch ~17x slower than FastTrack's, i.e. a much larger stock inflation than the "
-                     "model's page cache and CFQ produce, and FastTrack's own residual (above) to stay flat"))
+                     f"FastTrack's side is flat (~{ft[6] / 1e3:.2f} s); the miss is stock's inflation: a 94% "
+                     f"cut needs stock CFQ with six BG writers ~17x slower than FastTrack, the model's is "
+                     f"x{stock_l[6] / ft[6]:.1f} (and not monotonic in the BG count: its launches land between "
+                     "the BG writers' fsync bursts differently), i.e. less stock queueing and page-cache "
+                     "stalling than on the paper's phone"))
     # 4. SmartIO (Nexus-class phones: eMMC). Slowdown as SmartIO defines it: time with a concurrent writer /
     # time alone, in percent (their slides: '626%' next to 'reads up to 6.15').
     for scn, paper in (("seq-read", 626), ("rand-read", 293)):
@@ -194,10 +201,11 @@ def reproduce(seed: int = 0, scale: float = 1.0) -> dict:
                          f"qasio {pi['qasio']:.1f}%, rcp {pi['rcp']:.1f}% (faio {pi['faio']:.1f}%)",
                          "< 30% and below FAIO", best_pi < 30 and best_pi < pi["faio"], "", best_pi),
                      "boosting the BG work the FG task waits on still leaves the FG task behind that bulk work",
-                     "RCP gets as much as FAIO here: in the model the small FG I/O waits mostly in CFQ behind "
-                     "BG fsync slices, which RCP's critical-request priority removes, and hardly at all on the "
-                     "page-cache lock, where only FAIO's checkpoints help; QASIO (inheritance alone) is small "
-                     "as the papers say"))
+                     "RCP ties FAIO here: both remove the small FG I/O's queueing in CFQ behind BG fsync slices "
+                     "(~0.8 s over the run to ~0); what stays (~40 ms an operation) is its fsync's cache flush "
+                     "waiting for the BG writes already inside the device, which neither touches, and the FG "
+                     "task hardly waits on the page-cache lock, so inheritance has no bulk work to boost and "
+                     "FAIO's checkpoints nothing to win; QASIO (inheritance alone) is small as the papers say"))
     return {"seed": seed, "scale": scale, "rows": [r.to_dict() for r in rows]}
 
 

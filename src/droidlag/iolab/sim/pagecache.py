@@ -6,7 +6,7 @@ Allocation is fast while free pages stay above the low watermark, or while the L
 tail holds dirty pages or pages under writeback, the allocating task writes them back / waits for them
 while holding the lock, until free pages are back at the high watermark (the slow path FAIO measured).
 Policies change three things: who gets the lock first and whether a background holder yields at the
-next checkpoint (FAIO page manager), which pages reclaim takes (FastTrack), and inheritance hooks (RCP).
+next checkpoint, including at once when it sleeps on a writeback I/O (FAIO page manager), which pages reclaim takes (FastTrack), and inheritance hooks (RCP).
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ SEG = 128 * 1024  # the copy unit and the checkpoint granularity
 SEG_PAGES = SEG // PAGE
 MB = 1024 * 1024
 FREED, CLEAN, DIRTY, WRITEBACK = 0, 1, 2, 3
+_PREEMPTED = "preempted"  # wake-up value of a BG lock holder asleep on I/O when a FG task wants the lock
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,16 @@ class PageCache:
         self.alloc_ns_max = 0
         self.checkpoint_yields = 0
         self.throttle_ns = 0
+        self._io_sleeper = None  # (BG lock holder asleep on a writeback I/O in reclaim, its wake-up event)
+        if self.policy.fpm:
+            chained = self.lock.on_contended
+
+            def on_contended(lock, waiter):
+                if chained is not None:
+                    chained(lock, waiter)
+                self._wake_io_sleeper(waiter)
+
+            self.lock.on_contended = on_contended
         # a warm phone: the cache is full of old clean pages (system files), free at the high watermark
         n = (self.capacity - self.high_wm) // SEG_PAGES
         for i in range(n):
@@ -107,6 +118,12 @@ class PageCache:
         d = self.engine.now - t0
         if d > self.alloc_ns_max:
             self.alloc_ns_max = d
+
+    def _wake_io_sleeper(self, waiter) -> None:
+        """A FG task found the lock held by a BG task asleep on writeback: wake the holder to its checkpoint."""
+        sl = self._io_sleeper
+        if sl is not None and sl[0] is self.lock.holder and self.lock.has_priority_waiter(sl[0]):
+            sl[1].fire(_PREEMPTED)
 
     def _reclaim(self, task, pages: int):
         stack = self.stack
@@ -142,8 +159,20 @@ class PageCache:
                 slow = True
                 req = ext.req
                 task.waiting_req = req
-                yield self.blk.wait_on(req, task)
+                if pol.fpm and task.uid != fg_uid and not task.is_system:
+                    # FAIO page manager: a BG holder asleep on a writeback I/O is at a checkpoint (it has
+                    # modified nothing yet: the extent stays under writeback and is picked again on resume),
+                    # so a FG waiter arriving meanwhile takes the lock at once instead of after the I/O
+                    wake = Event(eng)
+                    self.blk.wait_on(req, task).add(wake.fire)
+                    self._io_sleeper = (task, wake)
+                    why = yield wake
+                    self._io_sleeper = None
+                else:
+                    why = yield self.blk.wait_on(req, task)
                 task.waiting_req = None
+                if why == _PREEMPTED:
+                    continue  # the checkpoint at the top of the loop hands the lock over
                 if ext.state != CLEAN:
                     continue
             ext.state = FREED
