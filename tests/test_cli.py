@@ -39,12 +39,30 @@ def test_info_bad_input_is_one_line_and_exit_3(tmp_path: Path, make, reason):
     assert len(lines) == 1 and reason in lines[0] and str(path) in lines[0]
 
 
-def test_gzip_bomb_like_garbage_is_refused_cleanly(tmp_path: Path):
+def test_truncated_gzip_of_junk_is_refused_cleanly(tmp_path: Path):
     import gzip
     p = tmp_path / "t.pftrace.gz"
     p.write_bytes(gzip.compress(b"\xff\xfe garbage " * 1000)[:-20])  # truncated gzip of junk
     r = run("info", str(p))
     assert r.returncode == 3 and "Traceback" not in r.stderr
+
+
+def test_gzip_bomb_of_junk_is_refused_from_its_first_bytes(tmp_path: Path):
+    import gzip
+    p = tmp_path / "bomb.gz"
+    p.write_bytes(gzip.compress(bytes(64 * 1024 * 1024), compresslevel=1))   # 64 MiB of zeros in ~64 KiB
+    r = run("info", str(p))
+    assert r.returncode == 3 and "holds no format" in r.stderr
+
+
+def test_gzip_that_expands_past_the_limit_is_refused():
+    import gzip
+
+    from droidlag.errors import InputError
+    from droidlag.io.source import gunzip
+    data = gzip.compress(b"# tracer: nop\n" + b"x" * (4 * 1024 * 1024))
+    with pytest.raises(InputError, match="gzip bomb"):
+        gunzip(data, "big.gz", [], limit=1024 * 1024)
 
 
 def test_help_lists_each_part_in_a_line(capsys):

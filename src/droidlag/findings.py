@@ -56,7 +56,7 @@ class Findings:
         return sorted(out, key=lambda h: -h["severity"])
 
     def to_dict(self) -> dict:
-        hangs = self.hangs.to_dict() if self.hangs else {"events": [], "clusters": []}
+        hangs = (self.hangs or HangReport()).to_dict()
         if self.hangs:
             for d in hangs["events"]:
                 d["wait_for_graph"] = wait_for_graph(d)
@@ -72,38 +72,53 @@ class Findings:
         }
 
 
-def _expand_archives(items: list[InputFile], tmp: Path, depth: int = 0) -> list[InputFile]:
-    """Replace plain zip archives (not bugreports) by the inputs inside them, extracted safely under tmp."""
+def _extract(item: InputFile, tmp: Path) -> tuple[list[InputFile], list[ReadWarning]]:
+    """The safe entries of a plain zip, written flat under a fresh folder (entry names only become display names,
+    so no entry can clash with another or with the file system's limits); each comes back as an input."""
+    import re
+
     from droidlag.io.archive import open_zip, safe_entries
     from droidlag.io.source import read_bytes
 
+    warnings: list[ReadWarning] = []
+    zf = open_zip(item.path, read_bytes(item.path))
+    target = Path(tempfile.mkdtemp(dir=tmp))
+    written: dict[Path, str] = {}
+    for k, (name, raw) in enumerate(safe_entries(item.path, zf, warnings)):
+        base = re.sub(r"[^A-Za-z0-9._-]+", "_", name.rsplit("/", 1)[-1])[-80:] or "entry"
+        dest = target / f"{k:05d}_{base}"
+        dest.write_bytes(raw)
+        written[dest] = name
+    inner = discover(sorted(written))
+    for i in inner:   # name inner files after the archive and the entry, not the temporary file
+        i.display = f"{item.display or item.path}!{written.get(i.path, i.path.name)}"
+    return inner, warnings
+
+
+def _expand_archives(items: list[InputFile], tmp: Path, depth: int = 0) -> list[InputFile]:
+    """Replace plain zip archives (not bugreports) by the inputs inside them, extracted safely under tmp."""
     out: list[InputFile] = []
     for item in items:
         if item.kind != "zip":
             out.append(item)
             continue
         if depth >= MAX_ARCHIVE_DEPTH:
-            out.append(InputFile(item.path, "zip", "skipped", f"archive nested deeper than {MAX_ARCHIVE_DEPTH}"))
+            item.status, item.reason = "skipped", f"archive nested deeper than {MAX_ARCHIVE_DEPTH}"
+            out.append(item)
             continue
-        warnings: list[ReadWarning] = []
         try:
-            zf = open_zip(item.path, read_bytes(item.path))
-            target = Path(tempfile.mkdtemp(dir=tmp))
-            count = 0
-            for name, raw in safe_entries(item.path, zf, warnings):
-                dest = target / name
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                dest.write_bytes(raw)
-                count += 1
+            inner, warnings = _extract(item, tmp)
         except InputError as e:
-            out.append(InputFile(item.path, "zip", "skipped", e.reason))
+            item.status, item.reason = "skipped", e.reason
+            out.append(item)
             continue
-        item.status, item.reason = "analyzed", f"archive: {count} file(s) extracted and analyzed"
-        item.reason += "".join(f"; {w.message}" for w in warnings)
+        except (OSError, ValueError, RuntimeError, EOFError) as e:   # damaged archives are one input's problem
+            item.status, item.reason = "failed", f"archive could not be unpacked: {type(e).__name__}: {e}"
+            out.append(item)
+            continue
+        item.status = "analyzed"
+        item.reason = f"archive: {len(inner)} file(s) inside" + "".join(f"; {w.message}" for w in warnings)
         out.append(item)
-        inner = discover([target])
-        for i in inner:   # name inner files after the archive, not the temporary folder
-            i.display = f"{item.display or item.path}!{i.path.relative_to(target).as_posix()}"
         out.extend(_expand_archives(inner, tmp, depth + 1))
     return out
 
@@ -129,7 +144,11 @@ def analyze(paths: list[str | Path], progress: Callable[[str], None] | None = No
             except Exception as e:  # a bug must not lose the other inputs' findings
                 item.status, item.reason = "failed", f"internal error: {type(e).__name__}: {e}"
         if hang_items:
-            findings.hangs = _hangs(hang_items, hangs_config)
+            try:
+                findings.hangs = _hangs(hang_items, hangs_config)
+            except Exception as e:  # a bug must not lose the traces' findings
+                for i in hang_items:
+                    i.status, i.reason = "failed", f"internal error: {type(e).__name__}: {e}"
     return findings
 
 

@@ -392,3 +392,15 @@ def test_binary_junk_and_empty_text_raise_input_error(tmp_path):
     assert "only the ftrace header" in err.value.reason
     with pytest.raises(InputError):
         read_systrace(b"TRACE:\n\x78\x9c\x00\x01garbage", "bad_zlib.txt")
+
+
+def test_crlf_html_capture_reads_like_the_original(corpus, tmp_path):
+    """A capture that went through Windows (every LF now CRLF) keeps its slice names and line numbers."""
+    src = corpus_file(corpus, "traces/systrace_meizu_flyme_2019_list_jank.dataonly.html.gz")
+    text = gzip.decompress(src.read_bytes())
+    crlf = tmp_path / "list_jank_crlf.html"
+    crlf.write_bytes(text.replace(b"\n", b"\r\n"))
+    t = read_trace(crlf)
+    names = t.slices["name"]
+    assert int((names == "Choreographer#doFrame").sum()) == 247
+    assert not names.str.contains("\r").any()

@@ -77,6 +77,8 @@ def test_hostile_folder_is_analyzed_as_far_as_possible(corpus: Path, tmp_path: P
     dump = (corpus / "anr" / "sentry-java_thread_dump.txt").read_bytes()
     inner = _zip({"traces.txt": dump})
     (d / "nested.zip").write_bytes(_zip({"inner.zip": inner, "../escape.txt": b"x", "notes.md": b"# hi"}))
+    # entry names that cannot all be files on disk: a file and a folder of the same name, a 300-byte name
+    (d / "clash.zip").write_bytes(_zip({"x": b"plain", "x/traces.txt": dump, "n" * 300 + ".txt": dump}))
     findings = analyze([d])
     by_name = {Path(str(i.path)).name: i for i in findings.inputs}
     assert by_name["empty.txt"].status == "skipped" and "empty" in by_name["empty.txt"].reason
@@ -87,6 +89,9 @@ def test_hostile_folder_is_analyzed_as_far_as_possible(corpus: Path, tmp_path: P
     inner_items = [i for i in findings.inputs if i.to_dict()["path"].endswith("nested.zip!inner.zip!traces.txt")]
     assert inner_items and inner_items[0].status == "analyzed"
     assert any(ev.source.startswith(str(d / "nested.zip")) for ev in findings.hangs.events)
+    clash = [i for i in findings.inputs if i.to_dict()["path"].startswith(str(d / "clash.zip") + "!")]
+    assert sorted(i.to_dict()["path"].rsplit("!", 1)[1] for i in clash if i.status == "analyzed") == \
+        sorted(["x/traces.txt", "n" * 300 + ".txt"])
 
 
 def test_cli_exit_codes_and_json(tmp_path: Path, capsys, corpus: Path):

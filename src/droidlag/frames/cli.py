@@ -15,11 +15,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args) -> int:
-    from droidlag.cli import print_json
+    import sys
+
+    from droidlag.cli import EXIT_USAGE, print_json
     from droidlag.frames import FramesConfig, frames_from_file
 
-    config = FramesConfig(app=args.app,
-                          vsync_period_ns=int(args.vsync_ms * 1e6) if args.vsync_ms else None)
+    try:
+        config = FramesConfig(app=args.app,
+                              vsync_period_ns=round(args.vsync_ms * 1e6) if args.vsync_ms is not None else None)
+    except ValueError as e:
+        print(f"droidlag frames: {e} (--vsync-ms {args.vsync_ms})", file=sys.stderr)
+        return EXIT_USAGE
     report = frames_from_file(args.path, config)
     if args.json:
         print_json(report.to_dict())

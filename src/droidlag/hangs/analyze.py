@@ -22,6 +22,7 @@ from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import Features, event_features
 from droidlag.hangs.model import DumpUnit, ProcessDump, ThreadDump
 from droidlag.hangs.waitfor import Node, WaitForGraph, build_wait_for_graph
+from droidlag.io.inputs import walk
 
 WATCHDOG_THREADS = ("main", "android.fg", "android.ui", "android.io", "android.display", "android.anim",
                     "android.anim.lf", "ActivityManager", "PowerManagerService", "PackageManager")
@@ -83,13 +84,13 @@ class HangReport:
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files as given, folders walked recursively (sorted; hidden files and `*.md` notes skipped)."""
+    """Files as given, folders walked as `droidlag analyze` walks them (sorted; hidden files skipped), `*.md` notes
+    skipped."""
     out: list[Path] = []
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            out.extend(sorted(q for q in p.rglob("*") if q.is_file() and not q.name.startswith(".")
-                              and q.suffix.lower() != ".md"))
+            out.extend(q for q in walk(p) if q.suffix.lower() != ".md")
         else:
             out.append(p)
     return out

@@ -37,9 +37,12 @@ def run(args) -> int:
         print_json(report.to_dict())
     else:
         _print_summary(report)
-    if not report.events and report.errors and len(report.errors) == report.files:
-        for e in report.errors:
-            print(f"droidlag: {e}", file=sys.stderr)
+    if not report.events and len(report.errors) == report.files:
+        if not report.files:
+            print("droidlag: no files found in " + ", ".join(args.paths), file=sys.stderr)
+        elif args.json:   # the summary (stdout) already listed them otherwise
+            for e in report.errors:
+                print(f"droidlag: {e}", file=sys.stderr)
         return EXIT_NO_INPUT
     return 0
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
 from droidlag.io.protowire import try_varint
-from droidlag.io.source import GZIP_MAGIC, gunzip, read_bytes
+from droidlag.io.source import GZIP_MAGIC, gunzip, gunzip_head, read_bytes
 
 PERFETTO = "perfetto"
 SYSTRACE = "systrace"
@@ -35,13 +35,27 @@ def looks_like_perfetto(data: bytes) -> bool:
 
 
 # Evidence of each text format, anchored at line starts so that prose about a format (READMEs) is not taken for it.
-_FTRACE_LINE = re.compile(r"^\s*\S.*-\d+\s+(\(\s*[\d-]+\)\s+)?\[\d+\]\s.*?\d+\.\d+:\s+[\w:]+:", re.M)
+# One ftrace event line: TASK-TID [(TGID)] [CPU] [FLAGS] SECONDS: event: ... Every part is bounded so that a hostile
+# long line cannot make the regex backtrack for minutes.
+_FTRACE_LINE = re.compile(r"\s{0,40}.{1,64}?-\d{1,10}\s{1,8}(?:\(\s{0,8}[\d-]{1,10}\)\s{1,8})?\[\d{1,4}\]\s{1,8}"
+                          r"(?:\S{1,8}\s{1,8})?\d{1,12}\.\d{1,9}:\s{1,8}[\w:]{1,64}:")
+_MAX_SNIFF_LINE = 4096
 _ANR_MARK = re.compile(
     r"^(----- pid \d+ at |----- Waiting Channels: pid \d+|\"[^\"\n]*\" (daemon )?prio=\d+ tid=\d+|DALVIK THREADS"
     r"|Crash type: 'anr'|Subject: (Input dispatching|Broadcast of|executing service|ContentProvider)"
     r"|\"[^\"\n]*\" sysTid=\d+|sysTid=\d+\s|------ BLOCKED PROCESS WAIT-CHANNELS|------ VM TRACES)", re.M)
 _GFXINFO_MARK = re.compile(r"^(\*\* Graphics info for pid \d+|Applications Graphics Acceleration Info:|---PROFILEDATA---"
                            r"|DUMP OF SERVICE graphicsstats:)", re.M)
+
+
+def _has_ftrace_lines(text: str, need: int) -> bool:
+    seen = 0
+    for line in text.splitlines():
+        if len(line) <= _MAX_SNIFF_LINE and _FTRACE_LINE.match(line):
+            seen += 1
+            if seen >= need:
+                return True
+    return False
 
 
 def sniff_bytes(data: bytes) -> str | None:
@@ -66,7 +80,7 @@ def sniff_bytes(data: bytes) -> str | None:
         return SYSTRACE
     if stripped.startswith("{") and '"traceevents"' in low:
         return CHROME_JSON
-    if sum(1 for _ in zip(range(5), _FTRACE_LINE.finditer(text))) >= 5:   # prose quotes a line or two, a trace many
+    if _has_ftrace_lines(text, 5):   # prose quotes a line or two, a trace many
         return SYSTRACE
     if _GFXINFO_MARK.search(text):
         return GFXINFO
@@ -80,6 +94,9 @@ def load(path: str | Path) -> tuple[str, bytes, list[ReadWarning]]:
     data = read_bytes(path)
     warnings: list[ReadWarning] = []
     if data[:2] == GZIP_MAGIC:
+        # tell what it is from the first bytes before expanding it all: junk is refused without a bomb's cost
+        if sniff_bytes(gunzip_head(data, path)) is None:
+            raise InputError(path, "gzip file holds no format droidlag reads")
         data = gunzip(data, path, warnings)
         if not data.strip():
             raise InputError(path, "gzip file holds no data")

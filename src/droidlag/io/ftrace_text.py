@@ -100,6 +100,8 @@ class FtraceTextParser:
         hi = self.max_ts if self.max_ts is not None else -1
         events = 0
         first_ignored = last_ignored = None
+        if "\r" in text:   # CRLF captures (adb of old, Windows): a CR left on a line would end up in slice names
+            text = text.replace("\r\n", "\n").replace("\r", "")
         for lineno, line in enumerate(text.split("\n"), first_line or 1):
             m = match(line)
             if m is None:

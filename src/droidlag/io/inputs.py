@@ -8,10 +8,8 @@ from pathlib import Path
 
 from droidlag.errors import InputError
 from droidlag.io.detect import sniff_bytes
-from droidlag.io.source import GZIP_MAGIC
+from droidlag.io.source import GZIP_MAGIC, SNIFF_BYTES, gunzip_head
 
-# How much of a file to read to tell what it is (gzip'd files are decompressed in part).
-SNIFF_BYTES = 256 * 1024
 # Folders deeper than this are not walked (symlink loops, runaway trees).
 MAX_DEPTH = 12
 
@@ -30,7 +28,8 @@ class InputFile:
         return {"path": self.display or str(self.path), "kind": self.kind, "status": self.status, "reason": self.reason}
 
 
-def _walk(root: Path) -> list[Path]:
+def walk(root: Path) -> list[Path]:
+    """Files under a folder, sorted, hidden ones skipped, symlinked folders not followed, depth bounded."""
     out: list[Path] = []
     base_depth = len(root.parts)
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
@@ -48,12 +47,7 @@ def _sniff_head(path: Path) -> str | None:
     if not head.strip():
         raise InputError(path, "file is empty")
     if head[:2] == GZIP_MAGIC:
-        import zlib
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            head = d.decompress(head, SNIFF_BYTES)
-        except zlib.error as e:
-            raise InputError(path, f"corrupt gzip data ({e})") from None
+        head = gunzip_head(head, path)
     kind = sniff_bytes(head)
     if kind == "zip":
         from zipfile import BadZipFile, ZipFile
@@ -75,7 +69,7 @@ def discover(paths: list[str | Path]) -> list[InputFile]:
         if not p.exists():
             found.append(InputFile(p, None, "skipped", "no such file or folder"))
             continue
-        files = _walk(p) if p.is_dir() else [p]
+        files = walk(p) if p.is_dir() else [p]
         if p.is_dir() and not files:
             found.append(InputFile(p, None, "skipped", "folder holds no files"))
         for f in files:

@@ -7,8 +7,11 @@ from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
 
-# Upper bound for any one decompressed input; real traces are far below this.
+# Upper bound for any one input file, and for what one compressed input may expand to; real captures are far below.
 MAX_INPUT_BYTES = 2 * 1024**3
+MAX_DECOMPRESSED_BYTES = 1024**3
+# How much of an input is enough to tell what it is.
+SNIFF_BYTES = 256 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -33,11 +36,19 @@ def read_bytes(path: str | Path) -> bytes:
     return data
 
 
+def gunzip_head(data: bytes, path: str | Path, size: int = SNIFF_BYTES) -> bytes:
+    """The first `size` decompressed bytes of gzip data, enough to tell what it holds without expanding it all."""
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data[:size], size)
+    except zlib.error as e:
+        raise InputError(path, f"corrupt gzip data ({e})") from None
+
+
 def gunzip(data: bytes, path: str | Path, warnings: list[ReadWarning],
-           limit: int = MAX_INPUT_BYTES) -> bytes:
+           limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
     """Decompress gzip data (several members allowed). A truncated or corrupt stream returns what was decompressed
     and adds a warning saying where it stopped; output beyond `limit` bytes is refused as a bomb."""
-    out: list[bytes] = []
+    out = bytearray()
     total = 0
     pos = 0
     while pos < len(data) and data[pos:pos + 2] == GZIP_MAGIC:
@@ -49,7 +60,7 @@ def gunzip(data: bytes, path: str | Path, warnings: list[ReadWarning],
                 total += len(piece)
                 if total > limit:
                     raise InputError(path, f"gzip expands past {limit} bytes; refused (possible gzip bomb)")
-                out.append(piece)
+                out += piece
                 chunk_in = d.unconsumed_tail
             if not d.eof:
                 warnings.append(ReadWarning(str(path), f"gzip stream truncated after {total} decompressed bytes; "
@@ -64,10 +75,10 @@ def gunzip(data: bytes, path: str | Path, warnings: list[ReadWarning],
         rest = d.unused_data
         if not rest.strip(b"\x00"):
             break
-    return b"".join(out)
+    return bytes(out)
 
 
-def inflate_zlib(data: bytes, path: str | Path, warnings: list[ReadWarning], limit: int = MAX_INPUT_BYTES,
+def inflate_zlib(data: bytes, path: str | Path, warnings: list[ReadWarning], limit: int = MAX_DECOMPRESSED_BYTES,
                  piece: int = 4096) -> bytes:
     """Decompress a raw zlib stream (atrace -z) with the same salvage and bomb rules as gunzip.
 

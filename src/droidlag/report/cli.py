@@ -31,17 +31,26 @@ def _progress(quiet: bool):
 
 
 def run(args) -> int:
-    from droidlag.cli import EXIT_NO_INPUT, print_json
+    from droidlag.cli import EXIT_NO_INPUT, EXIT_USAGE, print_json
     from droidlag.findings import analyze
     from droidlag.report.writer import write_outputs
 
+    out = Path(args.out)
+    try:   # a bad output folder is a usage error, found before minutes of analysis
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".droidlag-write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        print(f"droidlag: cannot write to --out {out}: {e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
     bar, step = _progress(args.quiet)
     try:
         findings = analyze(args.paths, progress=step)
     finally:
         if bar is not None:
             bar.close()
-    written = write_outputs(findings, Path(args.out))
+    written = write_outputs(findings, out)
     used = [i for i in findings.inputs if i.status == "analyzed"]
     if args.json:
         import json

@@ -192,7 +192,10 @@ def _thread_label(t: dict | None) -> str:
 
 def _hang_evidence(ev: dict) -> str:
     """The evidence of one hang: the blocked thread's stack, each critical thread's stack, then the cause's facts."""
-    evidence = dict(ev.get("evidence") or {})
+    evidence = ev.get("evidence") or {}
+    if not isinstance(evidence, dict):
+        return f"<pre>{e(_evidence_text(evidence))}</pre>"
+    evidence = dict(evidence)
     out = []
     blocked = evidence.pop("blocked_frames", None)
     if blocked:

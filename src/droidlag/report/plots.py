@@ -6,9 +6,13 @@ import io
 import matplotlib
 
 matplotlib.use("svg")
+# Titles and labels carry app and thread names from the input: never read `$...$` in them as math.
+matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402
 
-SR_MS, FF_MS = 1000 / 60, 700.0
+from droidlag.frames.config import FramesConfig  # noqa: E402
+
+SR_MS, FF_MS = FramesConfig().sr_threshold_ns / 1e6, FramesConfig().ff_threshold_ns / 1e6
 VERDICT_COLOURS = {"ok": "#4c9f70", "SR": "#e3a21a", "FF": "#c0392b", "not possible": "#8e8e8e"}
 STAGE_COLOURS = ["#4e79a7", "#59a14f", "#9c755f", "#f28e2b", "#edc948", "#b07aa1", "#76b7b2", "#ff9da7",
                  "#bab0ac", "#e15759"]
@@ -71,15 +75,4 @@ def frame_timeline(frames: list[dict], title: str, t0_ns: int) -> str:
     ax.set_title(title, fontsize=10)
     if stage_names:
         ax.legend(fontsize=7, ncol=4, loc="upper right")
-    return _svg(fig)
-
-
-def bar_chart(labels: list[str], values: list[float], title: str, xlabel: str) -> str:
-    """Horizontal bars (e.g. causes by share)."""
-    fig, ax = plt.subplots(figsize=(7, 0.4 * max(3, len(labels)) + 0.8))
-    ax.barh(range(len(labels)), values, color="#4e79a7")
-    ax.set_yticks(range(len(labels)), labels=labels, fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel(xlabel)
-    ax.set_title(title, fontsize=10)
     return _svg(fig)

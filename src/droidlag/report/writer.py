@@ -46,6 +46,8 @@ def write_outputs(findings, out_dir: Path) -> dict[str, Path]:
     traces = data["traces"]
     for i, t in enumerate(traces):
         marks = frame_marks(t["frames"])
+        if not marks:   # nothing to put on the timeline: no file, and the report says nothing about one
+            continue
         name = "findings.perfetto-trace" if len(traces) == 1 else f"findings-{i + 1}-{_slug(t['path'])}.perfetto-trace"
         (out_dir / name).write_bytes(export_marks(marks))
         t["perfetto_export"] = name

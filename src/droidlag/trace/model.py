@@ -92,10 +92,6 @@ FRAME_TIMELINE_SCHEMA = {
 }
 
 
-def empty_table(schema: dict) -> pl.DataFrame:
-    return pl.DataFrame(schema=schema)
-
-
 @dataclass(frozen=True)
 class Process:
     pid: int
