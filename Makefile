@@ -23,6 +23,10 @@ test: venv
 
 bench: venv
 	$(BIN)/python benchmarks/bench_read_perfetto.py
+	$(BIN)/python benchmarks/bench_frames.py
+	$(BIN)/python benchmarks/bench_hangs.py
+	$(BIN)/python -m pip install -q "simpy>=4.1"   # the baseline of the I/O lab benchmark, not a dependency
+	$(BIN)/python benchmarks/bench_iolab.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info
