@@ -67,7 +67,7 @@ def test_cli_json_over_corpus(corpus, capsys):
     assert rc == 0
     ev = out["events"][0]
     assert set(ev) >= {"id", "source", "kind", "process", "blocked_thread", "critical_threads", "deadlock",
-                       "chain", "cluster", "cause", "evidence"}
+                       "chain", "cluster", "clusters", "cause", "evidence"}
     assert set(ev["blocked_thread"]) == {"process", "pid", "tid", "sys_tid", "name", "state"}
     assert set(out["clusters"][0]) >= {"id", "size", "cause", "representative", "members"}
     sentry = [e for e in out["events"] if e["source"].endswith("sentry-java_thread_dump.txt")][0]
@@ -79,4 +79,7 @@ def test_cli_non_dump_and_text_summary(corpus, tmp_path, capsys):
     f.write_bytes(b"\x01\x02garbage")
     assert main(["hangs", str(f)]) == 3
     assert main(["hangs", str(corpus_file(corpus, "anr/chkbugreport_deadlock_vm_traces.txt"))]) == 0
-    assert "DEADLOCK" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    # main and Thread-10 have different stacks: the deadlock event is in two clusters, each listing it once
+    assert "DEADLOCK" in out and "clusters 0, 1 (primary 0)" in out and "[cluster 1]" in out
+    assert out.count("1 event(s) (1 also in other clusters)") == 2

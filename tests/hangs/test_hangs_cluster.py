@@ -48,10 +48,12 @@ def corpus_report(corpus):
 
 
 def test_lsh_matches_all_pairs_on_corpus(corpus_report):
-    feats = [e.features for e in corpus_report.events]
+    feats = [v for e in corpus_report.events for v in e.vectors]
+    owners = [k for k, e in enumerate(corpus_report.events) for _ in e.vectors]
+    assert len(feats) > len(corpus_report.events)   # the deadlocks bring one vector per critical thread
     for t in (0.95, 0.9):
-        a = cluster_features(feats, t, "lsh").labels
-        b = cluster_features(feats, t, "all_pairs").labels
+        a = cluster_features(feats, t, "lsh", owners=owners).labels
+        b = cluster_features(feats, t, "all_pairs", owners=owners).labels
         assert _partition(a) == _partition(b)
 
 
@@ -63,6 +65,8 @@ def _partition(labels):
 
 
 def _agreement(corpus, report):
+    """Pairwise (tp, fp, fn) of the CSV rows against the clusters. An event may be in several clusters (a deadlock):
+    a pair is predicted together when their cluster sets intersect."""
     rows = list(csv.DictReader(open(corpus_file(corpus, "stackdedup/anr_weak_groups.csv"))))
     by_file = {}
     for e in report.events:
@@ -71,12 +75,13 @@ def _agreement(corpus, report):
     for r in rows:
         evs = by_file[r["file"]]
         e = next((x for x in evs if r["pid"] and x.pid == int(r["pid"])), evs[0])
-        items.append((r["group_id"], e.cluster))
+        items.append((r["group_id"], frozenset(e.clusters)))
     tp = fp = fn = 0
     for (ga, ca), (gb, cb) in itertools.combinations(items, 2):
-        if ga == gb and ca == cb:
+        together = bool(ca & cb)
+        if ga == gb and together:
             tp += 1
-        elif ca == cb:
+        elif together:
             fp += 1
         elif ga == gb:
             fn += 1
@@ -102,5 +107,5 @@ def test_websocket_onclick_files_one_cluster(corpus_report):
 
 def test_cluster_review_fields(corpus_report):
     for c in corpus_report.clusters:
-        assert c["representative"] in c["members"] and c["size"] == len(c["members"])
+        assert c["representative"] in c["members"] and c["size"] == len(c["members"]) == len(set(c["members"]))
         assert set(c["nearest"]) <= set(c["members"])

@@ -6,7 +6,13 @@ process first, so every pid dumped under the first process's command line is one
 are one event, read from its last dump). A system_server first process with Watchdog frames, or a watchdog header,
 is an SNR whose blocked thread is the one the watchdog names (else its HandlerChecker thread). `VM TRACES JUST NOW`
 snapshots are not hangs: only their deadlocks become events. Every deadlock cycle not already on an event's chain
-becomes an event of its own."""
+becomes an event of its own.
+
+Several critical threads (a deadlock cycle, spec step 3): one feature vector per critical thread, built from the
+wait-for chain from the blocked thread to that thread (the walk's prefix ending at it) and that thread's stack. All
+vectors are clustered together; the event belongs to every cluster its vectors landed in (`clusters`, primary
+first), and `cluster` stays the primary: the cluster of the first critical thread's vector (the first cycle member
+the walk reaches)."""
 from __future__ import annotations
 
 import re
@@ -37,7 +43,10 @@ def critical_key(name: str | None, sys_tid: int | None, tid: int | None) -> str:
 @dataclass
 class HangEvent:
     """One ANR or SNR: where it came from, the blocked thread, the wait-for chain to the critical thread(s), the
-    deadlock cycle if any, the cause with its evidence, and (after clustering) its cluster id."""
+    deadlock cycle if any, the cause with its evidence, and (after clustering) its cluster ids.
+    vectors: one feature vector per critical thread, in `critical_threads` order (one for a chain ending in a remote
+    peer); features: the first of them. cluster: the primary cluster (of vectors[0]); clusters: every cluster of its
+    vectors, primary first, each once; critical_clusters: the cluster of each vector."""
 
     id: str
     source: str
@@ -52,6 +61,13 @@ class HangEvent:
     evidence: dict
     features: Features
     cluster: int | None = None
+    vectors: list[Features] = field(default_factory=list)
+    clusters: list[int] = field(default_factory=list)
+    critical_clusters: list[int] = field(default_factory=list)
+
+    def __post_init__(self):
+        if not self.vectors:
+            self.vectors = [self.features]
 
     def to_dict(self) -> dict:
         return {
@@ -61,7 +77,7 @@ class HangEvent:
             "deadlock": [n.to_dict() for n in self.deadlock] if self.deadlock else None,
             "chain": [{"thread": s["node"].to_dict(), "via": s["edge"].to_dict() if s["edge"] else None}
                       for s in self.chain],
-            "cluster": self.cluster, "cause": self.cause, "evidence": self.evidence,
+            "cluster": self.cluster, "clusters": list(self.clusters), "cause": self.cause, "evidence": self.evidence,
         }
 
 
@@ -178,9 +194,15 @@ class _EventMaker:
         critical = [g.threads[n][1] for n in crit_idx if n in g.threads]
         header = _header_numbers(unit, p)
         same_pid = [t for q in unit.processes if q.pid == p.pid for t in q.threads]
-        feats = event_features(kind, [(s["node"].process, s["dump"]) for s in steps], critical,
-                               [s["edge"].kind for s in steps if s["edge"]], bool(cycle), header,
-                               frame_decay=self.config.frame_decay)
+        # One vector per critical thread: the chain from the blocked thread to it, and its stack (spec step 3).
+        pos = {n: k for k, (n, _) in enumerate(chain_idx)}
+        vectors = []
+        for n in crit_idx:
+            prefix = steps[:pos[n] + 1]
+            vectors.append(event_features(kind, [(s["node"].process, s["dump"]) for s in prefix],
+                                          [g.threads[n][1]] if n in g.threads else [],
+                                          [s["edge"].kind for s in prefix if s["edge"]], bool(cycle), header,
+                                          frame_decay=self.config.frame_decay))
         cause, cause_ev = label_cause(steps, critical, blocked, header, same_pid)
         evidence = {"cause": cause_ev, "blocked_frames": blocked.raw_frames[:6],
                     "critical_frames": {critical_key(t.name, t.sys_tid, t.tid): t.raw_frames[:8] for t in critical}}
@@ -202,7 +224,7 @@ class _EventMaker:
             id=f"{name}:{p.pid}:{tid}:{self.count}", source=unit.source, kind=kind, process=p.cmdline, pid=p.pid,
             blocked_thread=g.nodes[start], critical_threads=[g.nodes[n] for n in crit_idx],
             deadlock=[g.nodes[n] for n in cycle] if cycle else None, chain=steps, cause=cause, evidence=evidence,
-            features=feats)
+            features=vectors[0], vectors=vectors)
 
 
 def events_from_unit(unit: DumpUnit, config: HangsConfig | None = None) -> list[HangEvent]:
@@ -289,12 +311,22 @@ def analyze_hangs(paths: Iterable[str | Path], config: HangsConfig | None = None
 
 
 def cluster_events(report: HangReport, config: HangsConfig) -> None:
-    """Cluster the report's events and summarize each cluster (size, majority cause, representative, members)."""
-    feats = [e.features for e in report.events]
+    """Cluster the report's events (all their vectors together) and summarize each cluster (size and members in
+    events, each once; majority cause; representative; nearest/furthest events)."""
+    feats: list[Features] = []
+    owners: list[int] = []
+    for k, e in enumerate(report.events):
+        feats.extend(e.vectors)
+        owners.extend([k] * len(e.vectors))
     res = cluster_features(feats, config.threshold, config.method, config.weighting, config.k_review,
-                           config.num_perm, config.bands, config.seed)
-    for e, lab in zip(report.events, res.labels):
-        e.cluster = lab
+                           config.num_perm, config.bands, config.seed, owners=owners)
+    at = 0
+    for e in report.events:
+        labs = res.labels[at:at + len(e.vectors)]
+        at += len(e.vectors)
+        e.critical_clusters = labs
+        e.cluster = labs[0]
+        e.clusters = list(dict.fromkeys(labs))
     report.clusters = []
     for c in res.clusters:
         causes = Counter(report.events[i].cause for i in c.members)

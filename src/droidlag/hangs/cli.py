@@ -50,9 +50,15 @@ def run(args) -> int:
 def _print_summary(report) -> None:
     print(f"{report.files} file(s), {len(report.events)} event(s), {len(report.clusters)} cluster(s)")
     for e in report.events:
-        crit = ", ".join(n.label() for n in e.critical_threads)
+        several = len(e.clusters) > 1
+        if several:   # a deadlock whose critical threads landed in different clusters: say which went where
+            crit = ", ".join(f"{n.label()} [cluster {c}]" for n, c in zip(e.critical_threads, e.critical_clusters))
+            where = f"clusters {', '.join(map(str, e.clusters))} (primary {e.cluster})"
+        else:
+            crit = ", ".join(n.label() for n in e.critical_threads)
+            where = f"cluster {e.cluster}"
         dl = "  DEADLOCK" if e.deadlock else ""
-        print(f"\n[{e.kind.upper()}] {e.process} (pid {e.pid})  cluster {e.cluster}  cause: {e.cause}{dl}")
+        print(f"\n[{e.kind.upper()}] {e.process} (pid {e.pid})  {where}  cause: {e.cause}{dl}")
         print(f"  source:   {e.source}")
         print(f"  blocked:  {e.blocked_thread.label()}")
         for s in e.chain[1:]:
@@ -61,8 +67,12 @@ def _print_summary(report) -> None:
         print(f"  critical: {crit}")
     if report.clusters:
         print("\nclusters (largest first):")
+        shared = {e.id for e in report.events if len(e.clusters) > 1}
         for c in report.clusters:
-            print(f"  #{c['id']}: {c['size']} event(s), cause {c['cause']}, representative {c['representative']}")
+            also = sum(1 for m in c["members"] if m in shared)
+            note = f" ({also} also in other clusters)" if also else ""
+            print(f"  #{c['id']}: {c['size']} event(s){note}, cause {c['cause']}, "
+                  f"representative {c['representative']}")
     for w in report.warnings[:20]:
         print(f"warning: {w}", file=sys.stderr)
     for e in report.errors:

@@ -2,7 +2,13 @@
 i.e. connected components). Candidate pairs come from MinHash LSH over each event's tokens (generic tokens and
 term keys), so 10k events need no all-pairs pass; every candidate is verified with the exact S. `method="all_pairs"`
 is the exact baseline. Each cluster gets its centroid, the K members nearest to and furthest from it, and a
-representative (the nearest)."""
+representative (the nearest).
+
+Several vectors per event (a deadlock cycle has one critical thread per member, spec step 3): `owners[i]` names the
+event of vector i. Vectors are clustered, never events, so a deadlock's threads do not pull their clusters together;
+an event then belongs to every cluster one of its vectors landed in. A cluster's members, size and order count
+events, each once; its centroid weighs each event equally (an event's vectors in the cluster share weight 1), and an
+event's distance to the centroid is that of its nearest vector in the cluster."""
 from __future__ import annotations
 
 import zlib
@@ -18,15 +24,20 @@ _PRIME = (1 << 61) - 1
 
 @dataclass
 class Cluster:
+    """members, nearest, furthest, representative: owner (event) indices; vectors: the vector indices it holds."""
+
     id: int
     members: list[int]
     nearest: list[int] = field(default_factory=list)
     furthest: list[int] = field(default_factory=list)
     representative: int = -1
+    vectors: list[int] = field(default_factory=list)
 
 
 @dataclass
 class Clustering:
+    """labels: the cluster id of each vector (of each event when every event has one vector)."""
+
     labels: list[int]
     clusters: list[Cluster]
     pairs_compared: int = 0
@@ -108,12 +119,19 @@ def _lsh_candidates(sigs: np.ndarray, bands: int) -> set[tuple[int, int]]:
 
 
 def cluster_features(feats: list[Features], threshold: float = 0.95, method: str = "lsh", weighting: str = "union",
-                     k_review: int = 100, num_perm: int = 128, bands: int = 32, seed: int = 0) -> Clustering:
-    """Cluster events by S > threshold. method: 'lsh' (candidates from MinHash LSH, verified exactly) or
-    'all_pairs' (every pair of distinct signatures). Labels are cluster ids ordered by cluster size (0 = largest)."""
+                     k_review: int = 100, num_perm: int = 128, bands: int = 32, seed: int = 0,
+                     owners: list[int] | None = None) -> Clustering:
+    """Cluster feature vectors by S > threshold. method: 'lsh' (candidates from MinHash LSH, verified exactly) or
+    'all_pairs' (every pair of distinct signatures). owners: the event of each vector (default: one vector per
+    event, owners[i] = i). Labels (one per vector) are cluster ids ordered by cluster size in events (0 = largest;
+    ties by the lowest vector index)."""
     n = len(feats)
     if n == 0:
         return Clustering([], [])
+    if owners is None:
+        owners = list(range(n))
+    elif len(owners) != n:
+        raise ValueError(f"owners has {len(owners)} entries for {n} vectors")
     sig_index: dict[tuple, int] = {}
     uniq: list[int] = []
     of_event: list[int] = []
@@ -145,51 +163,62 @@ def cluster_features(feats: list[Features], threshold: float = 0.95, method: str
     groups: dict[int, list[int]] = {}
     for i in range(n):
         groups.setdefault(uf.find(of_event[i]), []).append(i)
-    ordered = sorted(groups.values(), key=lambda g: (-len(g), g[0]))
+    # Each group's vectors are in increasing index order, so g[0] is its lowest vector index.
+    events_of = {r: sorted(set(owners[i] for i in g)) for r, g in groups.items()}
+    ordered = sorted(groups, key=lambda r: (-len(events_of[r]), groups[r][0]))
     labels = [0] * n
     clusters = []
-    for cid, members in enumerate(ordered):
-        for i in members:
+    for cid, r in enumerate(ordered):
+        vecs = groups[r]
+        for i in vecs:
             labels[i] = cid
-        c = Cluster(cid, members)
-        _review(c, feats, k_review, weighting)
+        c = Cluster(cid, events_of[r], vectors=vecs)
+        _review(c, feats, owners, k_review, weighting)
         clusters.append(c)
     return Clustering(labels, clusters, compared, m)
 
 
-def centroid(feats: list[Features], members: list[int]) -> Features:
-    """The mean term vector of the members and the generic tokens held by at least half of them."""
+def centroid(feats: list[Features], members: list[int], weights: list[float] | None = None) -> Features:
+    """The weighted mean of the members' unit term vectors and the generic tokens held by at least half of the total
+    weight. weights: one per member (default 1 each; an event's several vectors in one cluster share weight 1)."""
     import math
+    if weights is None:
+        weights = [1.0] * len(members)
     terms: dict[str, float] = {}
-    counts: dict[str, int] = {}
-    for i in members:
+    counts: dict[str, float] = {}
+    for i, w in zip(members, weights):
         f = feats[i]
-        inv = 1.0 / f.norm if f.norm else 0.0
+        inv = w / f.norm if f.norm else 0.0
         for k, v in f.terms.items():
             terms[k] = terms.get(k, 0.0) + v * inv
         for t in f.generic:
-            counts[t] = counts.get(t, 0) + 1
-    n = len(members)
+            counts[t] = counts.get(t, 0.0) + w
+    n = sum(weights)
     terms = {k: v / n for k, v in terms.items()}
-    gen = frozenset(t for t, c in counts.items() if 2 * c >= n)
+    gen = frozenset(t for t, c in counts.items() if 2 * c >= n - 1e-9)
     return Features(gen, terms, math.sqrt(sum(v * v for v in terms.values())))
 
 
-def _review(c: Cluster, feats: list[Features], k: int, weighting: str) -> None:
+def _review(c: Cluster, feats: list[Features], owners: list[int], k: int, weighting: str) -> None:
     if len(c.members) == 1:
         c.nearest, c.furthest, c.representative = list(c.members), list(c.members), c.members[0]
         return
-    # Identical signatures have identical scores: score one per signature.
-    cen = centroid(feats, c.members)
+    per_event: dict[int, int] = {}
+    for i in c.vectors:
+        per_event[owners[i]] = per_event.get(owners[i], 0) + 1
+    cen = centroid(feats, c.vectors, [1.0 / per_event[owners[i]] for i in c.vectors])
+    # Identical feature objects have identical scores: score each once. An event scores by its nearest vector.
     cache: dict[int, float] = {}
-    scored = []
-    for i in c.members:
+    best: dict[int, float] = {}
+    for i in c.vectors:
         key = id(feats[i])
         s = cache.get(key)
         if s is None:
             s = cache[key] = similarity(feats[i], cen, weighting)
-        scored.append((s, i))
-    scored.sort(key=lambda x: (-x[0], x[1]))
-    c.nearest = [i for _, i in scored[:k]]
-    c.furthest = [i for _, i in sorted(scored, key=lambda x: (x[0], x[1]))[:k]]
+        o = owners[i]
+        if o not in best or s > best[o]:
+            best[o] = s
+    scored = sorted(((s, o) for o, s in best.items()), key=lambda x: (-x[0], x[1]))
+    c.nearest = [o for _, o in scored[:k]]
+    c.furthest = [o for _, o in sorted(scored, key=lambda x: (x[0], x[1]))[:k]]
     c.representative = c.nearest[0]
