@@ -211,6 +211,13 @@ def _hang_evidence(ev: dict) -> str:
     return "".join(out)
 
 
+def _clusters_label(ev: dict) -> str:
+    many = ev.get("clusters") or []
+    if len(many) > 1:   # a deadlock: one cluster per critical thread's stack
+        return "clusters " + ", ".join(e(c) for c in many)
+    return f"cluster {e(ev.get('cluster'))}"
+
+
 def _hangs_section(h: dict) -> str:
     out = ['<section id="hangs"><h2>ANR and SNR</h2>']
     events = h.get("events", [])
@@ -222,8 +229,8 @@ def _hangs_section(h: dict) -> str:
                    f'{e(str(ev.get("kind", "")).upper())}</span> '
                    f'{e(ev.get("process"))}: {e(_thread_label(ev.get("blocked_thread")))} blocked; critical: '
                    f'{e(crit)}; cause: {e(ev.get("cause"))}{" — DEADLOCK" if ev.get("deadlock") else ""}'
-                   f'</summary><p>{e(ev.get("sentence"))}</p><p class="muted">{e(ev.get("source"))} · cluster '
-                   f'{e(ev.get("cluster"))}</p>')
+                   f'</summary><p>{e(ev.get("sentence"))}</p><p class="muted">{e(ev.get("source"))} · '
+                   f'{_clusters_label(ev)}</p>')
         if graph.get("nodes"):
             out.append(f'<div class="graph">{wait_for_graph_svg(graph["nodes"], graph.get("edges", []))}</div>')
         out.append(_hang_evidence(ev))
