@@ -26,7 +26,7 @@ def _loops_over(path) -> list[str]:
 @pytest.mark.skipif(not _CAN_LOOP, reason="needs root, fio, losetup and /dev/loop-control")
 def test_host_lab_smoke_one_policy_pair_cleans_up_and_restores(tmp_path):
     res = run_host_lab(size_mb=32, runtime_s=1, scratch_parent=str(tmp_path),
-                       policies=["none", "mq-deadline+ioprio"])
+                       policies=["none", "mq-deadline+ioprio"], experiments=["policies"])
     if not res.get("device"):
         pytest.skip("no loop device could be created here: " + "; ".join(s["reason"] for s in res["skipped"]))
     assert res["device"].startswith("/dev/loop")
@@ -44,10 +44,11 @@ def test_host_lab_smoke_one_policy_pair_cleans_up_and_restores(tmp_path):
 def test_host_lab_all_policies(tmp_path):
     res = run_host_lab(size_mb=64, runtime_s=2, scratch_parent=str(tmp_path))
     assert res["runs"] and not list(tmp_path.iterdir()) and not _loops_over(tmp_path)
+    assert res["wam"]["modes"] and not res["wam"]["skipped"]
 
 
 def test_host_lab_without_fio_skips(monkeypatch):
     import droidlag.iolab.host as host
     monkeypatch.setattr(host, "fio_path", lambda: None)
-    res = host.run_host_lab()
+    res = host.run_host_lab(experiments=["policies"])
     assert res["skipped"][0]["experiment"] == "all" and not res["runs"]

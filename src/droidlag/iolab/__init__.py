@@ -7,7 +7,9 @@ Notebook API:
     run_scenario("camera", "fasttrack")         -> ScenarioResult
     read_block_trace(path), replay(trace, ...)  -> records, replay stats
     reproduce()                                 -> {"rows": [...]}
-    run_host_lab()                              -> host experiments (needs fio; root for the rest)
+    run_host_lab()                              -> host experiments (needs fio; root for the rest):
+                                                   schedulers, I/O priorities, BFQ cgroup weights, and WAM
+    run_wam_lab(size_mb=256, rounds=2)          -> ext4 -o discard vs nodiscard + fstrim: fsync stalls
 """
 from __future__ import annotations
 
@@ -47,11 +49,12 @@ def __getattr__(name):
     if name == "reproduce":
         from droidlag.iolab.reproduce import reproduce
         return reproduce
-    if name == "run_host_lab":
-        from droidlag.iolab.host import run_host_lab
-        return run_host_lab
+    if name in ("run_host_lab", "format_host", "run_wam_lab", "format_wam"):
+        from droidlag.iolab import host as _h
+        return getattr(_h, name)
     raise AttributeError(name)
 
 
 __all__ = ["simulate", "run_scenario", "ScenarioResult", "Stack", "POLICIES", "get_policy", "PROFILES", "SCENARIOS",
-           "read_block_trace", "replay", "reproduce", "run_host_lab"]
+           "read_block_trace", "replay", "reproduce", "run_host_lab",
+           "format_host", "run_wam_lab", "format_wam"]

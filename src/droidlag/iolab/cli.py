@@ -35,9 +35,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=run_replay)
 
     h = s.add_parser("host", help="real foreground-reader/background-writer experiments on this kernel (fio)")
-    h.add_argument("--size-mb", type=int, default=256, help="size of the scratch disk image")
+    h.add_argument("--size-mb", type=int, default=256,
+                   help="size of the scratch disk image, and of the data the WAM experiment fills and deletes "
+                        "per round")
     h.add_argument("--runtime", type=int, default=6, help="seconds per fio run")
     h.add_argument("--scratch", default=None, help="parent directory for the scratch directory")
+    h.add_argument("--experiments", default="policies,wam",
+                   help="comma-separated: policies (schedulers, I/O priorities, cgroup weights; fio), "
+                        "wam (ext4 -o discard vs nodiscard + fstrim, fsync stalls while deleting files)")
+    h.add_argument("--policies", default=None,
+                   help="comma-separated subset of none,mq-deadline,kyber,bfq,bfq+ioprio,mq-deadline+ioprio,"
+                        "bfq+cgroup-weights (default: all)")
+    h.add_argument("--cgroup-weights", default="1000,100", metavar="FG,BG",
+                   help="BFQ weights of the reader's and the writers' cgroups (1..1000)")
+    h.add_argument("--wam-rounds", type=int, default=2, help="fill+delete rounds in the WAM experiment")
     h.add_argument("--json", action="store_true")
     h.set_defaults(func=run_host)
 
@@ -124,7 +135,25 @@ def run_host(args) -> int:
     from droidlag.cli import print_json
     from droidlag.iolab.host import format_host, run_host_lab
 
-    res = run_host_lab(size_mb=args.size_mb, runtime_s=args.runtime, scratch_parent=args.scratch)
+    from droidlag.iolab.host import EXPERIMENTS, POLICIES
+
+    exps = [e.strip() for e in args.experiments.split(",") if e.strip()]
+    pols = [p.strip() for p in args.policies.split(",") if p.strip()] if args.policies else None
+    bad = [e for e in exps if e not in EXPERIMENTS] + [p for p in pols or [] if p not in POLICIES]
+    try:
+        weights = tuple(int(w) for w in args.cgroup_weights.split(","))
+        if len(weights) != 2 or not all(1 <= w <= 1000 for w in weights):
+            raise ValueError
+    except ValueError:
+        bad.append(f"--cgroup-weights {args.cgroup_weights} (want FG,BG in 1..1000)")
+    if args.size_mb < 1 or args.runtime < 1 or args.wam_rounds < 1:
+        bad.append("--size-mb, --runtime and --wam-rounds must be at least 1")
+    if bad or not exps:
+        print(f"droidlag: bad host lab option: {', '.join(bad) or '--experiments is empty'}; experiments: "
+              f"{', '.join(EXPERIMENTS)}; policies: {', '.join(POLICIES)}", file=sys.stderr)
+        return 2
+    res = run_host_lab(size_mb=args.size_mb, runtime_s=args.runtime, scratch_parent=args.scratch, policies=pols,
+                       experiments=exps, cgroup_weights=weights, wam_rounds=args.wam_rounds)
     if args.json:
         print_json(res)
     else:
