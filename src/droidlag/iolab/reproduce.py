@@ -219,4 +219,11 @@ def format_table(result: dict) -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     n_ok = sum(r["within_tolerance"] for r in rows)
     lines.append(f"\n{n_ok}/{len(rows)} figures within tolerance (seed {result['seed']}, scale {result['scale']}).")
+    misses = [r for r in rows if not r["within_tolerance"]]
+    if misses:
+        import textwrap
+        lines.append("\nWhy not:")
+        for r in misses:
+            why = r.get("note") or "no explanation recorded"
+            lines.append(textwrap.fill(f"- {r['figure']}: {why}", width=116, subsequent_indent="  "))
     return "\n".join(lines)
