@@ -6,9 +6,8 @@ import io
 import matplotlib
 
 matplotlib.use("svg")
-# Titles and labels carry app and thread names from the input: never read `$...$` in them as math.
-matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from droidlag.frames.config import FramesConfig  # noqa: E402
 
@@ -38,8 +37,11 @@ def frame_time_histogram(durations_ms: list[float], title: str) -> str:
         ax.axvline(FF_MS, color=VERDICT_COLOURS["FF"], linestyle="--", label="700 ms (FF)")
     ax.set_xlabel("frame time (ms)")
     ax.set_ylabel("frames")
-    ax.set_yscale("symlog")
-    ax.set_title(title, fontsize=10)
+    if durations_ms and len(durations_ms) > 50:   # a long tail of rare slow frames stays visible
+        ax.set_yscale("symlog")
+    else:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(title, fontsize=10, parse_math=False)   # titles carry input names: `$` is no math
     ax.legend(fontsize=8)
     return _svg(fig)
 
@@ -57,6 +59,7 @@ def frame_timeline(frames: list[dict], title: str, t0_ns: int) -> str:
     span = (xs[-1] - xs[0]) if len(xs) > 1 else 1.0
     # bars as wide as the typical gap between frames, but never thinner than a visible sliver of the axis
     width = max(0.8 * gaps[len(gaps) // 2] if gaps else 0.01, span / 400)
+    width = min(width, max(span, 0.05) / 40)   # a few frames far apart still get thin bars
     if stage_names:
         bottoms = [0.0] * len(frames)
         for i, s in enumerate(stage_names):
@@ -72,7 +75,7 @@ def frame_timeline(frames: list[dict], title: str, t0_ns: int) -> str:
     ax.axhline(SR_MS, color=VERDICT_COLOURS["SR"], linestyle="--", linewidth=0.8)
     ax.set_xlabel("time since trace start (s)")
     ax.set_ylabel("ms")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=10, parse_math=False)   # titles carry input names: `$` is no math
     if stage_names:
         ax.legend(fontsize=7, ncol=4, loc="upper right")
     return _svg(fig)
