@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from droidlag.frames.block_io import block_baseline
 from droidlag.frames.causes import SYSTEM_FACTORS, CauseAnalyzer, baseline, rank_causes
 from droidlag.frames.config import FramesConfig
 from droidlag.frames.segment import STAGES, segment_frames, surfaceflinger_pids
@@ -77,11 +78,15 @@ def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesRe
     notes = list(seg.notes)
     sf = surfaceflinger_pids(trace)
     frames, counters_used = apply_verdicts(trace, seg.frames, config, seg.vsync_period_ns, sf)
-    causes = _causes(trace, frames, config, notes)
-    extra = {"vsync_period_source": seg.vsync_period_source, "bufferqueue_counters": counters_used,
+    causes, cause_extra = _causes(trace, frames, config, notes, seg.vsync_period_ns)
+    extra = cause_extra | {"vsync_period_source": seg.vsync_period_source, "bufferqueue_counters": counters_used,
              "non_hwui_apps": seg.non_hwui_apps,
              "apps": _apps(frames)}
-    summary = summarize(frames, causes, _buffer_signal(frames), seg.vsync_period_ns, extra)
+    bad_ids = frames.filter(frames["verdict"].is_in([SR, FF]) | (frames["verdict"] == NOT_POSSIBLE))["frame_id"] \
+        if frames.height else pl.Series([], dtype=pl.Int64)
+    # causes of on-time app frames whose compositor was late are evidence, not SR/FF: not in the ranking
+    summary = summarize(frames, causes.filter(pl.col("frame_id").is_in(bad_ids.implode())),
+                        _buffer_signal(frames), seg.vsync_period_ns, extra)
     if not frames.height:
         summary["no_frames_reason"] = notes[-1] if notes else "no app frames"
     return FramesReport("trace", trace.path, frames, causes, summary, notes,
@@ -97,33 +102,84 @@ def _apps(frames: pl.DataFrame) -> list[dict]:
     return g.sort("frames", descending=True).to_dicts()
 
 
-def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: list[str]) -> pl.DataFrame:
+def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: list[str],
+            vsync_period_ns: int | None = None) -> tuple[pl.DataFrame, dict]:
+    """Cause rows for SR/FF frames (and long undecided ones), plus, as evidence only, the `surfaceflinger` cause
+    of frames FrameTimeline calls on time for the app but late on the display. Also the summary's block_io and
+    compositor sections."""
     if not frames.height:
-        return pl.DataFrame(schema=CAUSE_SCHEMA)
+        return pl.DataFrame(schema=CAUSE_SCHEMA), {}
     bad_mask = frames["verdict"].is_in([SR, FF]) | ((frames["verdict"] == NOT_POSSIBLE)
                                                     & (frames["naive_verdict"] != OK))
     bad = frames.filter(bad_mask)
-    if not bad.height:
-        return pl.DataFrame(schema=CAUSE_SCHEMA)
+    ok_ft = frames.filter((frames["verdict"] == OK) & frames["ft_jank_type"].is_not_null())
+    if not bad.height and not ok_ft.height:
+        return pl.DataFrame(schema=CAUSE_SCHEMA), {}
     normal = frames.filter((frames["verdict"] == OK) & (frames["naive_verdict"] == OK))
-    analyzer = CauseAnalyzer(trace, frames, config)
-    for k, why in analyzer.missing.items():
-        notes.append(f"cause '{k}' not possible: {why}")
+    analyzer = CauseAnalyzer(trace, frames, config, vsync_period_ns)
+    comp = analyzer.comp
+    ok_late = [r for r in ok_ft.iter_rows(named=True)
+               if (w := comp.window(r["frame_id"])) is not None and w["ft_named"] and w["app_on_time"]]
+    if not bad.height and not ok_late:
+        return pl.DataFrame(schema=CAUSE_SCHEMA), {}
+    if bad.height:
+        for k, why in analyzer.missing.items():
+            notes.append(f"cause '{k}' not possible: {why}")
     base_by_pid: dict[int, dict] = {}
-    rows = []
-    for r in bad.iter_rows(named=True):
-        pid = r["pid"]
+    rows, bad_block, late_sf = [], [], {"sr_ff": [], "app_on_time": []}
+
+    def base(pid):
         if pid not in base_by_pid:
             base_by_pid[pid] = baseline(analyzer, normal.filter(pl.col("pid") == pid).to_dicts(),
                                         config.max_normal_frames)
-        fs = analyzer.shares(r)
-        ranked = rank_causes(fs, base_by_pid[pid], config, analyzer.app_components(r))
+        return base_by_pid[pid]
+
+    def emit(fid, ranked):
         for i, c in enumerate(ranked):
-            rows.append((r["frame_id"], i + 1, c["name"], c["share"], c["normal_share"],
+            rows.append((fid, i + 1, c["name"], c["share"], c["normal_share"],
                          json.dumps(c["evidence"] | {"label": c["label"]}, default=str)))
-    if not base_by_pid or all(all(v is None for v in b.values()) for b in base_by_pid.values()):
+
+    for r in bad.iter_rows(named=True):
+        fs = analyzer.shares(r)
+        sfc = analyzer.compositor_cause(r, fs, base(r["pid"]))
+        if sfc:
+            late_sf["sr_ff"].append(sfc["share"])
+        if "block" in fs.evidence["io"]:
+            bad_block.append(fs.evidence["io"]["block"])
+        emit(r["frame_id"], rank_causes(fs, base(r["pid"]), config, analyzer.app_components(r), sfc))
+    for r in ok_late:
+        fs = analyzer.compositor_only(r)
+        sfc = analyzer.compositor_cause(r, fs, base(r["pid"]))
+        if sfc:
+            late_sf["app_on_time"].append(sfc["share"])
+            emit(r["frame_id"], [sfc])
+    factors = [k for b in base_by_pid.values() for k, v in b.items() if k in SYSTEM_FACTORS and v is not None]
+    if bad.height and (not base_by_pid or not factors):
         notes.append("no normal frames to compare with: cause shares are compared against 0")
-    return pl.DataFrame(rows, schema=CAUSE_SCHEMA, orient="row")
+    extra: dict = {}
+    if analyzer.block is not None:
+        extra["block_io"] = {"sr_ff": block_baseline(bad_block), "normal": block_baseline(analyzer.normal_block)}
+    if comp.tid is not None and comp.windows:
+        extra["compositor"] = _compositor_summary(comp, late_sf, base_by_pid)
+    elif bad.height and comp.tid is None:
+        notes.append("cause 'surfaceflinger' not possible: no SurfaceFlinger main thread in the trace")
+    elif bad.height:
+        notes.append("cause 'surfaceflinger' not possible: no FrameTimeline display frames and no SurfaceFlinger "
+                     "composition slices to give the frames' composition windows")
+    return pl.DataFrame(rows, schema=CAUSE_SCHEMA, orient="row"), extra
+
+
+def _compositor_summary(comp, late_sf: dict, base_by_pid: dict) -> dict:
+    w = comp.windows.values()
+    normals = {str(pid): b["surfaceflinger"] for pid, b in base_by_pid.items() if b.get("surfaceflinger")}
+    mean = (lambda xs: round(sum(xs) / len(xs), 4) if xs else None)
+    return {"sf_main_tid": comp.tid, "frames_with_window": len(comp.windows),
+            "window_sources": sorted({x["source"] for x in w}),
+            "late_signal_frames": sum(1 for x in w if x["late"]),
+            "late_frametimeline_frames": sum(1 for x in w if x["ft_named"]),
+            "cause_sr_ff_frames": len(late_sf["sr_ff"]), "cause_app_on_time_frames": len(late_sf["app_on_time"]),
+            "mean_share_sr_ff": mean(late_sf["sr_ff"]), "mean_share_app_on_time": mean(late_sf["app_on_time"]),
+            "normal_by_pid": normals or None}
 
 
 # ---- gfxinfo -------------------------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """Root causes of SR/FF frames: shares of the critical path spent in binder, I/O (uninterruptible sleep), runnable
 (scheduling delay), sleeping, on saturated LITTLE cores while a big core idles, and in GC; each compared with the
 same share over the trace's normal frames. Causes that stand out are ranked by their excess; when none does, the
-cause is the app's own work and the slices (UI components) that took the time are named.
+cause is the app's own work and the slices (UI components) that took the time are named. The `io` cause carries the
+block requests behind the D-state time (block_io.py); frames whose compositor was late get the `surfaceflinger`
+cause, from SurfaceFlinger's main thread over the composition window (compositor.py).
 """
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from droidlag.frames.block_io import BlockIndex, block_baseline
+from droidlag.frames.compositor import Compositor, compositor_baseline
 from droidlag.frames.config import FramesConfig
 from droidlag.frames.critical_path import (
     RUNNABLE, RUNNING, SLEEPING, UNINTERRUPTIBLE, CpuBusy, CriticalPathFinder, Segment, SliceTree, state_class,
@@ -22,6 +26,7 @@ CAUSE_LABELS = {
     "binder": "binder transactions", "io": "I/O or uninterruptible sleep", "runnable": "scheduling delay (runnable)",
     "sleeping": "sleeping (idle, waiting)", "little_saturated": "on saturated LITTLE cores while a big core idled",
     "gc": "garbage collection", "app_work": "the app's own work (slices below)",
+    "surfaceflinger": "SurfaceFlinger (the compositor) was late",
 }
 GC_SLICE_RE = re.compile(r"(\bGC\b|WaitForGcToComplete|concurrent copying|mark sweep|mark compact|"
                          r"CollectorTransition|Heap trim|semispace|young gen)", re.IGNORECASE)
@@ -36,12 +41,13 @@ class FrameShares:
     shares: dict[str, float | None]
     evidence: dict[str, dict]
     path: list[Segment]
+    sf: dict | None = None       # SurfaceFlinger measure over the frame's composition window (Compositor.measure)
 
 
 class CauseAnalyzer:
     """Computes critical paths and shares for frames of one trace. What the trace lacks is listed in `missing`."""
 
-    def __init__(self, trace: Trace, frames: pl.DataFrame, config: FramesConfig):
+    def __init__(self, trace: Trace, frames: pl.DataFrame, config: FramesConfig, vsync_period_ns: int | None = None):
         self.trace = trace
         self.config = config
         self.finder = CriticalPathFinder(trace, config.wakeup_depth)
@@ -61,6 +67,9 @@ class CauseAnalyzer:
         self.big = [c for c, k in trace.cpu_class.items() if k == "big"]
         self.gc = self._gc_intervals(trace)
         self.gc_tids = {t.tid for t in trace.threads.values() if t.name in GC_THREADS}
+        self.block = BlockIndex(trace.block) if trace.block.height else None
+        self.normal_block: list[dict] = []     # block evidence of the sampled normal frames (all processes)
+        self.comp = Compositor(trace, frames, self.finder, vsync_period_ns, config.sr_threshold_ns)
 
     @staticmethod
     def _gc_intervals(trace: Trace) -> dict[int, tuple[np.ndarray, np.ndarray]]:
@@ -152,7 +161,43 @@ class CauseAnalyzer:
             "threads_ms": {f"{name(t) or t} ({t})": round(v / 1e6, 3) for t, v in
                            sorted(threads.items(), key=lambda kv: -kv[1])[:4]},
         }
-        return FrameShares(total, shares, evidence, path)
+        if self.block is not None:
+            pieces = self.pieces(row)
+            evidence["io"]["block"] = self.block.evidence(path, set(threads) or {p[0] for p in pieces},
+                                                          (row["start_ns"], row["end_ns"]))
+        return FrameShares(total, shares, evidence, path, self.comp.measure(row["frame_id"], total))
+
+    def compositor_only(self, row: dict) -> FrameShares:
+        """The path length and SurfaceFlinger measure alone (no walk): for frames whose only cause is the
+        compositor. The walked path always covers its pieces, so its length is theirs."""
+        total = sum(max(0, b - a) for _, a, b in self.pieces(row)) or max(1, row["end_ns"] - row["start_ns"])
+        return FrameShares(total, {}, {}, [], self.comp.measure(row["frame_id"], total))
+
+    def compositor_cause(self, row: dict, fs: FrameShares, normal: dict) -> dict | None:
+        """The `surfaceflinger` cause when the frame's compositor was late: always when FrameTimeline names an
+        SF/display jank type (ground truth), else only when the composition window's share of the extended
+        critical path (app path + window) stands out against normal frames. share = window / (app path +
+        window); normal_share: the same over normal frames whose compositor was not late."""
+        w = self.comp.window(row["frame_id"])
+        if w is None or not w["late"] or fs.sf is None:
+            return None
+        base_d = normal.get("surfaceflinger")
+        base = base_d["share"] if base_d else 0.0
+        share = fs.sf["share"]
+        cfg = self.config
+        # Without FrameTimeline the share must stand out: its excess, and the share or the window itself at least
+        # cause_min_ratio times normal (a long app path dilutes the share of even a very late composition).
+        base_win = base_d["window_ms"] * 1e6 if base_d else 0.0
+        ratio_ok = share >= cfg.cause_min_ratio * base or fs.sf["window_ns"] >= cfg.cause_min_ratio * base_win
+        if not w["ft_named"] and not (share - base >= cfg.cause_min_excess and ratio_ok):
+            return None
+        ev = self.comp.evidence(row["frame_id"], fs.sf, base_d)
+        ev["app_path_ms"] = round(fs.path_ns / 1e6, 3)
+        if w["app_on_time"]:
+            ev["verdict_note"] = ("FrameTimeline: the app finished on time and the display frame janked: the "
+                                  "compositor was late; the verdict counts app-side jank only")
+        return {"name": "surfaceflinger", "label": CAUSE_LABELS["surfaceflinger"], "share": round(share, 4),
+                "normal_share": round(base, 4) if base_d else None, "evidence": ev}
 
     def app_components(self, row: dict, top: int = 3) -> dict:
         """The critical call path of each frame thread and the slices with the most self time."""
@@ -198,20 +243,29 @@ class CauseAnalyzer:
 def baseline(analyzer: CauseAnalyzer, normal_rows: list[dict], max_frames: int) -> dict[str, float | None]:
     """Mean share of each factor over (an even sample of) the normal frames; None where not computable."""
     if not normal_rows:
-        return {k: None for k in SYSTEM_FACTORS + ("running",)}
+        return {k: None for k in SYSTEM_FACTORS + ("running", "block", "surfaceflinger")}
     step = max(1, len(normal_rows) // max_frames)
     sample = normal_rows[::step][:max_frames]
     acc: dict[str, list[float]] = {}
+    blocks, sfs = [], []
     for r in sample:
-        for k, v in analyzer.shares(r).shares.items():
+        fs = analyzer.shares(r)
+        for k, v in fs.shares.items():
             if v is not None:
                 acc.setdefault(k, []).append(v)
-    return {k: (float(np.mean(acc[k])) if k in acc else None) for k in SYSTEM_FACTORS + ("running",)}
+        if "block" in fs.evidence["io"]:
+            blocks.append(fs.evidence["io"]["block"])
+        if fs.sf is not None and not analyzer.comp.window(r["frame_id"])["late"]:
+            sfs.append(fs.sf)     # a frame whose compositor was late is not normal for SurfaceFlinger
+    analyzer.normal_block.extend(blocks)
+    out: dict = {k: (float(np.mean(acc[k])) if k in acc else None) for k in SYSTEM_FACTORS + ("running",)}
+    return out | {"block": block_baseline(blocks), "surfaceflinger": compositor_baseline(sfs)}
 
 
-def rank_causes(fs: FrameShares, normal: dict[str, float | None], config: FramesConfig,
-                components: dict) -> list[dict]:
-    """The system factors that stand out against normal frames, ranked by excess; else the app's own work."""
+def rank_causes(fs: FrameShares, normal: dict, config: FramesConfig, components: dict,
+                extra: dict | None = None) -> list[dict]:
+    """The system factors that stand out against normal frames, ranked by excess, else the app's own work; then
+    `extra` (the surfaceflinger cause) if given."""
     out = []
     for k in SYSTEM_FACTORS:
         share = fs.shares.get(k)
@@ -222,6 +276,8 @@ def rank_causes(fs: FrameShares, normal: dict[str, float | None], config: Frames
             ev = {"path_ms": round(fs.path_ns / 1e6, 3), "ms": round(share * fs.path_ns / 1e6, 3)}
             if k in ("binder", "io"):
                 ev.update(fs.evidence[k])
+            if k == "io" and "block" in ev:
+                ev["block"] = ev["block"] | {"normal": normal.get("block")}
             ev["threads_ms"] = fs.evidence["threads_ms"]
             ev["critical_call_path"] = components.get("critical_call_path")
             out.append({"name": k, "label": CAUSE_LABELS[k], "share": round(share, 4),
@@ -233,4 +289,6 @@ def rank_causes(fs: FrameShares, normal: dict[str, float | None], config: Frames
                     "share": round(run, 4) if run is not None else None,
                     "normal_share": round(normal["running"], 4) if normal.get("running") is not None else None,
                     "evidence": components | {"path_ms": round(fs.path_ns / 1e6, 3)}})
+    if extra:   # the compositor's part comes after the app-side causes: the verdict is about the app's lateness
+        out.append(extra)
     return out

@@ -96,6 +96,17 @@ class BinderIndex:
                 best, best_ov = call, ov
         return best
 
+    def time_in_calls(self, tid: int, a: int, b: int) -> int:
+        """Time of [a, b) during which `tid` had a synchronous call outstanding."""
+        iv = sorted((max(a, c[0]), min(b, c[1])) for c in self._by_client.get(tid, ()) if c[0] < b and c[1] > a)
+        total, cur = 0, a
+        for s, e in iv:
+            s = max(s, cur)
+            if e > s:
+                total += e - s
+                cur = e
+        return total
+
 
 class CriticalPathFinder:
     """Walks critical paths on one trace; build once per trace, then call `path` per frame."""
@@ -114,6 +125,10 @@ class CriticalPathFinder:
             if b > a:
                 out.extend(self._walk(tid, a, b, 0, "frame", False, {tid}))
         return out
+
+    def own_states(self, tid: int, a: int, b: int) -> list[Segment]:
+        """The states of `tid` itself over [a, b), without following wakeups or binder."""
+        return self._walk(tid, a, b, self.depth, "frame", False, {tid}) if b > a else []
 
     def _walk(self, tid: int, a: int, b: int, depth: int, via: str, in_binder: bool, seen: set) -> list[Segment]:
         st = self.states.get(tid)
