@@ -19,6 +19,7 @@ CAUSE_WORDS = {
     "binder": "binder calls", "io": "I/O (uninterruptible sleep)", "runnable": "waiting for a CPU (runnable)",
     "sleeping": "the thread sleeping/idle", "little_saturated": "saturated LITTLE cores while big cores idle",
     "gc": "garbage collection", "app_work": "the app's own work",
+    "surfaceflinger": "SurfaceFlinger (the compositor) running late",
 }
 
 
