@@ -68,6 +68,7 @@ class CauseAnalyzer:
         self.gc = self._gc_intervals(trace)
         self.gc_tids = {t.tid for t in trace.threads.values() if t.name in GC_THREADS}
         self.block = BlockIndex(trace.block) if trace.block.height else None
+        self._slices_by_tid: dict[int, tuple | None] = {}
         self.normal_block: list[dict] = []     # block evidence of the sampled normal frames (all processes)
         self.comp = Compositor(trace, frames, self.finder, vsync_period_ns, config.sr_threshold_ns)
 
@@ -123,29 +124,32 @@ class CauseAnalyzer:
         io_waits = 0
         threads: dict[int, int] = {}
         binder_servers: dict[int, int] = {}
-        for seg in path:
-            cls = state_class(seg.state)
-            threads[seg.tid] = threads.get(seg.tid, 0) + seg.dur
-            if seg.in_binder:
-                acc["binder"] += seg.dur
-                if seg.via == "binder":
-                    binder_servers[seg.tid] = binder_servers.get(seg.tid, 0) + seg.dur
+        little = self.busy is not None and bool(self.little) and bool(self.big)   # else never saturated
+        gc_tids, gc = self.gc_tids, self.gc
+        for tid, ts, dur, state, cpu, via, in_binder, blocked_fn, io_wait in path:
+            cls = state_class(state)
+            threads[tid] = threads.get(tid, 0) + dur
+            if in_binder:
+                acc["binder"] += dur
+                if via == "binder":
+                    binder_servers[tid] = binder_servers.get(tid, 0) + dur
             if cls == RUNNING:
-                acc["running"] += seg.dur
+                acc["running"] += dur
             elif cls == RUNNABLE:
-                acc["runnable"] += seg.dur
+                acc["runnable"] += dur
             elif cls == UNINTERRUPTIBLE:
-                acc["io"] += seg.dur
-                if seg.blocked_function:
-                    fns[seg.blocked_function] = fns.get(seg.blocked_function, 0) + seg.dur
-                io_waits += bool(seg.io_wait)
+                acc["io"] += dur
+                if blocked_fn:
+                    fns[blocked_fn] = fns.get(blocked_fn, 0) + dur
+                io_waits += bool(io_wait)
             elif cls == SLEEPING:
-                acc["sleeping"] += seg.dur
+                acc["sleeping"] += dur
             else:
-                acc["unknown"] += seg.dur
-            if cls in (RUNNING, RUNNABLE) and self._little_saturated(seg.cpu, seg.ts, seg.ts + seg.dur):
-                acc["little_saturated"] += seg.dur
-            acc["gc"] += self._gc_overlap(seg.tid, seg.ts, seg.ts + seg.dur)
+                acc["unknown"] += dur
+            if little and cls in (RUNNING, RUNNABLE) and self._little_saturated(cpu, ts, ts + dur):
+                acc["little_saturated"] += dur
+            if tid in gc_tids or tid in gc:    # else no GC overlap
+                acc["gc"] += self._gc_overlap(tid, ts, ts + dur)
         if not path:   # no sched: GC is still visible from slices on the frame's threads
             for tid, a, b in self.pieces(row):
                 acc["gc"] += self._gc_overlap(tid, a, b)
@@ -217,27 +221,54 @@ class CauseAnalyzer:
     def _components_in_window(self, row: dict, top: int) -> dict:
         """Frames without doFrame/DrawFrame roots (FrameTimeline-only): slices on the main thread inside the frame."""
         a, b = row["start_ns"], row["end_ns"]
-        s = self.trace.slices.filter((pl.col("tid") == row["ui_tid"]) & (pl.col("ts") < b)
-                                     & ((pl.col("ts") + pl.col("dur")) > a) & (pl.col("kind") == "thread"))
-        roots = s.filter(pl.col("depth") == s["depth"].min()) if s.height else s
-        path = self.tree_path_from(s, roots)
-        comps = s.group_by("name").agg(pl.col("dur").sum()).sort("dur", descending=True).head(top)
+        got = self._thread_slices(row["ui_tid"])
+        hits: list[int] = []
+        if got is not None:
+            ts, ends, ids, names, durs, depths, parents = got
+            hits = np.flatnonzero((ts < b) & (ends > a)).tolist()
+        if not hits:
+            return {"critical_call_path": {"main": [], "render_thread": []}, "components_ms": {}}
+        d0 = min((depths[i] for i in hits if depths[i] is not None), default=None)
+        roots = [i for i in hits if d0 is not None and depths[i] == d0]
+        path: list[str] = []
+        cur = self._longest(roots, durs)
+        while cur is not None:    # down the longest child (among the slices inside the frame) at each level
+            path.append(names[cur])
+            if len(path) >= 12:
+                break
+            cur = self._longest([i for i in hits if parents[i] is not None and parents[i] == ids[cur]], durs)
+        by_name: dict = {}
+        for i in hits:
+            by_name[names[i]] = by_name.get(names[i], 0) + durs[i]
+        comps = sorted(by_name.items(), key=lambda kv: -kv[1])[:top]
         return {"critical_call_path": {"main": path, "render_thread": []},
-                "components_ms": {n: round(d / 1e6, 3) for n, d in comps.iter_rows()}}
+                "components_ms": {n: round(d / 1e6, 3) for n, d in comps}}
 
     @staticmethod
-    def tree_path_from(s: pl.DataFrame, roots: pl.DataFrame) -> list[str]:
-        if not roots.height:
-            return []
-        cur = roots.sort("dur", descending=True).row(0, named=True)
-        out = [cur["name"]]
-        while len(out) < 12:
-            kids = s.filter(pl.col("parent_id") == cur["id"])
-            if not kids.height:
-                break
-            cur = kids.sort("dur", descending=True).row(0, named=True)
-            out.append(cur["name"])
-        return out
+    def _longest(idx: list[int], durs: list[int]) -> int | None:
+        """The first of the longest slices, or None."""
+        best = None
+        for i in idx:
+            if best is None or durs[i] > durs[best]:
+                best = i
+        return best
+
+    def _thread_slices(self, tid: int | None) -> tuple | None:
+        """A thread's (complete) thread-kind slices in table order: ts and ends as numpy arrays (for window masks),
+        ids, names, durs, depths and parent ids as lists; cached per thread across frames."""
+        if tid is None:
+            return None
+        if tid not in self._slices_by_tid:
+            s = self.trace.slices
+            s = s.filter((pl.col("tid") == tid) & (pl.col("kind") == "thread") & pl.col("ts").is_not_null()
+                         & pl.col("dur").is_not_null()) if s.height else s
+            if not s.height:
+                self._slices_by_tid[tid] = None
+            else:
+                ts = s["ts"].to_numpy()
+                self._slices_by_tid[tid] = (ts, ts + s["dur"].to_numpy(), s["id"].to_list(), s["name"].to_list(),
+                                            s["dur"].to_list(), s["depth"].to_list(), s["parent_id"].to_list())
+        return self._slices_by_tid[tid]
 
 
 def baseline(analyzer: CauseAnalyzer, normal_rows: list[dict], max_frames: int) -> dict[str, float | None]:

@@ -23,6 +23,7 @@ from droidlag.trace.model import Trace
 SF_JANK_TYPES = ("SurfaceFlinger CPU Deadline Missed", "SurfaceFlinger GPU Deadline Missed",
                  "SurfaceFlinger Scheduling", "SurfaceFlinger Stuffing", "Prediction Error", "Display HAL")
 SF_STATES = ("running", "runnable", "sleeping", "io", "binder", "unknown")
+_STATE_KEY = {RUNNING: "running", RUNNABLE: "runnable", SLEEPING: "sleeping", UNINTERRUPTIBLE: "io"}
 
 
 def sf_jank_types(*jank: str | None) -> list[str]:
@@ -59,6 +60,8 @@ class Compositor:
         self.windows: dict[int, dict] = {}
         self._tree: SliceTree | None = None
         self._slices: tuple | None = None
+        self._own: dict[tuple[int, int], tuple[dict, dict]] = {}     # window -> SF states, CPUs (measure)
+        self._threads: dict[tuple[int, int], dict[int, int]] = {}    # window -> critical-path threads (evidence)
         if self.tid is None or not frames.height:
             return
         self._frametimeline_windows(frames)
@@ -117,17 +120,19 @@ class Compositor:
             return None
         a, b = w["a"], w["b"]
         win = b - a
-        acc = dict.fromkeys(SF_STATES, 0)
+        acc: dict[str, int] = dict.fromkeys(SF_STATES, 0)
         cpu_ns: dict[int, int] = {}
         if self.trace.has_sched:
-            for seg in self.finder.own_states(self.tid, a, b):
-                cls = state_class(seg.state)
-                key = {RUNNING: "running", RUNNABLE: "runnable", SLEEPING: "sleeping",
-                       UNINTERRUPTIBLE: "io"}.get(cls, "unknown")
-                acc[key] += seg.dur
-                if cls == RUNNING and seg.cpu is not None:
-                    cpu_ns[seg.cpu] = cpu_ns.get(seg.cpu, 0) + seg.dur
-            acc["binder"] = self.finder.binder.time_in_calls(self.tid, a, b)
+            if (a, b) not in self._own:    # frames presented by the same display frame share the window
+                for seg in self.finder.own_states(self.tid, a, b):
+                    cls = state_class(seg.state)
+                    key = _STATE_KEY.get(cls, "unknown")
+                    acc[key] += seg.dur
+                    if cls == RUNNING and seg.cpu is not None:
+                        cpu_ns[seg.cpu] = cpu_ns.get(seg.cpu, 0) + seg.dur
+                acc["binder"] = self.finder.binder.time_in_calls(self.tid, a, b)
+                self._own[(a, b)] = (acc, cpu_ns)
+            acc, cpu_ns = (dict(d) for d in self._own[(a, b)])
         states = {k: round(v / win, 4) for k, v in acc.items()} if self.trace.has_sched else None
         return {"share": win / (app_path_ns + win), "window_ns": win, "states": states, "cpu_ns": cpu_ns}
 
@@ -166,10 +171,11 @@ class Compositor:
         w = self.windows[frame_id]
         a, b = w["a"], w["b"]
         name = self.trace.thread_name
-        threads: dict[int, int] = {}
-        if self.trace.has_sched:
+        threads: dict[int, int] = self._threads.get((a, b), {})
+        if self.trace.has_sched and (a, b) not in self._threads:
             for seg in self.finder.path([(self.tid, a, b)]):
                 threads[seg.tid] = threads.get(seg.tid, 0) + seg.dur
+            self._threads[(a, b)] = threads
         cls = self.trace.cpu_class
         ev = {"compositor_late": w["signal"], "window_source": w["source"],
               "window_ms": round(m["window_ns"] / 1e6, 3), "window_start_ns": a,

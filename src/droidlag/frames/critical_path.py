@@ -7,7 +7,8 @@ from the root slice, descend into the longest child at each level (doFrame > tra
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from bisect import bisect_left, bisect_right
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -17,10 +18,10 @@ from droidlag.trace.model import Trace
 RUNNING, RUNNABLE, SLEEPING, UNINTERRUPTIBLE, UNKNOWN = "Running", "R", "S", "D", "unknown"
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(NamedTuple):
     """One piece of the critical path: thread `tid` was in `state` on `cpu` during [ts, ts + dur) (ns); `via` is
-    how the path reached this thread ("frame", "wakeup" or "binder"); in_binder when any hop on the way was one."""
+    how the path reached this thread ("frame", "wakeup" or "binder"); in_binder when any hop on the way was one.
+    (A NamedTuple, immutable like a frozen dataclass: a walk makes thousands and these are much cheaper to build.)"""
 
     tid: int
     ts: int
@@ -33,7 +34,7 @@ class Segment:
     io_wait: bool | None = None
 
 
-def state_class(state: str) -> str:
+def _state_class(state: str) -> str:
     if state == "Running":
         return RUNNING
     if state.startswith("R"):
@@ -45,31 +46,61 @@ def state_class(state: str) -> str:
     return SLEEPING
 
 
+_CLASS: dict[str, str] = {}
+
+
+def state_class(state: str) -> str:
+    """RUNNING, RUNNABLE, UNINTERRUPTIBLE, SLEEPING or UNKNOWN (memoized: the states are a few distinct strings)."""
+    cls = _CLASS.get(state)
+    if cls is None:
+        cls = _CLASS[state] = _state_class(state)
+    return cls
+
+
 class ThreadStates:
-    """Per-thread scheduling intervals as numpy arrays, built lazily, for fast windowed lookups."""
+    """Per-thread scheduling intervals, built lazily per thread, for fast windowed lookups.
+
+    The table is ordered by tid once (a stable argsort); a thread's rows are then a zero-copy slice, converted to
+    Python lists on first use (bisect on lists beats numpy searchsorted on scalars in the per-frame walk)."""
+
+    _COLS = ("ts", "dur", "state", "cpu", "waker_tid", "blocked_function", "io_wait")
 
     def __init__(self, states: pl.DataFrame):
         self._by_tid: dict[int, tuple] = {}
-        self._parts: dict[int, pl.DataFrame] = {}
+        self._span: dict[int, tuple[int, int]] = {}
+        self._df: pl.DataFrame | None = None
         if states.height:
-            for key, part in states.partition_by("tid", as_dict=True, maintain_order=False).items():
-                self._parts[int(key[0])] = part
+            states = states.filter(pl.col("tid").is_not_null())
+            tid = states["tid"].to_numpy()
+            order = np.argsort(tid, kind="stable")
+            self._df = states.select(self._COLS)[order]
+            tids, starts = np.unique(tid[order], return_index=True)
+            bounds = np.append(starts, len(tid)).tolist()
+            self._span = {t: (bounds[k], bounds[k + 1]) for k, t in enumerate(tids.tolist())}
 
     def get(self, tid: int) -> tuple | None:
+        """(ts, ends, states, cpus, wakers, blocked_functions, io_waits, ends_array) of `tid` sorted by ts, as
+        lists; ends_array is the numpy ends when they are not monotonic (bisect then does not apply), else None."""
         got = self._by_tid.get(tid)
         if got is None:
-            part = self._parts.get(tid)
-            if part is None:
+            span = self._span.get(tid)
+            if span is None:
                 return None
-            part = part.sort("ts")
+            part = self._df.slice(span[0], span[1] - span[0])
             ts = part["ts"].to_numpy()
-            got = (ts, ts + part["dur"].to_numpy(), part["state"].to_list(), part["cpu"].to_list(),
-                   part["waker_tid"].to_list(), part["blocked_function"].to_list(), part["io_wait"].to_list())
+            if len(ts) > 1 and not bool((ts[1:] >= ts[:-1]).all()):
+                order = np.argsort(ts, kind="stable")
+                part, ts = part[order], ts[order]
+            ends = ts + part["dur"].to_numpy()
+            mono = len(ends) < 2 or bool((ends[1:] >= ends[:-1]).all())
+            got = (ts.tolist(), ends.tolist(), part["state"].to_list(), part["cpu"].to_list(),
+                   part["waker_tid"].to_list(), part["blocked_function"].to_list(), part["io_wait"].to_list(),
+                   None if mono else ends)
             self._by_tid[tid] = got
         return got
 
     def __contains__(self, tid: int) -> bool:
-        return tid in self._parts
+        return tid in self._span
 
 
 class BinderIndex:
@@ -134,32 +165,36 @@ class CriticalPathFinder:
         st = self.states.get(tid)
         if st is None:
             return [Segment(tid, a, b - a, UNKNOWN, None, via, in_binder)]
-        ts, ends, states, cpus, wakers, fns, ios = st
-        i0 = max(0, int(np.searchsorted(ends, a, side="right")))
-        i1 = int(np.searchsorted(ts, b, side="left"))
+        ts, ends, states, cpus, wakers, fns, ios, ends_arr = st
+        i0 = bisect_right(ends, a) if ends_arr is None else int(np.searchsorted(ends_arr, a, side="right"))
+        i1 = bisect_left(ts, b)
         out: list[Segment] = []
         cursor = a
+        can_hop = depth < self.depth
         for i in range(i0, i1):
-            s, e = max(int(ts[i]), a), min(int(ends[i]), b)
+            s, e = ts[i], ends[i]
+            s = a if s < a else s
+            e = b if e > b else e
             if e <= s:
                 continue
             if s > cursor:
                 out.append(Segment(tid, cursor, s - cursor, UNKNOWN, None, via, in_binder))
             cursor = e
             state = states[i]
-            cls = state_class(state)
-            if cls in (SLEEPING, UNINTERRUPTIBLE) and depth < self.depth:
-                hop = self._hop(tid, s, e, i, st, depth, in_binder, seen)
-                if hop is not None:
-                    out.extend(hop)
-                    continue
+            if can_hop:
+                cls = _CLASS.get(state) or state_class(state)
+                if cls is SLEEPING or cls is UNINTERRUPTIBLE:
+                    hop = self._hop(tid, s, e, i, st, depth, in_binder, seen)
+                    if hop is not None:
+                        out.extend(hop)
+                        continue
             out.append(Segment(tid, s, e - s, state, cpus[i], via, in_binder, fns[i], ios[i]))
         if cursor < b:
             out.append(Segment(tid, cursor, b - cursor, UNKNOWN, None, via, in_binder))
         return out
 
     def _hop(self, tid, s, e, i, st, depth, in_binder, seen) -> list[Segment] | None:
-        ts, ends, states, cpus, wakers, fns, ios = st
+        ts, ends, states, cpus, wakers, fns, ios, _ = st
         call = self.binder.during(tid, s, e)
         if call is not None and call[2] not in seen:
             _, _, server, rx, rp = call
@@ -173,7 +208,7 @@ class CriticalPathFinder:
                     segs.append(Segment(tid, hi, e - hi, states[i], None, "binder", True, fns[i], ios[i]))
                 return segs
         # The interval after the sleep names the waker.
-        waker = wakers[i + 1] if i + 1 < len(wakers) and int(ts[i + 1]) == int(ends[i]) else None
+        waker = wakers[i + 1] if i + 1 < len(wakers) and ts[i + 1] == ends[i] else None
         if waker and waker != tid and waker not in seen and waker in self.states and states[i] == "S":
             return self._walk(int(waker), s, e, depth + 1, "wakeup", in_binder, seen | {int(waker)})
         return None
