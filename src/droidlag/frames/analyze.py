@@ -99,7 +99,7 @@ def _apps(frames: pl.DataFrame) -> list[dict]:
     g = frames.group_by("pid", "process").agg(pl.len().alias("frames"),
                                               (pl.col("naive_verdict") != OK).sum().alias("sr_ff_naive"),
                                               pl.col("verdict").is_in([SR, FF]).sum().alias("sr_ff"))
-    return g.sort("frames", descending=True).to_dicts()
+    return g.sort(["frames", "pid"], descending=[True, False]).to_dicts()
 
 
 def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: list[str],
@@ -245,7 +245,7 @@ def analyze_gfxinfo(dump: GfxinfoDump, config: FramesConfig | None = None) -> Fr
                         {"gfxinfo_summaries": _gfx_summaries(dump, config), "flagged_rows_excluded": flagged,
                          "apps": f.group_by("pid", "process", "window").agg(
                              pl.len().alias("frames"), (pl.col("naive_verdict") != OK).sum().alias("sr_ff_naive"))
-                         .sort("frames", descending=True).to_dicts()})
+                         .sort(["frames", "pid", "window"], descending=[True, False, False]).to_dicts()})
     return FramesReport("gfxinfo", dump.path, f, causes, summary, notes, [str(w) for w in dump.warnings])
 
 

@@ -214,7 +214,7 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
                          + (" for that app" if app else ""))
         return Segmentation(empty, notes, non_hwui, period, period_src)
 
-    do = do.sort("ts").with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("frame_id"),
+    do = do.sort(["ts", "pid", "tid"]).with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("frame_id"),
                                     (pl.col("ts") + pl.col("dur")).alias("do_end"))
     frames = do.select("frame_id", "pid", pl.col("tid").alias("ui_tid"), "vsync_id",
                        pl.col("id").alias("do_frame_id"), pl.col("ts").alias("do_frame_ts"),
@@ -276,7 +276,9 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
                      "slice was outside the trace); their end is the doFrame end")
     cols = list(FRAME_SCHEMA) + [c for c in ("draw_frame_ts", "draw_frame_end", "do_frame_end",
                                               "compose_end_ns") if c in frames.columns] + list(STAGES)
-    frames = frames.select([c for c in cols if c in frames.columns]).sort("start_ns")
+    # ties in start time (frames of different apps) ordered by pid and frame, so the output is the same every run
+    frames = frames.select([c for c in cols if c in frames.columns]).sort(["start_ns", "pid", "frame_id"],
+                                                                          nulls_last=True)
     return Segmentation(frames, notes, non_hwui, period, period_src)
 
 
@@ -350,7 +352,7 @@ def frames_from_frame_timeline(trace: Trace, s: pl.DataFrame, app: str | None, e
         .alias("start_source"),
         pl.col("ft_actual_end_ns").alias("end_ns"))
     names = {p: trace.process_name(p) for p in f["pid"].unique().drop_nulls().to_list()}
-    f = f.sort("start_ns").with_columns(
+    f = f.sort(["start_ns", "pid", "vsync_id", "layer_name"], nulls_last=True).with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).alias("frame_id"),
         (pl.col("end_ns") - pl.col("start_ns")).alias("dur_ns"),
         pl.col("pid").replace_strict(names, default=None, return_dtype=pl.Utf8).alias("process"),

@@ -51,7 +51,7 @@ def bufferqueue_counter(trace: Trace, process: str | None, layer_name: str | Non
     # Only small integers: a queued-buffer count, not some other app counter.
     stats = cand.group_by("name").agg(pl.len().alias("n"), pl.col("value").max().alias("mx"),
                                       pl.col("value").min().alias("mn"))
-    stats = stats.filter((pl.col("mx") <= 8) & (pl.col("mn") >= 0)).sort("n", descending=True)
+    stats = stats.filter((pl.col("mx") <= 8) & (pl.col("mn") >= 0)).sort(["n", "name"], descending=[True, False])
     if not stats.height:
         return None, None
     name = stats["name"][0]
