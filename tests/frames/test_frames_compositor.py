@@ -44,7 +44,7 @@ def _composition(b, a, work_ms, preempted_ms=0.0):
     return end
 
 
-def _ft(b, cookie, vsync, ts, app_end, d_ts, d_end, jank="None", d_jank="None"):
+def _ft(b, cookie, vsync, ts, app_end, d_ts, d_end, jank="None", d_jank="None", d_present=None):
     b.frame_timeline_start(ts, cookie, "expected", "surface", APP, vsync, layer_name="app#0")
     b.frame_timeline_end(ts + PERIOD, cookie)
     b.frame_timeline_start(ts + 1000, cookie + 1, "actual", "surface", APP, vsync, display_frame_token=vsync + 10_000,
@@ -52,11 +52,12 @@ def _ft(b, cookie, vsync, ts, app_end, d_ts, d_end, jank="None", d_jank="None"):
                            present_type="On-time Present" if jank == "None" else "Late Present")
     b.frame_timeline_end(app_end, cookie + 1)
     b.frame_timeline_start(d_ts, cookie + 2, "actual", "display", SF_PID, vsync + 10_000, jank_type=d_jank,
-                           present_type="On-time Present" if d_jank == "None" else "Late Present")
+                           present_type=d_present or ("On-time Present" if d_jank == "None" else "Late Present"),
+                           on_time_finish=d_present == "Early Present" or d_jank == "None")
     b.frame_timeline_end(d_end, cookie + 2)
 
 
-def _trace(with_ft=True):
+def _trace(with_ft=True, d_present=None):
     b = new_builder()
     b.thread(HOG, 700, "hog")
     t = 10 * MS
@@ -73,7 +74,8 @@ def _trace(with_ft=True):
             cend = _composition(b, a, 2)
         if with_ft:
             jank = ("App Deadline Missed, " + SF_JANK) if late_app else SF_JANK if i == N else "None"
-            _ft(b, 10 * i, 1000 + i, ts, end, a, cend + 1 * MS, jank=jank, d_jank=SF_JANK if i >= N else "None")
+            _ft(b, 10 * i, 1000 + i, ts, end, a, cend + 1 * MS, jank=jank, d_jank=SF_JANK if i >= N else "None",
+                d_present=d_present if i >= N else None)
     return b.build()
 
 
@@ -109,6 +111,15 @@ def test_sr_frame_with_late_compositor_gets_both_sides():
     names = [c["name"] for c in f["causes"]]
     assert names[-1] == "surfaceflinger" and len(names) >= 2   # app-side cause(s) first, then the compositor
     assert {c["name"] for c in r.summary["causes"]} >= {"surfaceflinger"}
+
+
+def test_sf_jank_type_on_a_display_frame_that_presented_early_blames_no_compositor():
+    """FrameTimeline labels some early frames "Prediction Error"/SF types: a frame presented early was not held up."""
+    r = analyze_frames(_trace(d_present="Early Present"))
+    on_time_app = _frame(r, 1000 + N)
+    assert on_time_app["verdict"] == "ok" and on_time_app["causes"] == []
+    slow = _frame(r, 1000 + N + 1)
+    assert slow["verdict"] == "SR" and "surfaceflinger" not in [c["name"] for c in slow["causes"]]
 
 
 def test_without_frametimeline_a_long_composition_is_the_signal():

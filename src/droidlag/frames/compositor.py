@@ -22,6 +22,7 @@ from droidlag.trace.model import Trace
 
 SF_JANK_TYPES = ("SurfaceFlinger CPU Deadline Missed", "SurfaceFlinger GPU Deadline Missed",
                  "SurfaceFlinger Scheduling", "SurfaceFlinger Stuffing", "Prediction Error", "Display HAL")
+LATE_PRESENTS = ("Late Present", "Dropped Frame")
 SF_STATES = ("running", "runnable", "sleeping", "io", "binder", "unknown")
 _STATE_KEY = {RUNNING: "running", RUNNABLE: "runnable", SLEEPING: "sleeping", UNINTERRUPTIBLE: "io"}
 
@@ -79,14 +80,18 @@ class Compositor:
         disp = act.filter(pl.col("scope") == "display").sort("ts").unique("token", keep="first").select(
             pl.col("token").alias("display_frame_token"), pl.col("ts").alias("d_ts"),
             (pl.col("ts") + pl.col("dur")).alias("d_end"), pl.col("jank_type").alias("d_jank"),
-            pl.col("present_type").alias("d_present"))
+            pl.col("present_type").alias("d_present"), pl.col("on_time_finish").alias("d_on_time"))
         j = frames.select("frame_id", "pid", "vsync_id").join(surf, on=["pid", "vsync_id"], how="inner").join(
             disp, on="display_frame_token", how="left")
-        for fid, s_jank, tok, d_ts, d_end, d_jank, d_present in j.select(
-                "frame_id", "s_jank", "display_frame_token", "d_ts", "d_end", "d_jank", "d_present").iter_rows():
+        for fid, s_jank, tok, d_ts, d_end, d_jank, d_present, d_on_time in j.select(
+                "frame_id", "s_jank", "display_frame_token", "d_ts", "d_end", "d_jank", "d_present",
+                "d_on_time").iter_rows():
             if d_ts is None or d_end is None or d_end <= d_ts:
                 continue
-            types = sf_jank_types(s_jank, d_jank)
+            # An SF/display jank type blames the compositor only when the display frame was actually late: a
+            # "Prediction Error" frame that presented early (on_time_finish) was not held up by SurfaceFlinger.
+            late_display = d_present in LATE_PRESENTS or d_on_time is False or (d_present is None and d_on_time is None)
+            types = sf_jank_types(s_jank, d_jank) if late_display else []
             self.windows[fid] = {"a": d_ts, "b": d_end, "source": "frametimeline display frame",
                                  "display_frame_token": tok, "display_jank_type": d_jank,
                                  "display_present_type": d_present, "late": bool(types), "ft_named": bool(types),

@@ -132,7 +132,8 @@ def frames_headlines(report, path: str) -> list[dict]:
             + (f", worst {worst:.1f} ms" if worst else ""))
     causes = [c for c in s.get("causes") or [] if c.get("mean_share") is not None]
     # lead with a cause that stands out against normal frames, not merely the most frequent one
-    causes.sort(key=lambda c: c.get("mean_normal_share") is not None and c["mean_share"] < 2 * c["mean_normal_share"])
+    causes.sort(key=lambda c: not (c.get("mean_normal_share") is not None
+                                   and c["mean_share"] >= 2 * c["mean_normal_share"]))
     if causes:
         c = causes[0]
         name = c["name"].removeprefix("stage:")
