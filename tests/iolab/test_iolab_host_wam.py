@@ -165,3 +165,16 @@ def test_detach_leftovers_only_detaches_devices_over_the_image(tmp_path):
     finally:
         if loops_over(tmp_path):
             subprocess.run(["losetup", "-d", dev], timeout=30)
+
+
+def test_mount_table_escapes_are_decoded_so_paths_with_spaces_match():
+    """/proc/mounts writes a space as \\040: a scratch folder with a space must still be seen as mounted, or the lab
+    would skip the unmount and delete into a live mount."""
+    from droidlag.iolab.host.loop import _under, parse_mounts
+    text = ("/dev/loop3 /srv/lab\\040dir/mnt ext4 rw,relatime,discard 0 0\n"
+            "/dev/sda1 /srv/lab ext4 rw 0 0\n"
+            "tmpfs /srv/lab\\134x tmpfs rw 0 0\n")
+    rows = parse_mounts(text)
+    assert rows[0][:3] == ("/dev/loop3", "/srv/lab dir/mnt", "ext4")
+    assert rows[2][1] == "/srv/lab\\x"
+    assert _under("/srv/lab dir/mnt", "/srv/lab dir") and not _under("/srv/labdir", "/srv/lab")

@@ -2,21 +2,44 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 
+_MOUNTS_ESCAPE = re.compile(r"\\([0-7]{3})")
+
+
+def proc_mounts() -> list[tuple[str, str, str, str]]:
+    """(device, mount point, fs type, options) of every mount on this machine (see parse_mounts)."""
+    try:
+        return parse_mounts(Path("/proc/mounts").read_text())
+    except OSError:
+        return []
+
+
+def parse_mounts(text: str) -> list[tuple[str, str, str, str]]:
+    """(device, mount point, fs type, options) per /proc/mounts line, with its octal escapes (\\040 for a space,
+    \\011, \\012, \\134) decoded, so paths compare with what the lab created."""
+    out = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) > 3:
+            dev, mnt = (_MOUNTS_ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), x) for x in parts[:2])
+            out.append((dev, mnt, parts[2], parts[3]))
+    return out
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
 
 def fs_type(path: Path) -> str:
     best, fstype = "", "?"
-    try:
-        for line in Path("/proc/mounts").read_text().splitlines():
-            parts = line.split()
-            if len(parts) > 2 and str(path).startswith(parts[1]) and len(parts[1]) > len(best):
-                best, fstype = parts[1], parts[2]
-    except OSError:
-        pass
+    for _dev, mnt, typ, _opts in proc_mounts():
+        if _under(str(path), mnt) and len(mnt) > len(best):
+            best, fstype = mnt, typ
     return fstype
 
 
@@ -108,11 +131,8 @@ def loops_over(path) -> list[str]:
 
 
 def mounts_under(path) -> list[str]:
-    try:
-        lines = Path("/proc/mounts").read_text().splitlines()
-    except OSError:
-        return []
-    return [ln for ln in lines if len(ln.split()) > 1 and ln.split()[1].startswith(str(path))]
+    """Mount points at or below path."""
+    return [mnt for _dev, mnt, _typ, _opts in proc_mounts() if _under(mnt, str(path))]
 
 
 def _raise_interrupt(signum, frame):

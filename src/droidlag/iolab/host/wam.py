@@ -22,7 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from droidlag.iolab.host.loop import Loop, detach_leftovers, fs_type, interruptible, shielded
+from droidlag.iolab.host.loop import (Loop, detach_leftovers, fs_type, interruptible, mounts_under, proc_mounts,
+                                      shielded)
 
 DEFAULT_THRESHOLDS_MS = (10, 50, 100, 500, 5000)
 NOTE_WAM = ("WAM experiment: on a loop device over a file, a discard becomes hole punching in the backing image "
@@ -153,10 +154,10 @@ def _allocated_mb(p: Path) -> float:
 
 
 def _mounted_at(mnt: Path) -> str | None:
-    for line in Path("/proc/mounts").read_text().splitlines():
-        parts = line.split()
-        if len(parts) > 1 and parts[1] == str(mnt):
-            return parts[0]
+    """The device mounted at mnt (escapes in /proc/mounts decoded), or None."""
+    for dev, point, _typ, _opts in proc_mounts():
+        if point == str(mnt):
+            return dev
     return None
 
 
@@ -251,8 +252,11 @@ def _run_mode(scratch: Path, mode: str, size_mb: int, rounds: int, file_mb: int,
                     if _mounted_at(mnt) != loop.dev:
                         break
                     # last resort: a lazy unmount, so nothing below ever deletes files inside the mount
-                    subprocess.run(["umount"] + (["-l"] if attempt == 2 else []) + [str(mnt)],
-                                   capture_output=True, timeout=120)
+                    try:
+                        subprocess.run(["umount"] + (["-l"] if attempt == 2 else []) + [str(mnt)],
+                                       capture_output=True, timeout=120)
+                    except subprocess.TimeoutExpired:
+                        continue   # the next attempt (finally lazy) still runs, and the loop is detached below
                     time.sleep(0.5 if attempt < 2 and _mounted_at(mnt) == loop.dev else 0)
             if loop is not None:
                 loop.close()
@@ -301,7 +305,7 @@ def run_wam_lab(size_mb: int = 256, rounds: int = 2, scratch_parent: str | None 
                     res["skipped"].append({"experiment": f"wam {mode}", "reason": str(e)[:300]})
     finally:
         with shielded():
-            if not any(ln.split()[1].startswith(str(scratch)) for ln in Path("/proc/mounts").read_text().splitlines()):
+            if not mounts_under(scratch):   # never delete into a mount that is still there
                 shutil.rmtree(scratch, ignore_errors=True)
             else:
                 res["skipped"].append({"experiment": "wam cleanup", "reason": f"{scratch} still holds a mount: left"})
