@@ -1,5 +1,6 @@
 """The thread-dump model: processes, threads, frames and lock lines as read from ART/Dalvik dumps, Waiting Channels
-blocks and ANR headers. Frames are kept as their raw text and parsed on demand, so reading stays fast."""
+blocks and ANR headers. Frames and a thread's `| k=v` attribute lines are kept as their raw text and parsed on
+demand, so reading stays fast."""
 from __future__ import annotations
 
 import re
@@ -67,27 +68,180 @@ class LockLine:
     line: int
 
 
-@dataclass(slots=True)
+def _int(s: str) -> int | None:
+    try:
+        return int(s)
+    except ValueError:
+        return None
+
+
+def _value_at(s: str, i: int) -> str:
+    """The value of a `| k=v k=(a b c)` attribute starting at `i`: up to the next space, or the whole `( ... )`."""
+    if s.startswith("(", i):
+        j = s.find(")", i)
+        return s[i:j + 1] if j > 0 else s[i:]
+    j = s.find(" ", i)
+    return s[i:j] if j > 0 else s[i:]
+
+
 class ThreadDump:
     """One thread of one process dump. tid: the dump's thread id (`tid=N`), sys_tid: the Linux tid; state: the
-    VM state word (`Blocked`, `MONITOR`, `Native`...), kstate: the kernel state letter (`state=D`)."""
+    VM state word (`Blocked`, `MONITOR`, `Native`...), kstate: the kernel state letter (`state=D`).
 
-    name: str
-    tid: int | None = None
-    sys_tid: int | None = None
-    state: str = ""
-    kstate: str | None = None
-    daemon: bool = False
-    prio: int | None = None
-    obj: str | None = None
-    utm: int | None = None
-    stm: int | None = None
-    schedstat: tuple[int, ...] | None = None
-    wchan: str | None = None
-    raw_frames: list[str] = field(default_factory=list)
-    locks: list[LockLine] = field(default_factory=list)
-    line: int = 0
-    _frames: list[Frame] | None = None
+    The `| k=v ...` attribute lines are kept raw (`raw_attrs`, in dump order) and read on first access of the
+    fields they set, like `raw_frames`: sys_tid, and separately obj/kstate/utm/stm/schedstat. A value set on the
+    object (the header's `sysTid=`, a Waiting Channels state) counts as set before the attribute lines that follow
+    it and after those before it, exactly as if every line had been applied when read. Behaves as the former
+    dataclass: same constructor, fields, equality and repr."""
+
+    __slots__ = ("name", "tid", "_sys_tid", "state", "_kstate", "daemon", "prio", "_obj", "_utm", "_stm",
+                 "_schedstat", "wchan", "raw_frames", "locks", "line", "_frames", "raw_attrs", "_sys_done",
+                 "_rest_done")
+    __hash__ = None  # mutable, compared by value (as the dataclass was)
+
+    def __init__(self, name: str, tid: int | None = None, sys_tid: int | None = None, state: str = "",
+                 kstate: str | None = None, daemon: bool = False, prio: int | None = None, obj: str | None = None,
+                 utm: int | None = None, stm: int | None = None, schedstat: tuple[int, ...] | None = None,
+                 wchan: str | None = None, raw_frames: list[str] | None = None, locks: list[LockLine] | None = None,
+                 line: int = 0, _frames: list[Frame] | None = None, raw_attrs: list[str] | None = None):
+        self.name = name
+        self.tid = tid
+        self._sys_tid = sys_tid
+        self.state = state
+        self._kstate = kstate
+        self.daemon = daemon
+        self.prio = prio
+        self._obj = obj
+        self._utm = utm
+        self._stm = stm
+        self._schedstat = schedstat
+        self.wchan = wchan
+        self.raw_frames = [] if raw_frames is None else raw_frames
+        self.locks = [] if locks is None else locks
+        self.line = line
+        self._frames = _frames
+        self.raw_attrs = [] if raw_attrs is None else raw_attrs
+        self._sys_done = self._rest_done = 0  # how many of raw_attrs each field group has applied
+
+    # -- the attribute lines, applied on demand (a key counts only where its first occurrence in a line starts a
+    # word; an integer value starting with `(` is not an integer either way) --
+
+    def _apply_sys(self) -> None:
+        attrs = self.raw_attrs
+        for k in range(self._sys_done, len(attrs)):
+            s = attrs[k]
+            if "sysTid=" in s:
+                i = s.find("sysTid=")
+                if i == 0 or s[i - 1] in " |":
+                    j = s.find(" ", i + 7)
+                    self._sys_tid = _int(s[i + 7:j] if j > 0 else s[i + 7:])
+        self._sys_done = len(attrs)
+
+    def _apply_rest(self) -> None:
+        attrs = self.raw_attrs
+        for k in range(self._rest_done, len(attrs)):
+            s = attrs[k]
+            if "obj=" in s:
+                i = s.find("obj=")
+                if i == 0 or s[i - 1] in " |":
+                    self._obj = _value_at(s, i + 4)
+            if "state=" in s:
+                i = s.find("state=")
+                if i == 0 or s[i - 1] in " |":
+                    self._kstate = _value_at(s, i + 6)
+                if "utm=" in s:
+                    i = s.find("utm=")
+                    if i == 0 or s[i - 1] in " |":
+                        j = s.find(" ", i + 4)
+                        self._utm = _int(s[i + 4:j] if j > 0 else s[i + 4:])
+                if "stm=" in s:
+                    i = s.find("stm=")
+                    if i == 0 or s[i - 1] in " |":
+                        j = s.find(" ", i + 4)
+                        self._stm = _int(s[i + 4:j] if j > 0 else s[i + 4:])
+                if "schedstat=(" in s:
+                    i = s.find("schedstat=")
+                    if i == 0 or s[i - 1] in " |":
+                        v = _value_at(s, i + 10)
+                        if v.startswith("("):
+                            parts = v.strip("()").split()
+                            try:
+                                self._schedstat = tuple(map(int, parts))
+                            except ValueError:
+                                self._schedstat = tuple(n for n in map(_int, parts) if n is not None)
+        self._rest_done = len(attrs)
+
+    @property
+    def sys_tid(self) -> int | None:
+        if self._sys_done != len(self.raw_attrs):
+            self._apply_sys()
+        return self._sys_tid
+
+    @sys_tid.setter
+    def sys_tid(self, v: int | None) -> None:
+        if self._sys_done != len(self.raw_attrs):
+            self._apply_sys()
+        self._sys_tid = v
+
+    @property
+    def obj(self) -> str | None:
+        if self._rest_done != len(self.raw_attrs):
+            self._apply_rest()
+        return self._obj
+
+    @obj.setter
+    def obj(self, v: str | None) -> None:
+        if self._rest_done != len(self.raw_attrs):
+            self._apply_rest()
+        self._obj = v
+
+    @property
+    def kstate(self) -> str | None:
+        if self._rest_done != len(self.raw_attrs):
+            self._apply_rest()
+        return self._kstate
+
+    @kstate.setter
+    def kstate(self, v: str | None) -> None:
+        if self._rest_done != len(self.raw_attrs):
+            self._apply_rest()
+        self._kstate = v
+
+    @property
+    def utm(self) -> int | None:
+        if self._rest_done != len(self.raw_attrs):
+            self._apply_rest()
+        return self._utm
+
+    @utm.setter
+    def utm(self, v: int | None) -> None:
+        if self._rest_done != len(self.raw_attrs):
+            self._apply_rest()
+        self._utm = v
+
+    @property
+    def stm(self) -> int | None:
+        if self._rest_done != len(self.raw_attrs):
+            self._apply_rest()
+        return self._stm
+
+    @stm.setter
+    def stm(self, v: int | None) -> None:
+        if self._rest_done != len(self.raw_attrs):
+            self._apply_rest()
+        self._stm = v
+
+    @property
+    def schedstat(self) -> tuple[int, ...] | None:
+        if self._rest_done != len(self.raw_attrs):
+            self._apply_rest()
+        return self._schedstat
+
+    @schedstat.setter
+    def schedstat(self, v: tuple[int, ...] | None) -> None:
+        if self._rest_done != len(self.raw_attrs):
+            self._apply_rest()
+        self._schedstat = v
 
     @property
     def frames(self) -> list[Frame]:
@@ -100,6 +254,20 @@ class ThreadDump:
                     out.append(f)
             self._frames = out
         return self._frames
+
+    _FIELDS = ("name", "tid", "sys_tid", "state", "kstate", "daemon", "prio", "obj", "utm", "stm", "schedstat",
+               "wchan", "raw_frames", "locks", "line", "_frames")
+
+    def _astuple(self) -> tuple:
+        return tuple(getattr(self, f) for f in self._FIELDS)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._astuple() == other._astuple()
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS) + ")"
 
 
 @dataclass(slots=True)

@@ -72,16 +72,37 @@ class _Warn:
             self.out.append(ReadWarning(self.source, f"{self.dropped} more warnings not shown"))
 
 
-# The usual ART/Dalvik header (`"main" prio=5 tid=1 Blocked`, quote-free name, one state word) in one match; any
-# other shape goes through the token loop below, which this regex agrees with on every line it accepts.
-_THREAD_HEADER = re.compile(r'"((?:[^" ][^"]*)?)"( daemon)? prio=(\d+) tid=(\d+) (\w+)')
+# The usual headers in one match: ART/Dalvik (`"main" prio=5 tid=1 Blocked`, `"x" prio=5 (not attached)`, `"y"
+# daemon prio=5 tid=9 Native (still starting up)`) and native-only (`"Binder:474_2" sysTid=474`), quote-free name,
+# no `=` in the state words. Any other shape goes through the token loop below, which these agree with on every
+# line they accept (the state is the words that hold no `=`, joined by one space).
+_THREAD_HEADER = re.compile(r'"((?:[^" ][^"]*)?)"( daemon)? prio=(\d+) (?:tid=(\d+) )?([^"=]*)')
+_NATIVE_HEADER = re.compile(r'"((?:[^" ][^"]*)?)" sysTid=(\d+)')
 
 
 def _parse_thread_header(line: str) -> ThreadDump | None:
     m = _THREAD_HEADER.fullmatch(line)
-    if m and m.group(5) != "daemon":
+    if m:
         name, daemon, prio, tid, state = m.groups()
-        return ThreadDump(name=name, daemon=daemon is not None, prio=int(prio), tid=int(tid), state=state)
+        if state.isalpha():   # one word (`Blocked`), the usual case
+            if state != "daemon":
+                return ThreadDump(name, None if tid is None else int(tid), None, state, None, daemon is not None,
+                                  int(prio))
+        else:
+            words = state.split()
+            if "daemon" not in words:
+                return ThreadDump(name, None if tid is None else int(tid), None, " ".join(words), None,
+                                  daemon is not None, int(prio))
+    elif '" sysTid=' in line:
+        m = _NATIVE_HEADER.fullmatch(line)
+        if m:
+            return ThreadDump(m.group(1), None, int(m.group(2)))
+    return _header_by_tokens(line)
+
+
+def _header_by_tokens(line: str) -> ThreadDump | None:
+    """Any thread header shape: the name up to the first `" prio=`/`" daemon prio=`/`" sysTid=` (else the last
+    quote), then `daemon`, `prio=`, `tid=`, `sysTid=` tokens; the other `=`-free tokens are the state words."""
     end = -1
     for marker in ('" prio=', '" daemon prio=', '" sysTid='):
         end = line.find(marker)
@@ -117,53 +138,6 @@ def _int(s: str) -> int | None:
         return None
 
 
-def _value_at(s: str, i: int) -> str:
-    """The value of a `| k=v k=(a b c)` attribute starting at `i`: up to the next space, or the whole `( ... )`."""
-    if s.startswith("(", i):
-        j = s.find(")", i)
-        return s[i:j + 1] if j > 0 else s[i:]
-    j = s.find(" ", i)
-    return s[i:j] if j > 0 else s[i:]
-
-
-def _parse_attrs(t: ThreadDump, s: str) -> None:
-    # The hottest lines of a dump (five per thread), so each key costs one `in` test when absent. A key counts only
-    # where its first occurrence starts a word; an integer value starting with `(` is not an integer either way.
-    if "sysTid=" in s:
-        i = s.find("sysTid=")
-        if i == 0 or s[i - 1] in " |":
-            j = s.find(" ", i + 7)
-            t.sys_tid = _int(s[i + 7:j] if j > 0 else s[i + 7:])
-    if "obj=" in s:
-        i = s.find("obj=")
-        if i == 0 or s[i - 1] in " |":
-            t.obj = _value_at(s, i + 4)
-    if "state=" in s:
-        i = s.find("state=")
-        if i == 0 or s[i - 1] in " |":
-            t.kstate = _value_at(s, i + 6)
-        if "utm=" in s:
-            i = s.find("utm=")
-            if i == 0 or s[i - 1] in " |":
-                j = s.find(" ", i + 4)
-                t.utm = _int(s[i + 4:j] if j > 0 else s[i + 4:])
-        if "stm=" in s:
-            i = s.find("stm=")
-            if i == 0 or s[i - 1] in " |":
-                j = s.find(" ", i + 4)
-                t.stm = _int(s[i + 4:j] if j > 0 else s[i + 4:])
-        if "schedstat=(" in s:
-            i = s.find("schedstat=")
-            if i == 0 or s[i - 1] in " |":
-                v = _value_at(s, i + 10)
-                if v.startswith("("):
-                    parts = v.strip("()").split()
-                    try:
-                        t.schedstat = tuple(map(int, parts))
-                    except ValueError:
-                        t.schedstat = tuple(n for n in map(_int, parts) if n is not None)
-
-
 def _parse_lock(s: str, frame_index: int, line: int) -> LockLine | None:
     m = _LOCK.match(s)
     if not m:
@@ -172,9 +146,17 @@ def _parse_lock(s: str, frame_index: int, line: int) -> LockLine | None:
     return LockLine(m.group(1), m.group(2), m.group(3), held, m.group(5), frame_index, line)
 
 
+# First characters of the header lines recognised by their start; any other line can only be one of the lines
+# recognised by a substring (`ANR in`, watchdog, CPU percentages, memory sizes).
+_HEADER_STARTS = frozenset("SPRLpCA")
+
+
 def _header_line(h: AnrHeader, line: str) -> bool:
     """Read one header line (ANR header, Subject, xCrash, watchdog, memory); True when it was one."""
     c = line[:1]
+    if c not in _HEADER_STARTS and "ANR in " not in line and "WATCHDOG" not in line and "%" not in line \
+            and "kB" not in line and "Kb" not in line:
+        return False
     if c == "S" and line.startswith("Subject: "):
         h.subject = line[9:].strip()
         if h.reason is None:
@@ -246,6 +228,7 @@ def parse_dump(text: str, source: str, line_offset: int = 0, unit: DumpUnit | No
     thread: ThreadDump | None = None
     wchan: dict[int, tuple[str | None, str]] | None = None
     frames: list[str] = []  # thread.raw_frames while thread is not None
+    attrs: list[str] = []  # thread.raw_attrs while thread is not None
     unknown = 0
     first_unknown = None
     for i, line in enumerate(text.split("\n")):
@@ -261,7 +244,7 @@ def parse_dump(text: str, source: str, line_offset: int = 0, unit: DumpUnit | No
                     continue
                 c2 = s[:1]
                 if c2 == "|":
-                    _parse_attrs(thread, s)
+                    attrs.append(s)  # parsed by the model on first use of the fields it sets
                 elif c2 == "-" and s.startswith("- "):
                     lk = _parse_lock(s, len(frames) - 1, line_offset + i + 1)
                     if lk is not None:
@@ -287,7 +270,7 @@ def parse_dump(text: str, source: str, line_offset: int = 0, unit: DumpUnit | No
                 unit.processes.append(proc)
             t.line = line_offset + i + 1
             proc.threads.append(t)
-            thread, frames = t, t.raw_frames
+            thread, frames, attrs = t, t.raw_frames, t.raw_attrs
             continue
         if c == "-":
             if line.startswith("----- pid "):
