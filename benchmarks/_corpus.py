@@ -1,21 +1,12 @@
 """Where benchmarks find the real corpus: the same rule as tests/conftest.py (../shared/corpus or $DROIDLAG_CORPUS)."""
 from __future__ import annotations
 
-import os
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def corpus_root() -> Path | None:
-    """The corpus directory, or None when it is not beside the repository and $DROIDLAG_CORPUS is unset."""
-    env = os.environ.get("DROIDLAG_CORPUS")
-    candidates = [Path(env)] if env else []
-    candidates += [REPO.parent / "shared" / "corpus", REPO.parent.parent / "shared" / "corpus"]
-    for c in candidates:
-        if c.is_dir():
-            return c
-    return None
+sys.path.insert(0, str(REPO / "tests"))
+from conftest import corpus_root  # noqa: E402  (the one corpus finder, shared with the tests)
 
 
 def perfetto_traces() -> list[Path]:

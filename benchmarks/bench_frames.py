@@ -2,20 +2,20 @@
 Goal: analysis adds at most the time of reading the trace (ratio <= 1). Run: python benchmarks/bench_frames.py"""
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
 
+from _corpus import corpus_root
+
 from droidlag.frames import analyze_frames
 from droidlag.io import read_trace
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 def corpus_traces() -> list[Path]:
-    root = Path(os.environ.get("DROIDLAG_CORPUS", REPO.parent / "shared" / "corpus")) / "traces"
-    return sorted(p for p in root.iterdir() if p.suffix != ".md") if root.is_dir() else []
+    root = corpus_root()
+    traces = root / "traces" if root else None
+    return sorted(p for p in traces.iterdir() if p.suffix != ".md") if traces and traces.is_dir() else []
 
 
 def best_of(fn, n: int = 3):

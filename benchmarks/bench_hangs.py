@@ -8,7 +8,6 @@ pairs and extrapolated (it would take minutes); the printed line says so."""
 from __future__ import annotations
 
 import math
-import os
 import random
 import sys
 import time
@@ -21,13 +20,15 @@ from droidlag.hangs import HangsConfig, analyze_hangs, cluster_features, similar
 from droidlag.hangs.features import Features  # noqa: E402
 from droidlag.io.anr import read_anr  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _corpus import corpus_root as _find_corpus  # noqa: E402
+
 
 def corpus_root() -> Path:
-    env = os.environ.get("DROIDLAG_CORPUS")
-    for c in ([Path(env)] if env else []) + [ROOT.parent / "shared" / "corpus", ROOT.parent.parent / "shared" / "corpus"]:
-        if c.is_dir():
-            return c
-    sys.exit("corpus not found (../shared/corpus or $DROIDLAG_CORPUS)")
+    root = _find_corpus()
+    if root is None:
+        sys.exit("corpus not found (../shared/corpus or $DROIDLAG_CORPUS)")
+    return root
 
 
 def bench_parse(corpus: Path) -> None:
