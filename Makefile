@@ -27,6 +27,8 @@ bench: venv
 	$(BIN)/python benchmarks/bench_hangs.py
 	$(BIN)/python -m pip install -q "simpy>=4.1"   # the baseline of the I/O lab benchmark, not a dependency
 	$(BIN)/python benchmarks/bench_iolab.py
+	@if command -v pypy3 >/dev/null; then pypy3 benchmarks/bench_iolab.py --engine-only --customers 1000000; \
+	 else echo "(pypy3 not installed: apt-get install pypy3 to see the event core under PyPy)"; fi
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info
