@@ -12,3 +12,29 @@ def test_every_miss_is_explained_under_the_table():
     assert "1/2 figures within tolerance" in text
     why = text.split("Why not:")[1]
     assert "Gallery x: allocations wait on BG writeback" in why and "Camera FG" not in why
+
+
+def test_chart_places_values_on_the_tolerance_band():
+    from droidlag.iolab.plots import _position
+    from droidlag.iolab.reproduce import _pp_row, _ratio_row
+
+    # x2.6 ±40%: band 1.56..3.64; the paper's figure mid-band, x4.9 beyond the high edge
+    r = _ratio_row("gallery", 2.6, 4.9).to_dict()
+    x, px = _position(r)
+    assert abs(px - 0.5) < 1e-9 and abs(x - (4.9 - 1.56) / (3.64 - 1.56)) < 1e-9 and not r["within_tolerance"]
+    # 91% ±15 points: 97% sits at (97-76)/30
+    x, px = _position(_pp_row("faio", 91, 97.0).to_dict())
+    assert abs(x - 21 / 30) < 1e-9 and abs(px - 0.5) < 1e-9
+    assert _position({"value": 1.0, "band_low": None}) == (None, None)
+
+
+def test_reproduce_chart_is_written(tmp_path):
+    from droidlag.iolab.plots import plot_reproduce
+    from droidlag.iolab.reproduce import _ratio_row
+
+    rows = [_ratio_row("a", 2.6, 2.5).to_dict(), {"figure": "b", "paper": "UFS > eMMC", "droidlag": "yes",
+                                                  "tolerance": "", "within_tolerance": True, "value": 3.8,
+                                                  "band_low": 0.0, "band_high": None, "paper_value": None}]
+    out = tmp_path / "r.png"
+    plot_reproduce({"rows": rows}, str(out))
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -28,18 +28,56 @@ def plot_sim(out: dict, path: str) -> None:
     plt.close(fig)
 
 
+def _position(r: dict) -> tuple[float | None, float | None]:
+    """Where droidlag's value and the paper's figure sit on a scale where the tolerance band is [0, 1]
+    (None when the row has no numeric band). An open band (no upper bound) is [0, 1] from its lower edge
+    at the width of the value itself."""
+    lo, hi, v = r.get("band_low"), r.get("band_high"), r.get("value")
+    if lo is None or v is None:
+        return None, None
+    if hi is None:
+        hi = lo + max(abs(v - lo), 1e-9) * 2
+    width = (hi - lo) or 1.0
+    pv = r.get("paper_value")
+    return (v - lo) / width, (None if pv is None else (pv - lo) / width)
+
+
 def plot_reproduce(res: dict, path: str) -> None:
-    """Each figure: within tolerance (green) or not (red), with droidlag's value as text."""
+    """One line per figure: the tolerance band (shaded, drawn as [0, 1]), the paper's figure (black tick) and
+    droidlag's (a dot, green within the band, red outside; an arrow at the edge when far off)."""
     plt = _plt()
     rows = res["rows"]
-    fig, ax = plt.subplots(figsize=(11, 0.38 * len(rows) + 1))
+    fig, ax = plt.subplots(figsize=(13, 0.42 * len(rows) + 1.6))
+    clip_lo, clip_hi = -1.6, 2.6
     for i, r in enumerate(rows):
-        ax.barh(i, 1, color="#4caf50" if r["within_tolerance"] else "#e57373")
-        ax.text(0.02, i, f"{r['figure']}: paper {r['paper']}, droidlag {r['droidlag']}", va="center", fontsize=8)
-    ax.set_yticks([])
-    ax.set_xticks([])
-    ax.invert_yaxis()
-    ax.set_title("droidlag iolab reproduce: green = within stated tolerance")
-    fig.tight_layout()
+        x, px = _position(r)
+        ok = r["within_tolerance"]
+        color = "#2e7d32" if ok else "#c62828"
+        ax.add_patch(plt.Rectangle((0, i - 0.3), 1, 0.6, color="#c8e6c9", lw=0))
+        if px is not None:
+            ax.plot([px, px], [i - 0.3, i + 0.3], color="k", lw=1.5)
+        if x is None:  # a yes/no figure: inside the band when it holds
+            x = 0.5 if ok else clip_lo + 0.1
+        if x < clip_lo or x > clip_hi:
+            edge = clip_lo + 0.05 if x < clip_lo else clip_hi - 0.05
+            ax.annotate("", xy=(edge, i), xytext=(edge - 0.25 if x > clip_hi else edge + 0.25, i),
+                        arrowprops={"arrowstyle": "->", "color": color, "lw": 2})
+        else:
+            ax.plot([x], [i], "o", color=color, ms=8)
+        label = f"paper {r['paper']}  droidlag {r['droidlag']}"
+        label = label if len(label) <= 60 else label[:59] + "…"
+        ax.text(clip_hi + 0.05, i, label, va="center", fontsize=7.5,
+                color=color, parse_math=False)
+    ax.set_yticks(range(len(rows)), [r["figure"] for r in rows], fontsize=8)
+    for lab in ax.get_yticklabels():
+        lab.set_parse_math(False)
+    ax.set_xlim(clip_lo, clip_hi)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xticks([0, 1], ["band low", "band high"])
+    ax.grid(axis="x", alpha=0.3)
+    n_ok = sum(r["within_tolerance"] for r in rows)
+    ax.set_title(f"droidlag iolab reproduce: {n_ok}/{len(rows)} figures within tolerance (shaded: the tolerance, "
+                 "black tick: the paper, dot: droidlag)", fontsize=10)
+    fig.tight_layout(rect=(0, 0, 0.8, 1))  # the right fifth holds the values written beside each line
     fig.savefig(path, dpi=120)
     plt.close(fig)
