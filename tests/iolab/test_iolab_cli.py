@@ -34,7 +34,7 @@ def test_reproduce_json_shape(capsys, monkeypatch):
         return ScenarioResult(name, policy, device, seed, 0, scale, [ms * 1_000_000] * 3, 0, 0, 0, 0, 0, 0)
 
     monkeypatch.setattr(rp, "run_scenario", fake)
-    assert main(["iolab", "reproduce", "--scale", "0.02", "--json"]) == 0
+    assert main(["iolab", "reproduce", "--scale", "0.02", "--no-wam", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert len(rows) >= 15
     for r in rows:

@@ -52,10 +52,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     h.add_argument("--json", action="store_true")
     h.set_defaults(func=run_host)
 
+    w = s.add_parser("wam", help="write-amplification mitigation: days of phone use on a simulated FTL under "
+                                 "real-time discards, lazy daily fstrim and practical batched trim")
+    w.add_argument("--policy", default="realtime,lazy,practical", help="comma-separated: realtime,lazy,practical")
+    w.add_argument("--threshold-gb", type=float, default=6.0, help="practical WAM's S_d threshold (GB deleted)")
+    w.add_argument("--sweep", nargs="?", const="1,2,3,4,6,8,12,16", metavar="GB,GB,...",
+                   help="practical WAM over S_d thresholds, with the knee (default 1,2,3,4,6,8,12,16)")
+    w.add_argument("--days", type=int, default=3, help="measured days (after --warmup-days)")
+    w.add_argument("--warmup-days", type=int, default=1)
+    w.add_argument("--fill", type=float, default=None, help="fraction of /data in use (default: the usage profile's)")
+    w.add_argument("--unit-kb", type=int, default=16, help="FTL mapping unit in KB, 4 to 64 (4 = the flash page; coarser is faster)")
+    w.add_argument("--seed", type=int, default=0)
+    w.add_argument("--plot", metavar="PNG", help="write a chart")
+    w.add_argument("--json", action="store_true")
+    w.set_defaults(func=run_wam_cli)
+
     x = s.add_parser("reproduce", help="the papers' figures next to the simulator's, with tolerances")
     x.add_argument("--seed", type=int, default=0)
     x.add_argument("--scale", type=float, default=1.0)
     x.add_argument("--plot", metavar="PNG", help="write a chart of paper vs droidlag")
+    x.add_argument("--no-wam", action="store_true", help="leave out the WAM figures (they take ~2 minutes)")
     x.add_argument("--json", action="store_true")
     x.set_defaults(func=run_reproduce)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
@@ -165,7 +181,10 @@ def run_reproduce(args) -> int:
     from droidlag.cli import print_json
     from droidlag.iolab.reproduce import format_table, reproduce
 
-    res = reproduce(seed=args.seed, scale=args.scale)
+    from tqdm import tqdm
+
+    with tqdm(unit="sim-day", desc="WAM days", file=sys.stderr, leave=False, disable=None) as bar:
+        res = reproduce(seed=args.seed, scale=args.scale, wam=not args.no_wam, progress=bar.update)
     if args.plot:
         from droidlag.iolab.plots import plot_reproduce
         plot_reproduce(res, args.plot)
@@ -173,4 +192,59 @@ def run_reproduce(args) -> int:
         print_json(res)
     else:
         print(format_table(res))
+    return 0
+
+
+def run_wam_cli(args) -> int:
+    from dataclasses import replace
+
+    from droidlag.cli import print_json
+    from droidlag.iolab import wam
+
+    bad = []
+    pols = [p.strip() for p in args.policy.split(",") if p.strip()]
+    bad += [f"unknown WAM policy {p!r}" for p in pols if p not in wam.WAM_POLICIES]
+    thresholds = []
+    if args.sweep:
+        try:
+            thresholds = [float(x) for x in args.sweep.split(",") if x.strip()]
+        except ValueError:
+            bad.append(f"--sweep {args.sweep!r} is not a list of GB")
+        if any(t <= 0 for t in thresholds) or (args.sweep and len(thresholds) < 3):
+            bad.append("--sweep needs at least three positive thresholds")
+    if args.days < 1 or args.warmup_days < 0 or args.threshold_gb <= 0:
+        bad.append("--days must be at least 1, --warmup-days at least 0, --threshold-gb positive")
+    if args.unit_kb < 4 or args.unit_kb % 4 or args.unit_kb > 64:
+        bad.append("--unit-kb must be a multiple of 4 between 4 and 64")
+    if args.fill is not None and not 0.1 <= args.fill <= 0.97:
+        bad.append("--fill must be between 0.1 and 0.97")
+    if bad or not pols:
+        print(f"droidlag: {'; '.join(bad) or '--policy is empty'} (policies: {', '.join(wam.WAM_POLICIES)})",
+              file=sys.stderr)
+        return 2
+    usage = wam.UsageProfile() if args.fill is None else replace(wam.UsageProfile(), fs_used_fraction=args.fill)
+    kw = dict(days=args.days, warmup_days=args.warmup_days, seed=args.seed, usage=usage,
+              unit_bytes=args.unit_kb * 1024)
+    from tqdm import tqdm
+
+    n_runs = len(thresholds) if thresholds else len(pols)
+    from droidlag.iolab.wam.fs import FileSystemFull
+
+    try:
+        with tqdm(total=n_runs * (args.days + args.warmup_days), unit="sim-day", file=sys.stderr, leave=False,
+                  disable=None) as bar:
+            if thresholds:
+                out = wam.sweep(thresholds, progress=bar.update, **kw)
+            else:
+                out = wam.compare(pols, threshold_gb=args.threshold_gb, progress=bar.update, **kw)
+    except FileSystemFull as e:
+        print(f"droidlag: {e}: lower --fill or --unit-kb", file=sys.stderr)
+        return 2
+    if args.plot:
+        from droidlag.iolab.plots import plot_wam
+        plot_wam(out, args.plot)
+    if args.json:
+        print_json(out)
+    else:
+        print(wam.format_sweep(out) if thresholds else wam.format_compare(out))
     return 0

@@ -81,3 +81,41 @@ def plot_reproduce(res: dict, path: str) -> None:
     fig.tight_layout(rect=(0, 0, 0.8, 1))  # the right fifth holds the values written beside each line
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def plot_wam(out: dict, path: str) -> None:
+    """WAM: per policy, the sync stalls over 5 s and the random write speed; for a sweep, write speed and
+    trim time per day against S_d with the knee marked."""
+    plt = _plt()
+    if "points" in out:
+        pts = out["points"]
+        xs = [p["threshold_gb"] for p in pts]
+        fig, ax = plt.subplots(figsize=(7, 4))
+        ax.plot(xs, [p["trim_s_per_day"] for p in pts], "o-", color="tab:red", label="trim time per day")
+        ax.set_xlabel("S_d threshold (GB deleted before a batched trim)")
+        ax.set_ylabel("trim time per day (s)", color="tab:red")
+        ax2 = ax.twinx()
+        ax2.plot(xs, [p["rand_write_mbps"] for p in pts], "s--", color="tab:blue", label="random write")
+        ax2.set_ylabel("random write speed (MB/s)", color="tab:blue")
+        if out.get("knee_gb") is not None:
+            ax.axvline(out["knee_gb"], color="k", ls=":", lw=1)
+            ax.annotate(f"knee {out['knee_gb']:g} GB", (out["knee_gb"], ax.get_ylim()[1]), ha="left", va="top")
+        ax.set_title("Practical WAM: the S_d sweep", math_fontfamily="dejavusans")
+    else:
+        runs = out["runs"]
+        names = [r["policy"] for r in runs]
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+        ax.bar(names, [r["anr_stalls"] for r in runs], color="tab:red", label="app sync > 5 s (ANR)")
+        ax.bar(names, [r["snr_stalls"] for r in runs], color="k", label="system sync > 60 s (SNR)")
+        ax.set_ylabel(f"stalls in {out['days']} day(s)")
+        ax.legend()
+        xs = range(len(names))
+        ax2.bar([x - 0.2 for x in xs], [r["rand_write_mbps"] for r in runs], 0.4, label="random")
+        ax2.bar([x + 0.2 for x in xs], [r["seq_write_mbps"] for r in runs], 0.4, label="sequential")
+        ax2.set_xticks(list(xs), names)
+        ax2.set_ylabel("write speed (MB/s)")
+        ax2.legend()
+        fig.suptitle("WAM policies: fsync stalls and write speed")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -67,8 +67,9 @@ def _why(row: Row, within: str, outside: str) -> Row:
 SMARTIO_GROUPS = 4
 
 
-def reproduce(seed: int = 0, scale: float = 1.0) -> dict:
-    """Run every comparison; returns {'rows': [...], 'seed', 'scale'}. Takes ~10-30 s at scale 1."""
+def reproduce(seed: int = 0, scale: float = 1.0, wam: bool = True, progress=None) -> dict:
+    """Run every comparison; returns {'rows': [...], 'seed', 'scale'}. Takes ~10 s at scale 1, plus ~2 min
+    for the WAM rows (`wam=False` leaves them out; `progress(n)` is called per simulated WAM day)."""
     rows: list[Row] = []
     ms = {}
 
@@ -230,6 +231,10 @@ def reproduce(seed: int = 0, scale: float = 1.0) -> dict:
                      "FAIO ties RCP: the FG task hardly waits on the page-cache lock here, so its checkpoints "
                      "have nothing to win",
                      "inheritance cuts more than the paper says it can, or FastTrack's preemption less"))
+    # 6. write-amplification mitigation (wam.md): FTL, days of use, three WAM policies
+    if wam:
+        from droidlag.iolab.wam.figures import wam_rows
+        rows += wam_rows(Row, seed=seed, progress=progress)
     return {"seed": seed, "scale": scale, "rows": [r.to_dict() for r in rows]}
 
 
