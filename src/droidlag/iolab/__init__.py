@@ -9,7 +9,8 @@ Notebook API:
     reproduce()                                 -> {"rows": [...]}
     run_host_lab()                              -> host experiments (needs fio; root for the rest):
                                                    schedulers, I/O priorities, BFQ cgroup weights, and WAM
-    run_wam_lab(size_mb=256, rounds=2)          -> ext4 -o discard vs nodiscard + fstrim: fsync stalls
+    run_wam_lab(size_mb=256, rounds=2)          -> ext4 -o discard vs nodiscard + fstrim: fsync stalls (real)
+    wam.compare(), wam.sweep()                  -> WAM simulated: FTL, days of use, realtime/lazy/practical
 """
 from __future__ import annotations
 
@@ -46,6 +47,9 @@ def __getattr__(name):
     if name in ("read_block_trace", "replay"):
         from droidlag.iolab import replay as _r
         return getattr(_r, name)
+    if name == "wam":
+        import droidlag.iolab.wam as _w
+        return _w
     if name == "reproduce":
         from droidlag.iolab.reproduce import reproduce
         return reproduce
@@ -57,4 +61,4 @@ def __getattr__(name):
 
 __all__ = ["simulate", "run_scenario", "ScenarioResult", "Stack", "POLICIES", "get_policy", "PROFILES", "SCENARIOS",
            "read_block_trace", "replay", "reproduce", "run_host_lab",
-           "format_host", "run_wam_lab", "format_wam"]
+           "format_host", "run_wam_lab", "format_wam", "wam"]

@@ -192,29 +192,28 @@ class FTL:
             victim = int(np.argmin(self._key))
             if self.state[victim] != CLOSED or self.valid[victim] >= ppb:
                 return  # nothing left to gain
-            live = self.p2l[victim * ppb:(victim + 1) * ppb]
-            lpns = live[live >= 0].copy()
-            if len(lpns):
-                self.copied_units += len(lpns)
-                self._append(lpns, "gc")
-            self._erase(victim)
+            self._reclaim(victim)
+
+    def _reclaim(self, victim: int) -> int:
+        """Move a victim block's valid units to the GC stream and erase it. Returns the units copied."""
+        ppb = self.ppb
+        live = self.p2l[victim * ppb:(victim + 1) * ppb]
+        lpns = live[live >= 0].copy()
+        if len(lpns):
+            self.copied_units += len(lpns)
+            self._append(lpns, "gc")
+        self._erase(victim)
+        return len(lpns)
 
     def idle_collect(self, free_target: int, max_valid_fraction: float = 0.75) -> int:
         """Background GC while the device is idle (eMMC/UFS background operations): collect closed blocks
         less than `max_valid_fraction` valid until `free_target` blocks are free. Returns blocks freed."""
-        ppb, freed = self.ppb, 0
-        limit = int(max_valid_fraction * ppb)
+        freed, limit = 0, int(max_valid_fraction * self.ppb)
         while len(self._free) < free_target:
             victim = int(np.argmin(self._key))
             if self.state[victim] != CLOSED or self.valid[victim] > limit:
                 break
-            live = self.p2l[victim * ppb:(victim + 1) * ppb]
-            lpns = live[live >= 0].copy()
-            if len(lpns):
-                self.copied_units += len(lpns)
-                self.idle_copied_units += len(lpns)
-                self._append(lpns, "gc")
-            self._erase(victim)
+            self.idle_copied_units += self._reclaim(victim)
             freed += 1
         return freed
 
