@@ -114,7 +114,7 @@ def plot_wam(out: dict, path: str) -> None:
         ax2.bar([x + 0.2 for x in xs], [r["seq_write_mbps"] for r in runs], 0.4, label="sequential")
         ax2.set_xticks(list(xs), names)
         ax2.set_ylabel("write speed (MB/s)")
-        ax2.legend()
+        ax2.legend(loc="lower right")
         fig.suptitle("WAM policies: fsync stalls and write speed")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
