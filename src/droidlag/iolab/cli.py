@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                  "real-time discards, lazy daily fstrim and practical batched trim")
     w.add_argument("--policy", default="realtime,lazy,practical", help="comma-separated: realtime,lazy,practical")
     w.add_argument("--threshold-gb", type=float, default=6.0, help="practical WAM's S_d threshold (GB deleted)")
-    w.add_argument("--sweep", nargs="?", const="1,2,3,4,6,8,12,16", metavar="GB,GB,...",
+    w.add_argument("--sweep", nargs="?", const="default", metavar="GB,GB,...",
                    help="practical WAM over S_d thresholds, with the knee (default 1,2,3,4,6,8,12,16)")
     w.add_argument("--days", type=int, default=3, help="measured days (after --warmup-days)")
     w.add_argument("--warmup-days", type=int, default=1)
@@ -207,7 +207,8 @@ def run_wam_cli(args) -> int:
     thresholds = []
     if args.sweep:
         try:
-            thresholds = [float(x) for x in args.sweep.split(",") if x.strip()]
+            thresholds = list(wam.DEFAULT_SWEEP_GB) if args.sweep == "default" else \
+                [float(x) for x in args.sweep.split(",") if x.strip()]
         except ValueError:
             bad.append(f"--sweep {args.sweep!r} is not a list of GB")
         if any(t <= 0 for t in thresholds) or (args.sweep and len(thresholds) < 3):

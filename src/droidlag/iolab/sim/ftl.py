@@ -17,10 +17,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-GB = 1 << 30
-MB = 1 << 20
-KB = 1 << 10
-
 FREE, OPEN, CLOSED = 0, 1, 2
 _NONE = np.int32(-1)
 
@@ -55,8 +51,8 @@ class FlashProfile:
 # tPROG ~0.7 ms per 16 KB page and tBERS ~3.5 ms per block (3D TLC datasheet orders of magnitude), four dies
 # working in parallel; ~7% spare (the GB/GiB gap: 64 GB sold, 64 GiB of NAND). Blocks of 256 x 4 KB pages as
 # wam.md states; the controller stripes writes over its four dies and collects and erases one block per die
-# together (a superblock), so the FTL's unit of allocation and GC is 4 x 256 pages. A discard updates page-level mapping entries: a DRAM-less mobile controller pages its map
-# in from NAND, ~1 us per 4 KB unmapped (~4 GB/s of deleted data) plus ~1 ms per command; the cost of a
+# together (a superblock), so the FTL's unit of allocation and GC is 4 x 256 pages. A discard updates
+# page-level mapping entries: a DRAM-less mobile controller pages its map in from NAND, ~1 us per 4 KB unmapped (~4 GB/s of deleted data) plus ~1 ms per command; the cost of a
 # batched trim is then dominated by the data it actually unmaps, as measured fstrim times suggest.
 UFS21_64GB = FlashProfile(
     name="ufs2.1-64GB", user_bytes=64 * 10**9, op_fraction=0.0737, pages_per_block=1024, page_bytes=4096,
@@ -72,8 +68,8 @@ class FTL:
     """Page-mapped FTL over logical mapping units (LPNs). Host writes and GC copies go to two separate open
     blocks (hot/cold separation, as most controllers do); GC is greedy (fewest valid units) and on demand.
 
-    Counters (`host_units`, `copied_units`, `erases`, `trimmed_units`) accumulate; `device_ns` converts a
-    counter delta into device time."""
+    Counters (`host_units`, `copied_units`, `erases`, `trimmed_units`) accumulate; `write_ns_since` turns
+    the change since a `counters()` reading into device time."""
 
     def __init__(self, profile: FlashProfile, unit_bytes: int = 4096):
         if unit_bytes % profile.page_bytes:
@@ -97,7 +93,6 @@ class FTL:
         self.copied_units = 0
         self.erases = 0
         self.trimmed_units = 0
-        self.gc_runs = 0
         self.idle_copied_units = 0  # copies made by idle-time GC (not seen by host writes)
 
     # ---- state ----
@@ -110,10 +105,6 @@ class FTL:
         other._free = list(self._free)
         other._open = {k: list(v) for k, v in self._open.items()}
         return other
-
-    @property
-    def free_blocks(self) -> int:
-        return len(self._free)
 
     @property
     def valid_units(self) -> int:
@@ -186,7 +177,6 @@ class FTL:
     def _collect(self) -> None:
         """Greedy GC: erase the closed block with the fewest valid units after moving them, until enough
         blocks are free."""
-        self.gc_runs += 1
         ppb = self.ppb
         while len(self._free) < self.p.gc_free_high:
             victim = int(np.argmin(self._key))
@@ -227,10 +217,6 @@ class FTL:
         self.erases += 1
 
     # ---- discard ----
-    def trim_range(self, start: int, count: int) -> int:
-        """Unmap logical units [start, start+count). Returns how many were mapped (the discard's work)."""
-        return self.trim(np.arange(start, start + count, dtype=np.int32))
-
     def trim(self, lpns: np.ndarray) -> int:
         """Unmap these logical units. Returns how many were mapped."""
         ppns = self.l2p[lpns]
@@ -253,6 +239,11 @@ class FTL:
         pages_per_unit = self.unit_bytes // p.page_bytes
         gc = copied * pages_per_unit * p.copy_ns / p.parallel_units + erases * p.erase_ns / p.parallel_units
         return int(host + gc)
+
+    def write_ns_since(self, before: tuple[int, int, int, int], random: bool) -> int:
+        """Device time of the host writes and the GC work done since `before` (a `counters()` reading)."""
+        now = self.counters()
+        return self.write_ns(now[0] - before[0], now[1] - before[1], now[2] - before[2], random)
 
     def discard_ns(self, mapped_units: int, commands: int = 1) -> int:
         """Device time of discards that unmap `mapped_units` units in `commands` commands."""

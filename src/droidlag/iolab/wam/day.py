@@ -140,18 +140,9 @@ def aged_phone(usage: UsageProfile, flash: FlashProfile = UFS21_64GB, unit_bytes
         history = PhoneDays(WamPolicy("realtime"), usage, flash, unit_bytes, seed + 1_000_003, start=(ftl, fs))
         history.run(days=0, warmup_days=max(1, int(np.ceil(1.5 * slack / daily))))
         _BOOT_CACHE[key] = (history.ftl, history.fs)
-    return _copy_state(*_BOOT_CACHE[key])
-
-
-def _copy_state(ftl: FTL, fs: FileSystem) -> tuple[FTL, FileSystem]:
+    ftl, fs = _BOOT_CACHE[key]
     ftl2 = ftl.copy()
-    fs2 = FileSystem.__new__(FileSystem)
-    fs2.__dict__.update(fs.__dict__)
-    fs2.ftl = ftl2
-    fs2.used = fs.used.copy()
-    fs2.files = {k: v.copy() for k, v in fs.files.items()}
-    fs2.bytes_by_kind = dict(fs.bytes_by_kind)
-    return ftl2, fs2
+    return ftl2, fs.copy(ftl2)
 
 
 class PhoneDays:
@@ -163,7 +154,6 @@ class PhoneDays:
         self.ftl, self.fs = start if start is not None else aged_phone(usage, flash, unit_bytes, seed)
         self.eng = Engine(seed)
         self.rng = random.Random(seed)
-        self.np_rng = np.random.default_rng(seed)
         self.screen_on = False
         self.screen_off_at = 0
         self.plugged = False
@@ -254,8 +244,7 @@ class PhoneDays:
         """The device's background GC, once the screen has stayed off for a minute."""
         if not self.screen_on and self.screen_off_at == off_at and not self.trimming:
             self.fs.flush()
-            f = self.ftl
-            f.idle_collect(self.idle_free_blocks)
+            self.ftl.idle_collect(self.idle_free_blocks)
 
     # ---- deletions and discards ----
     def _delete(self, a) -> None:
@@ -285,8 +274,7 @@ class PhoneDays:
                 u = fs.delete("media", ids[self.rng.randrange(len(ids))])
                 units.append(u)
                 over -= len(u)
-        if units:
-            self._freed(np.concatenate(units), sum(extents(u) for u in units))
+        self._freed_files(units)
 
     def _make_room(self, nbytes: int) -> None:
         """A phone never fills up completely: past 97% the user (or the system's storage manager) deletes
@@ -297,16 +285,19 @@ class PhoneDays:
         units = []
         while fs.used_units > limit and media:
             units.append(fs.delete("media", next(iter(media))))
-        if units:
-            self._freed(np.concatenate(units), sum(extents(u) for u in units))
+        self._freed_files(units)
 
     def _trim_cache(self, kind: str) -> None:
         fs, quota = self.fs, self.usage.cache_quota // self.usage.cache_apps
         units = []
         while fs.bytes_by_kind.get(kind, 0) > quota:
             units.append(fs.delete(kind, fs.oldest(kind)))
-        if units:
-            self._freed(np.concatenate(units), sum(extents(u) for u in units))
+        self._freed_files(units)
+
+    def _freed_files(self, files: list[np.ndarray]) -> None:
+        """Files just deleted: one discard command per extent of each."""
+        if files:
+            self._freed(np.concatenate(files), sum(extents(u) for u in files))
 
     def _freed(self, units: np.ndarray, commands: int) -> None:
         nbytes = len(units) * self.fs.unit
@@ -332,8 +323,7 @@ class PhoneDays:
             n = min(len(f), max(1, a.nbytes // fs.unit))
             start = self.rng.randrange(len(f) - n + 1)
             ftl.write(f[start:start + n])
-        c1 = ftl.counters()
-        own = ftl.write_ns(c1[0] - c0[0], c1[1] - c0[1], c1[2] - c0[2], random=True) + MS  # + cache flush
+        own = ftl.write_ns_since(c0, random=True) + MS  # + cache flush
         now = self.eng.now
         wait = max(0, self.busy_until - now)
         if self.measuring:
@@ -374,9 +364,8 @@ class PhoneDays:
                 self.trimming = False
                 return
             if p.name == "lazy" and not self.plugged:
-                self.aborted += 1      # killed: the next round starts over
+                self.aborted += 1      # killed: the next idle window starts over from the first group
                 self.resume_group = 0
-                self.last_trim_end = self.eng.now - 19 * HOUR  # retried at the next idle window
                 self.trimming = False
                 return
             fs.flush()
@@ -411,15 +400,12 @@ class PhoneDays:
         n_rand = max(1, len(test) // 4)
         for i in range(0, n_rand, 1024):
             ftl.write(np.unique(rng.choice(test, 1024)))
-        c1 = ftl.counters()
-        rand_ns = ftl.write_ns(c1[0] - c0[0], c1[1] - c0[1], c1[2] - c0[2], random=True)
-        rand = (c1[0] - c0[0]) * fs.unit / MB / (rand_ns / S)
+        rand = (ftl.host_units - c0[0]) * fs.unit / MB / (ftl.write_ns_since(c0, random=True) / S)
         ftl = self.ftl.copy()
         seq_units = fs.allocate(fs.units_for(min(512 * MB, room)), commit=False)
         c0 = ftl.counters()
         ftl.write(seq_units)
-        c1 = ftl.counters()
-        seq = len(seq_units) * fs.unit / MB / (ftl.write_ns(c1[0] - c0[0], c1[1] - c0[1], c1[2] - c0[2], random=False) / S)
+        seq = len(seq_units) * fs.unit / MB / (ftl.write_ns_since(c0, random=False) / S)
         self.samples.append({"t_h": self.eng.now / HOUR, "rand_write_mbps": rand, "seq_write_mbps": seq,
                              "stale_gb": fs.stale_units() * fs.unit / GB, "ftl_utilisation": self.ftl.utilisation()})
 

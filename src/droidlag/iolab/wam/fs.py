@@ -48,6 +48,17 @@ class FileSystem:
         if len(order):
             self.ftl.write(order)
 
+    def copy(self, ftl: FTL) -> "FileSystem":
+        """An independent copy of the file system, on `ftl` (a copy of this one's FTL)."""
+        other = FileSystem.__new__(FileSystem)
+        other.__dict__.update(self.__dict__)
+        other.ftl = ftl
+        other.used = self.used.copy()
+        other.files = {k: v.copy() for k, v in self.files.items()}
+        other.bytes_by_kind = dict(self.bytes_by_kind)
+        other._dirty = list(self._dirty)
+        return other
+
     @property
     def used_units(self) -> int:
         return int(self.used.sum())
