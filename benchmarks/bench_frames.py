@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 from _corpus import corpus_root
-
 from droidlag.frames import analyze_frames
 from droidlag.io import read_trace
 
@@ -35,8 +34,8 @@ def main() -> int:
     print(f"{'trace':<62}{'frames':>7}{'read s':>9}{'frames s':>10}{'ms/1k fr':>10}{'ratio':>7}")
     tot_read = tot_an = 0.0
     for p in paths:
-        t_read, trace = best_of(lambda: read_trace(p))
-        t_an, rep = best_of(lambda: analyze_frames(trace))
+        t_read, trace = best_of(lambda p=p: read_trace(p))
+        t_an, rep = best_of(lambda trace=trace: analyze_frames(trace))
         n = rep.summary["frames"]
         per_k = f"{t_an / n * 1e6:.0f}" if n else "-"
         tot_read += t_read

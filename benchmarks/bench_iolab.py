@@ -10,10 +10,10 @@ Under PyPy the package's readers (polars) are not importable, so only the I/O la
 from __future__ import annotations
 
 import argparse
-import random
-import time
 import platform
+import random
 import sys
+import time
 from collections import deque
 from pathlib import Path
 

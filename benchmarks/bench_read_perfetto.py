@@ -41,7 +41,7 @@ def _rss_bytes() -> int:
 
 def _warm_up_libraries() -> None:
     """Build a tiny Trace so that polars' one-time costs (thread pool, lazy modules) are not charged to the file."""
-    from droidlag.trace.builder import TraceBuilder
+    from droidlag.models.trace_builder import TraceBuilder
     b = TraceBuilder("warm-up", "mem")
     b.atrace(0, 1, "B|1|x")
     b.atrace(5, 1, "E|1")

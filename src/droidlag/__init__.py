@@ -3,7 +3,7 @@ __version__ = "0.1.0"
 
 from droidlag.errors import InputError, ReadWarning  # noqa: E402
 from droidlag.io import read_trace  # noqa: E402
-from droidlag.trace import Trace  # noqa: E402
+from droidlag.models import Trace  # noqa: E402
 
 
 def analyze(paths, progress=None):

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from droidlag import __version__
 from droidlag.errors import InputError, ReadWarning
-from droidlag.frames import FramesReport, analyze_frames, analyze_gfxinfo
+from droidlag.frames import FramesReport, analyze_frames
 from droidlag.hangs import HangReport, HangsConfig, analyze_hangs
 from droidlag.io.inputs import InputFile, discover
+from droidlag.models.trace import Trace
 from droidlag.report.narrative import frames_headlines, hang_headlines, hang_sentence, wait_for_graph
-from droidlag.trace.model import Trace
 
 SCHEMA = "droidlag-findings"
 SCHEMA_VERSION = 1

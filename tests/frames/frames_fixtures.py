@@ -1,7 +1,7 @@
 """Constructed traces for the frames tests: a small HWUI app drawn through TraceBuilder, the way readers fill it."""
 from __future__ import annotations
 
-from droidlag.trace import TraceBuilder
+from droidlag.models import TraceBuilder
 
 MS = 1_000_000
 APP, UI, RT = 100, 100, 101

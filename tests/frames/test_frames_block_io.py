@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import polars as pl
+from frames_fixtures import MS, RT, UI, frame, new_builder, run_on, sched_smooth, smooth_frames
 
 from conftest import corpus_file
 from droidlag.frames import analyze_frames
@@ -13,7 +14,6 @@ from droidlag.frames.causes import CauseAnalyzer
 from droidlag.frames.config import FramesConfig
 from droidlag.frames.critical_path import CriticalPathFinder
 from droidlag.io import read_trace
-from frames_fixtures import MS, RT, UI, frame, new_builder, run_on, sched_smooth, smooth_frames
 
 KWORKER = 900
 
@@ -65,7 +65,7 @@ def _brute_force(block: pl.DataFrame, path, threads, window) -> tuple[set, int, 
     """Independent of BlockIndex: plain Python over the rows of trace.block."""
     d = [(s.ts, s.ts + s.dur) for s in path if s.state.startswith("D")]
     picked = set()
-    for i, row in enumerate(block.iter_rows(named=True)):
+    for _i, row in enumerate(block.iter_rows(named=True)):
         end = row["ts"] + row["dur"] if row["dur"] is not None else None
         in_d = end is not None and any(row["ts"] < b and end > a for a, b in d)
         issued = row["tid"] in threads and window[0] <= row["ts"] < window[1]

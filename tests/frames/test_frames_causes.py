@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-from droidlag.frames import analyze_frames
 from frames_fixtures import APP, MS, RT, UI, frame, new_builder, run_on, sched_smooth, slice_, smooth_frames
+
+from droidlag.frames import analyze_frames
 
 N_NORMAL = 8
 PERIOD = 16_666_667

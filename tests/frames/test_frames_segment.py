@@ -3,10 +3,10 @@ non-HWUI renderers, BufferQueue-aware verdicts and missing data."""
 from __future__ import annotations
 
 import polars as pl
+from frames_fixtures import APP, MS, RT, SF_PID, UI, frame, new_builder, slice_, smooth_frames
 
 from droidlag.frames import FramesConfig, analyze_frames
 from droidlag.frames.segment import segment_frames
-from frames_fixtures import APP, MS, RT, SF_PID, UI, frame, new_builder, slice_, smooth_frames
 
 
 def test_frames_match_drawframe_by_containment_and_measure_wall_time():

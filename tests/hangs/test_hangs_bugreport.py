@@ -5,8 +5,8 @@ import json
 import zipfile
 
 import pytest
-from conftest import corpus_file
 
+from conftest import corpus_file
 from droidlag.cli import main
 from droidlag.errors import InputError
 from droidlag.hangs.analyze import events_from_unit

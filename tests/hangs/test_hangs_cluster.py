@@ -5,8 +5,8 @@ import csv
 import itertools
 
 import pytest
-from conftest import corpus_file
 
+from conftest import corpus_file
 from droidlag.hangs import HangsConfig, analyze_hangs, cluster_features, similarity
 from droidlag.hangs.features import Features
 from droidlag.hangs.similarity import cosine, jaccard

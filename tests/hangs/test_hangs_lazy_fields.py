@@ -1,8 +1,8 @@
 """The reader's fast paths and the model's on-demand fields agree with the general code they stand for."""
 from __future__ import annotations
 
-from droidlag.hangs.model import ThreadDump
 from droidlag.io.anr import _header_by_tokens, _parse_thread_header, parse_dump
+from droidlag.models.dumps import ThreadDump
 
 HEADERS = [
     '"main" prio=5 tid=1 Blocked', '"main" daemon prio=5 tid=1 Native', '"x" prio=5 (not attached)',

@@ -7,8 +7,8 @@ import math
 import re
 
 import pytest
-from conftest import corpus_file
 
+from conftest import corpus_file
 from droidlag.hangs import HangsConfig, analyze_hangs, cluster_features
 from droidlag.hangs.features import Features
 from droidlag.hangs.normalize import normalize_frame

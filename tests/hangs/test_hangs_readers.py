@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import corpus_file
 
+from conftest import corpus_file
 from droidlag.errors import InputError
 from droidlag.io.anr import read_anr
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from conftest import corpus_file
-
 from droidlag.hangs import analyze_hangs
 from droidlag.hangs.analyze import events_from_unit, load_units
 from droidlag.hangs.waitfor import build_wait_for_graph

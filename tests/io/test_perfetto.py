@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import random
 from collections import Counter
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import polars as pl
@@ -26,12 +26,12 @@ NOWINANDROID = "traces/nowinandroid_pixel7pro_a13_atrace_frametimeline.perfetto-
 
 
 # ---- independent decoding of the corpus files -------------------------------------------------------------------
-@lru_cache(maxsize=None)
+@cache
 def _trace(path: Path):
     return read_perfetto(path.read_bytes(), str(path))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _raw(path: Path) -> dict:
     """Counts straight from the protobuf classes: ftrace event kinds, compact_sched arrays, prints, binder replies,
     sched_switch comms."""
@@ -92,7 +92,7 @@ def _frame_timeline_class():
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("t.FTE"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _raw_frames(path: Path) -> list:
     """Every field-76 payload of the file, decoded by protobuf with the test-local class: (member, message)."""
     cls = _frame_timeline_class()

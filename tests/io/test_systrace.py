@@ -10,8 +10,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import corpus_file
 
+from conftest import corpus_file
 from droidlag.errors import InputError
 from droidlag.io import read_trace
 from droidlag.io.systrace import read_systrace

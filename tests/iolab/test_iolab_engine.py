@@ -104,7 +104,7 @@ def test_dirty_pacing_keeps_dirty_level_below_limit():
         t = app.task("io")
         peak = [0]
 
-        def sampler():
+        def sampler(st=st, peak=peak):
             while True:
                 peak[0] = max(peak[0], st.pc.dirty + st.pc.writeback)
                 yield 1_000_000

@@ -6,8 +6,13 @@ import shutil
 
 import pytest
 
-from droidlag.iolab.host.cgroups import (WeightedGroups, find_weight_support, parse_cgroup_mounts,
-                                         parse_service_bytes, pick_weight_file)
+from droidlag.iolab.host.cgroups import (
+    WeightedGroups,
+    find_weight_support,
+    parse_cgroup_mounts,
+    parse_service_bytes,
+    pick_weight_file,
+)
 from droidlag.iolab.host.fio import check_job_errors, fio_error, reader_writer_jobs
 from droidlag.iolab.host.loop import loops_over
 

@@ -1,7 +1,7 @@
 """Trace readers on the real corpus traces, blkparse text, bad input; replay on the simulated stack."""
 import pytest
-from conftest import corpus_file
 
+from conftest import corpus_file
 from droidlag.errors import InputError
 from droidlag.iolab.replay import read_block_trace, replay
 from droidlag.iolab.sim.device import OP_READ, OP_WRITE

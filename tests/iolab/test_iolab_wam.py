@@ -13,7 +13,7 @@ from droidlag.iolab.sim.ftl import FTL, UFS21_64GB
 from droidlag.iolab.wam import compare, knee, run_wam
 from droidlag.iolab.wam.day import PhoneDays, WamPolicy
 from droidlag.iolab.wam.fs import FileSystem, extents
-from droidlag.iolab.wam.usage import GB, MB, Action, UsageProfile, day_actions
+from droidlag.iolab.wam.usage import MB, Action, UsageProfile, day_actions
 
 SMALL_FLASH = replace(UFS21_64GB, name="small", user_bytes=512 * MB, gc_free_low=4, gc_free_high=6,
                       idle_free_bytes=16 * MB)

@@ -16,8 +16,8 @@ from droidlag.frames.config import FramesConfig
 from droidlag.frames.segment import STAGES, segment_frames, surfaceflinger_pids
 from droidlag.frames.summary import summarize
 from droidlag.frames.verdicts import FF, NOT_POSSIBLE, OK, SR, apply_verdicts, naive_expr
-from droidlag.io.gfxinfo import GfxinfoDump
-from droidlag.trace.model import Trace
+from droidlag.models.gfxinfo import GfxinfoDump
+from droidlag.models.trace import Trace
 
 CAUSE_SCHEMA = {"frame_id": pl.Int64, "rank": pl.Int32, "name": pl.Utf8, "share": pl.Float64,
                 "normal_share": pl.Float64, "evidence": pl.Utf8}

@@ -17,9 +17,17 @@ from droidlag.frames.block_io import BlockIndex, block_baseline
 from droidlag.frames.compositor import Compositor, compositor_baseline
 from droidlag.frames.config import FramesConfig
 from droidlag.frames.critical_path import (
-    RUNNABLE, RUNNING, SLEEPING, UNINTERRUPTIBLE, CpuBusy, CriticalPathFinder, Segment, SliceTree, state_class,
+    RUNNABLE,
+    RUNNING,
+    SLEEPING,
+    UNINTERRUPTIBLE,
+    CpuBusy,
+    CriticalPathFinder,
+    Segment,
+    SliceTree,
+    state_class,
 )
-from droidlag.trace.model import Trace
+from droidlag.models.trace import Trace
 
 SYSTEM_FACTORS = ("binder", "io", "runnable", "sleeping", "little_saturated", "gc")
 CAUSE_LABELS = {

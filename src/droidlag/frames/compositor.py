@@ -15,10 +15,16 @@ import numpy as np
 import polars as pl
 
 from droidlag.frames.critical_path import (
-    RUNNABLE, RUNNING, SLEEPING, UNINTERRUPTIBLE, CriticalPathFinder, SliceTree, state_class,
+    RUNNABLE,
+    RUNNING,
+    SLEEPING,
+    UNINTERRUPTIBLE,
+    CriticalPathFinder,
+    SliceTree,
+    state_class,
 )
 from droidlag.frames.segment import surfaceflinger_pids
-from droidlag.trace.model import Trace
+from droidlag.models.trace import Trace
 
 SF_JANK_TYPES = ("SurfaceFlinger CPU Deadline Missed", "SurfaceFlinger GPU Deadline Missed",
                  "SurfaceFlinger Scheduling", "SurfaceFlinger Stuffing", "Prediction Error", "Display HAL")
@@ -104,7 +110,7 @@ class Compositor:
         rows = frames.filter(pl.col("compose_end_ns").is_not_null() & pl.col("composition").is_not_null()).select(
             "frame_id", "end_ns", "composition", "compose_end_ns")
         p = self.period
-        for fid, end, comp, cend in rows.iter_rows():
+        for fid, _end, comp, cend in rows.iter_rows():
             if fid in self.windows or comp <= 0:
                 continue
             # A buffer waiting behind another (stuffing) is late without SurfaceFlinger being slow: only a

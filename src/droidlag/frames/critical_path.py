@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
-from droidlag.trace.model import Trace
+from droidlag.models.trace import Trace
 
 RUNNING, RUNNABLE, SLEEPING, UNINTERRUPTIBLE, UNKNOWN = "Running", "R", "S", "D", "unknown"
 

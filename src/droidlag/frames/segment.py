@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from droidlag.trace.model import Trace
+from droidlag.models.trace import Trace
 
 DOFRAME_RE = r"^Choreographer#doFrame(?:\s+(\d+))?$"
 DRAWFRAME_RE = r"^DrawFrames?(?:\s+(\d+))?$"

@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 
 from droidlag.frames.config import FramesConfig
-from droidlag.trace.model import Trace
+from droidlag.models.trace import Trace
 
 OK, SR, FF, NOT_POSSIBLE = "ok", "SR", "FF", "not possible"
 APP_JANK = "App Deadline Missed"

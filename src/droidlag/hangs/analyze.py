@@ -17,18 +17,18 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 from droidlag.errors import InputError, ReadWarning
 from droidlag.hangs.causes import label_cause
 from droidlag.hangs.cluster import cluster_features
 from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import Features, event_features
-from droidlag.hangs.model import DumpUnit, ProcessDump, ThreadDump
 from droidlag.hangs.waitfor import Node, WaitForGraph, build_wait_for_graph
 from droidlag.io.inputs import walk
+from droidlag.models.dumps import DumpUnit, ProcessDump, ThreadDump
 
 WATCHDOG_THREADS = ("main", "android.fg", "android.ui", "android.io", "android.display", "android.anim",
                     "android.anim.lf", "ActivityManager", "PowerManagerService", "PackageManager")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from droidlag.hangs.model import ThreadDump
+from droidlag.models.dumps import ThreadDump
 
 STORAGE = re.compile(
     r"FileDescriptor\.sync|\bfsync\b|fdatasync|FileChannelImpl\.force|SQLiteConnection\.nativeExecute|"

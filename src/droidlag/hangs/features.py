@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from droidlag.hangs.model import Frame, ThreadDump
 from droidlag.hangs.normalize import normalize_frame
+from droidlag.models.dumps import Frame, ThreadDump
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from droidlag.hangs.model import BinderTransaction, Frame, ProcessDump, ThreadDump
+from droidlag.models.dumps import BinderTransaction, Frame, ProcessDump, ThreadDump
 
 # Native Bp<Interface> proxies -> the process that serves them (for binder calls made from native code).
 NATIVE_SERVICES = (

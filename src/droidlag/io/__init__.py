@@ -5,7 +5,7 @@ from pathlib import Path
 
 from droidlag.errors import InputError
 from droidlag.io.detect import PERFETTO, SYSTRACE, load, sniff_bytes
-from droidlag.trace.model import Trace
+from droidlag.models.trace import Trace
 
 
 def read_trace(path: str | Path) -> Trace:

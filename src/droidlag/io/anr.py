@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
-from droidlag.hangs.model import (AnrHeader, BinderTransaction, DumpUnit, LockLine, ProcessDump, ThreadDump)
+from droidlag.models.dumps import AnrHeader, BinderTransaction, DumpUnit, LockLine, ProcessDump, ThreadDump
 
 _PID_START = re.compile(r"^----- pid (\d+) at (.*?) -----\s*$")
 _WCHAN_START = re.compile(r"^----- Waiting Channels: pid (\d+) at (.*?) -----\s*$")

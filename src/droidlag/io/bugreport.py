@@ -7,9 +7,9 @@ import zipfile
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
-from droidlag.io.archive import open_zip, safe_entries
-from droidlag.hangs.model import DumpUnit
 from droidlag.io.anr import decode, parse_text
+from droidlag.io.archive import open_zip, safe_entries
+from droidlag.models.dumps import DumpUnit
 
 
 def _wanted(info: zipfile.ZipInfo) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from droidlag.trace.builder import TraceBuilder
+from droidlag.models.trace_builder import TraceBuilder
 
 # TASK-TID, optional (TGID) which may be (-----), [CPU], optional flags (absent on 2012-era kernels), TS: event: args.
 # The lazy task group plus the required `-digits whitespace` splits on the last dash before the tid, so task names

@@ -6,11 +6,11 @@ Columns are taken from each block's header, so Android 6-9 (no window sections),
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 import polars as pl
 
 from droidlag.errors import InputError, ReadWarning
+from droidlag.models.gfxinfo import GfxinfoDump, GfxProcess, GfxWindow
 
 _PROCESS_RE = re.compile(r"^\*\* Graphics info for pid (\d+) \[(.*)\] \*\*\s*$")
 _PACKAGE_RE = re.compile(r"^Package: (\S+)\s*$")
@@ -24,46 +24,6 @@ _NUM_RE = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(ms|ns)?(?:\s*\((\d+(?:\.\d+)?)%\))?
 def _snake(key: str) -> str:
     key = key.strip().lower().replace("(", "").replace(")", "")
     return re.sub(r"[^a-z0-9]+", "_", key).strip("_")
-
-
-@dataclass
-class GfxWindow:
-    """One window (ViewRootImpl) of a process: its summary and its framestats rows (one per frame)."""
-
-    name: str
-    summary: dict = field(default_factory=dict)
-    framestats: pl.DataFrame = field(default_factory=pl.DataFrame)
-
-
-@dataclass
-class GfxProcess:
-    pid: int
-    name: str
-    summary: dict = field(default_factory=dict)
-    windows: list[GfxWindow] = field(default_factory=list)
-
-
-@dataclass
-class GfxinfoDump:
-    """A whole `dumpsys gfxinfo` output."""
-
-    path: str
-    processes: list[GfxProcess]
-    warnings: list[ReadWarning] = field(default_factory=list)
-    uptime_ms: int | None = None
-
-    def framestats(self) -> pl.DataFrame:
-        """Every framestats row with pid, process and window, in file order (columns: the union of headers)."""
-        parts = []
-        for p in self.processes:
-            for w in p.windows:
-                if w.framestats.height:
-                    parts.append(w.framestats.with_columns(pl.lit(p.pid, pl.Int64).alias("pid"),
-                                                           pl.lit(p.name).alias("process"),
-                                                           pl.lit(w.name).alias("window")))
-        if not parts:
-            return pl.DataFrame(schema={"pid": pl.Int64, "process": pl.Utf8, "window": pl.Utf8})
-        return pl.concat(parts, how="diagonal")
 
 
 def _parse_value(key: str, raw: str):

@@ -17,8 +17,8 @@ from droidlag.errors import InputError
 from droidlag.io.perfetto_frametimeline import FRAME_TIMELINE_FIELD, FrameTimelineDecoder
 from droidlag.io.perfetto_ftrace import FtraceDecoder, prev_state_encoding
 from droidlag.io.protowire import try_varint
-from droidlag.trace.builder import TraceBuilder
-from droidlag.trace.model import Trace
+from droidlag.models.trace import Trace
+from droidlag.models.trace_builder import TraceBuilder
 
 BOOTTIME = 6                     # BuiltinClock.BUILTIN_CLOCK_BOOTTIME, Perfetto's default trace clock
 _SEQ_INCREMENTAL_STATE_CLEARED = 1
@@ -305,7 +305,7 @@ class _PacketReader:
         self.frametimeline.finish()
         self._emit_track_events()
         # Authoritative names (process_tree, task_rename) in time order; comms only fill what is still unnamed.
-        for ts, tid, pid, name in sorted(self.names + [(ts, tid, None, n) for ts, tid, n in self.ftrace.renames],
+        for _ts, tid, pid, name in sorted(self.names + [(ts, tid, None, n) for ts, tid, n in self.ftrace.renames],
                                          key=lambda r: r[0]):
             b.thread(tid, pid, name, overwrite_name=True)
         for tid, comm in self.ftrace.comms.items():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import struct
 
 from droidlag.io.protowire import varint
-from droidlag.trace.builder import TraceBuilder
+from droidlag.models.trace_builder import TraceBuilder
 
 # TracePacket field number of the FrameTimelineEvent extension.
 FRAME_TIMELINE_FIELD = 76

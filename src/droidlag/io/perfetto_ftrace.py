@@ -8,7 +8,7 @@ import re
 from bisect import bisect_right
 from itertools import accumulate
 
-from droidlag.trace.builder import TraceBuilder
+from droidlag.models.trace_builder import TraceBuilder
 
 # prev_state letter bits, as each kernel's sched_switch format prints them (see corpus/ftrace_formats).
 # Kernels >= 4.14 report TASK_REPORT states; the "+" (preempted) bit is TASK_REPORT_MAX.

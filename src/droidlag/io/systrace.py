@@ -12,8 +12,8 @@ import re
 from droidlag.errors import InputError
 from droidlag.io.ftrace_text import FtraceTextParser
 from droidlag.io.systrace_html import FTRACE, JSON_META, PROCESS_DUMP, PROCFS, Section, split_sections
-from droidlag.trace.builder import TraceBuilder
-from droidlag.trace.model import Trace
+from droidlag.models.trace import Trace
+from droidlag.models.trace_builder import TraceBuilder
 
 _ENTRIES_RE = re.compile(r"entries-in-buffer/entries-written:\s*(\d+)/(\d+)\s+#P:(\d+)")
 _TRACER_RE = re.compile(r"#\s*tracer:\s*(\S+)")

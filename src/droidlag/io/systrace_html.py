@@ -9,12 +9,11 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from droidlag.errors import ReadWarning
-from droidlag.io.source import GZIP_MAGIC, MAX_INPUT_BYTES, gunzip, inflate_zlib
+from droidlag.io.source import GZIP_MAGIC, gunzip, inflate_zlib
 
 FTRACE, PROCESS_DUMP, JSON_META, PROCFS = "ftrace", "process-dump", "json", "procfs"
 

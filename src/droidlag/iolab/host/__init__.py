@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from droidlag.iolab.host.cgroups import WeightedGroups, find_weight_support, service_bytes
-from droidlag.iolab.host.fio import (fio_path, finish_fio, job_stats, reader_writer_jobs, run_fio, start_fio)
+from droidlag.iolab.host.fio import finish_fio, fio_path, job_stats, reader_writer_jobs, run_fio, start_fio
 from droidlag.iolab.host.loop import Loop, detach_leftovers, fs_type, interruptible, shielded
 from droidlag.iolab.host.wam import format_wam, run_wam_lab
 

@@ -53,7 +53,7 @@ class WeightedGroups:
     weight_file: str | None = None
     _root_io_enabled_by_us: bool = False
 
-    def create(self) -> "WeightedGroups":
+    def create(self) -> WeightedGroups:
         self.parent = self.root / f"droidlag-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         if self.version == 2:
             ctl = self.root / "cgroup.controllers"

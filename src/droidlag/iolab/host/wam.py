@@ -22,8 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from droidlag.iolab.host.loop import (Loop, detach_leftovers, fs_type, interruptible, mounts_under, proc_mounts,
-                                      shielded)
+from droidlag.iolab.host.loop import Loop, detach_leftovers, fs_type, interruptible, mounts_under, proc_mounts, shielded
 
 DEFAULT_THRESHOLDS_MS = (10, 50, 100, 500, 5000)
 NOTE_WAM = ("WAM experiment: on a loop device over a file, a discard becomes hole punching in the backing image "
@@ -207,7 +206,7 @@ def _run_mode(scratch: Path, mode: str, size_mb: int, rounds: int, file_mb: int,
         fill_s = delete_s = 0.0
         filled = deleted = 0
         alloc = {}
-        for r in range(rounds):
+        for _r in range(rounds):
             t0 = time.monotonic()
             filled += _fill(mnt / "bg", size_mb, file_mb, chunk)
             t1 = time.monotonic()

@@ -7,8 +7,9 @@ so a run is a pure function of its inputs and the seed.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Generator
 from heapq import heappop, heappush
-from typing import Any, Callable, Generator
+from typing import Any
 
 MS = 1_000_000
 US = 1_000
@@ -37,7 +38,7 @@ class Engine:
         self._seq += 1
         heappush(self._heap, (self.now + dt, self._seq, fn, arg))
 
-    def run(self, until: int | None = None, stop: "Event | None" = None) -> int:
+    def run(self, until: int | None = None, stop: Event | None = None) -> int:
         """Run until the heap is empty, time passes `until` (ns), or `stop` fires. Returns the time reached."""
         heap = self._heap
         n = 0
@@ -59,10 +60,10 @@ class Engine:
             self.events += n
         return self.now
 
-    def event(self) -> "Event":
+    def event(self) -> Event:
         return Event(self)
 
-    def process(self, gen: Generator, name: str = "") -> "Process":
+    def process(self, gen: Generator, name: str = "") -> Process:
         """Start a generator process now. It may yield an int (sleep ns), an Event (wait for it) or None."""
         p = Process(self, gen, name)
         self.at(self.now, p._resume, None)

@@ -96,7 +96,7 @@ class FTL:
         self.idle_copied_units = 0  # copies made by idle-time GC (not seen by host writes)
 
     # ---- state ----
-    def copy(self) -> "FTL":
+    def copy(self) -> FTL:
         """An independent copy (for a measurement that must not disturb the simulated device)."""
         other = FTL.__new__(FTL)
         other.__dict__.update(self.__dict__)

@@ -8,12 +8,12 @@ did (1 reader vs 1 writer of 128 MB files).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
+from droidlag.iolab.sim import workloads as wl
 from droidlag.iolab.sim.engine import MS, S
 from droidlag.iolab.sim.stack import Stack
-from droidlag.iolab.sim import workloads as wl
 
 MB = wl.MB
 KB = wl.KB
@@ -140,7 +140,7 @@ def _launches(stack, scale, n_bg, out, n_apps=3):
         app = stack.new_app(f"app-{i}")
         t = app.task("main")
 
-        def launch():
+        def launch(t=t):
             yield from wl.sequential_files_reader(stack, t, int(60 * MB * scale), file_bytes=2 * MB)
             yield from wl.write_and_fsync(stack, t, int(4 * MB * scale), file=1)
 

@@ -9,8 +9,7 @@ sweep with its knee.
 from __future__ import annotations
 
 from droidlag.iolab.sim.ftl import UFS21_64GB, FlashProfile
-from droidlag.iolab.wam.day import (ANR_NS, SNR_NS, WAM_POLICIES, PhoneDays, WamPolicy, WamResult, aged_phone,
-                                    run_wam)
+from droidlag.iolab.wam.day import ANR_NS, SNR_NS, WAM_POLICIES, PhoneDays, WamPolicy, WamResult, aged_phone, run_wam
 from droidlag.iolab.wam.usage import GB, KB, UsageProfile
 
 DEFAULT_SWEEP_GB = (1, 2, 3, 4, 6, 8, 12, 16)

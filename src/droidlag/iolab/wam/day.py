@@ -20,11 +20,27 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from droidlag.iolab.sim.engine import MS, S, Engine
+from droidlag.iolab.sim.engine import MS, Engine, S
 from droidlag.iolab.sim.ftl import FTL, UFS21_64GB, FlashProfile
 from droidlag.iolab.wam.fs import FileSystem, extents
-from droidlag.iolab.wam.usage import (CREATE, DAY, DB_WRITE, DELETE, GB, HOUR, KB, MB, PLUG, SAMPLE, SCREEN_OFF,
-                                      SCREEN_ON, SYNC, UNPLUG, UsageProfile, day_actions)
+from droidlag.iolab.wam.usage import (
+    CREATE,
+    DAY,
+    DB_WRITE,
+    DELETE,
+    GB,
+    HOUR,
+    KB,
+    MB,
+    PLUG,
+    SAMPLE,
+    SCREEN_OFF,
+    SCREEN_ON,
+    SYNC,
+    UNPLUG,
+    UsageProfile,
+    day_actions,
+)
 
 WAM_POLICIES = ("realtime", "lazy", "practical")
 ANR_NS = 5 * S     # an app's main thread blocked this long: ANR
@@ -398,7 +414,7 @@ class PhoneDays:
         ftl.write(test)
         c0 = ftl.counters()
         n_rand = max(1, len(test) // 4)
-        for i in range(0, n_rand, 1024):
+        for _i in range(0, n_rand, 1024):
             ftl.write(np.unique(rng.choice(test, 1024)))
         rand = (ftl.host_units - c0[0]) * fs.unit / MB / (ftl.write_ns_since(c0, random=True) / S)
         ftl = self.ftl.copy()

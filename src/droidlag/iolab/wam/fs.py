@@ -48,7 +48,7 @@ class FileSystem:
         if len(order):
             self.ftl.write(order)
 
-    def copy(self, ftl: FTL) -> "FileSystem":
+    def copy(self, ftl: FTL) -> FileSystem:
         """An independent copy of the file system, on `ftl` (a copy of this one's FTL)."""
         other = FileSystem.__new__(FileSystem)
         other.__dict__.update(self.__dict__)

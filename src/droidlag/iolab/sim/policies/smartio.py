@@ -6,7 +6,7 @@ writes are kept in flight while reads are waiting."""
 from __future__ import annotations
 
 from collections import deque
-from functools import lru_cache
+from functools import cache
 
 from droidlag.iolab.sim.device import OP_READ, OP_WRITE, Device, DeviceProfile
 from droidlag.iolab.sim.engine import MS, Engine
@@ -21,7 +21,7 @@ class _Probe:
         self.op, self.nbytes, self.fg, self.lba = op, nbytes, False, 0
 
 
-@lru_cache(maxsize=None)
+@cache
 def profile_concurrency(profile: DeviceProfile, op: int, nbytes: int, share: float = 0.9) -> int:
     """The smallest number of concurrent requests of this kind reaching `share` of the device's best
     throughput, measured by running them on a bare device model (SmartIO's concurrency profiler)."""

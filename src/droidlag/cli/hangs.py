@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args) -> int:
-    from droidlag.cli import EXIT_NO_INPUT, EXIT_USAGE, print_json
+    from droidlag.cli.common import EXIT_NO_INPUT, EXIT_USAGE, print_json
     from droidlag.hangs.analyze import analyze_hangs, expand_paths
     from droidlag.hangs.config import HangsConfig
 

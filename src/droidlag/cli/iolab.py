@@ -88,9 +88,8 @@ def _policies(text: str) -> list[str]:
 
 
 def run_sim(args) -> int:
-    from droidlag.cli import print_json
+    from droidlag.cli.common import print_json
     from droidlag.iolab import simulate
-
     from droidlag.iolab.sim.scenarios import SCENARIOS
     if args.scenario not in SCENARIOS:
         print(f"droidlag: unknown scenario {args.scenario!r}; choose from {', '.join(SCENARIOS)}", file=sys.stderr)
@@ -116,13 +115,13 @@ def run_sim(args) -> int:
     for r in out["runs"]:
         vs = f"{r['cut_vs_cfq_pct']:+.0f}%" if r.get("cut_vs_cfq_pct") is not None else "-"
         print(f"  {r['policy']:<10}{r['mean_ms']:9.0f}{r['p50_ms']:8.0f}{r['p90_ms']:8.0f}{r['p99_ms']:8.0f}"
-              f"{r['max_ms']:8.0f}{vs:>8}{'x%.2f' % r['vs_fg_only']:>11}{r['bg_mb_s']:9.0f}{r['max_write_wait_ms']:19.0f}")
+              f"{r['max_ms']:8.0f}{vs:>8}{'x{:.2f}'.format(r['vs_fg_only']):>11}{r['bg_mb_s']:9.0f}{r['max_write_wait_ms']:19.0f}")
     print("  (vs cfq: delay cut against stock CFQ under the same load; BG MB/s: device write throughput kept)")
     return 0
 
 
 def run_replay(args) -> int:
-    from droidlag.cli import print_json
+    from droidlag.cli.common import print_json
     from droidlag.iolab.replay import read_block_trace, replay
 
     try:
@@ -148,10 +147,8 @@ def run_replay(args) -> int:
 
 
 def run_host(args) -> int:
-    from droidlag.cli import print_json
-    from droidlag.iolab.host import format_host, run_host_lab
-
-    from droidlag.iolab.host import EXPERIMENTS, POLICIES
+    from droidlag.cli.common import print_json
+    from droidlag.iolab.host import EXPERIMENTS, POLICIES, format_host, run_host_lab
 
     exps = [e.strip() for e in args.experiments.split(",") if e.strip()]
     pols = [p.strip() for p in args.policies.split(",") if p.strip()] if args.policies else None
@@ -178,10 +175,10 @@ def run_host(args) -> int:
 
 
 def run_reproduce(args) -> int:
-    from droidlag.cli import print_json
-    from droidlag.iolab.reproduce import format_table, reproduce
-
     from tqdm import tqdm
+
+    from droidlag.cli.common import print_json
+    from droidlag.iolab.reproduce import format_table, reproduce
 
     with tqdm(unit="sim-day", desc="WAM days", file=sys.stderr, leave=False, disable=None) as bar:
         res = reproduce(seed=args.seed, scale=args.scale, wam=not args.no_wam, progress=bar.update)
@@ -198,7 +195,7 @@ def run_reproduce(args) -> int:
 def run_wam_cli(args) -> int:
     from dataclasses import replace
 
-    from droidlag.cli import print_json
+    from droidlag.cli.common import print_json
     from droidlag.iolab import wam
 
     bad = []

@@ -1,4 +1,5 @@
-"""The `droidlag` command: one subcommand per part, each a thin layer over the part's public API.
+"""The `droidlag` command: one subcommand per part (a module of this package each), each a thin layer over the
+part's public API. The CLI is the only layer that parses arguments; nothing below it imports it.
 
 Exit codes: 0 ran, 2 usage error, 3 no usable input, 1 internal error (a bug: please report it).
 """
@@ -6,22 +7,21 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import sys
 
+from droidlag.cli.common import EXIT_INTERNAL, EXIT_NO_INPUT, EXIT_OK, EXIT_USAGE, print_json
 from droidlag.errors import InputError
 
 # Each module has register(subparsers); a subcommand sets `func(args) -> int`.
 PART_MODULES = [
-    "droidlag.report.cli",
-    "droidlag.trace.cli",
-    "droidlag.frames.cli",
-    "droidlag.hangs.cli",
-    "droidlag.iolab.cli",
+    "droidlag.cli.analyze",
+    "droidlag.cli.info",
+    "droidlag.cli.frames",
+    "droidlag.cli.hangs",
+    "droidlag.cli.iolab",
 ]
 
-EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_NO_INPUT = 0, 1, 2, 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,11 +39,6 @@ def build_parser() -> argparse.ArgumentParser:
             raise
         mod.register(sub)
     return parser
-
-
-def print_json(obj) -> None:
-    json.dump(obj, sys.stdout, indent=2, default=str)
-    sys.stdout.write("\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,3 +70,5 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+__all__ = ["main", "build_parser", "print_json", "EXIT_OK", "EXIT_INTERNAL", "EXIT_USAGE", "EXIT_NO_INPUT"]

@@ -2,7 +2,7 @@
 import polars as pl
 import pytest
 
-from droidlag.trace import TraceBuilder, guess_cpu_classes
+from droidlag.models import TraceBuilder, guess_cpu_classes
 
 MS = 1_000_000
 

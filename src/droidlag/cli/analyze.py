@@ -31,7 +31,7 @@ def _progress(quiet: bool):
 
 
 def run(args) -> int:
-    from droidlag.cli import EXIT_NO_INPUT, EXIT_USAGE, print_json
+    from droidlag.cli.common import EXIT_NO_INPUT, EXIT_USAGE, print_json
     from droidlag.findings import analyze
     from droidlag.report.writer import write_outputs
 

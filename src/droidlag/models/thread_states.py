@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from droidlag.trace.model import THREAD_STATE_SCHEMA
+from droidlag.models.trace import THREAD_STATE_SCHEMA
 
 # Event kinds in the merged sched stream; the order breaks ties at equal timestamps (switch before waking).
 SWITCH, WAKING, BLOCKED = 0, 1, 2

@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args) -> int:
     import sys
 
-    from droidlag.cli import EXIT_USAGE, print_json
+    from droidlag.cli.common import EXIT_USAGE, print_json
     from droidlag.frames import FramesConfig, frames_from_file
 
     try:

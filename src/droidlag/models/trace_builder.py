@@ -13,17 +13,23 @@ import numpy as np
 import polars as pl
 
 from droidlag.errors import ReadWarning
-from droidlag.trace.states import BLOCKED as _BLOCKED
-from droidlag.trace.states import NONE as _NONE
-from droidlag.trace.states import RUNNING as _RUNNING
-from droidlag.trace.states import SWITCH as _SWITCH
-from droidlag.trace.states import WAKING as _WAKING
-from droidlag.trace.states import derive_thread_states
-from droidlag.trace.model import (
-    BINDER_SCHEMA, BLOCK_SCHEMA, COUNTER_SCHEMA, FRAME_TIMELINE_SCHEMA, SLICE_SCHEMA, THREAD_STATE_SCHEMA,
-    Process, Thread, Trace,
+from droidlag.models.thread_states import BLOCKED as _BLOCKED
+from droidlag.models.thread_states import NONE as _NONE
+from droidlag.models.thread_states import RUNNING as _RUNNING
+from droidlag.models.thread_states import SWITCH as _SWITCH
+from droidlag.models.thread_states import WAKING as _WAKING
+from droidlag.models.thread_states import derive_thread_states
+from droidlag.models.trace import (
+    BINDER_SCHEMA,
+    BLOCK_SCHEMA,
+    COUNTER_SCHEMA,
+    FRAME_TIMELINE_SCHEMA,
+    SLICE_SCHEMA,
+    THREAD_STATE_SCHEMA,
+    Process,
+    Thread,
+    Trace,
 )
-
 
 # binder_transaction flags
 TF_ONE_WAY = 0x01

@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args) -> int:
-    from droidlag.cli import print_json
+    from droidlag.cli.common import print_json
     from droidlag.io import read_trace
 
     trace = read_trace(args.path)

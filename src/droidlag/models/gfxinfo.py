@@ -1,0 +1,48 @@
+"""The `dumpsys gfxinfo` model: processes, their windows, each window's summary and framestats rows (times in ns)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from droidlag.errors import ReadWarning
+
+
+@dataclass
+class GfxWindow:
+    """One window (ViewRootImpl) of a process: its summary and its framestats rows (one per frame)."""
+
+    name: str
+    summary: dict = field(default_factory=dict)
+    framestats: pl.DataFrame = field(default_factory=pl.DataFrame)
+
+
+@dataclass
+class GfxProcess:
+    pid: int
+    name: str
+    summary: dict = field(default_factory=dict)
+    windows: list[GfxWindow] = field(default_factory=list)
+
+
+@dataclass
+class GfxinfoDump:
+    """A whole `dumpsys gfxinfo` output."""
+
+    path: str
+    processes: list[GfxProcess]
+    warnings: list[ReadWarning] = field(default_factory=list)
+    uptime_ms: int | None = None
+
+    def framestats(self) -> pl.DataFrame:
+        """Every framestats row with pid, process and window, in file order (columns: the union of headers)."""
+        parts = []
+        for p in self.processes:
+            for w in p.windows:
+                if w.framestats.height:
+                    parts.append(w.framestats.with_columns(pl.lit(p.pid, pl.Int64).alias("pid"),
+                                                           pl.lit(p.name).alias("process"),
+                                                           pl.lit(w.name).alias("window")))
+        if not parts:
+            return pl.DataFrame(schema={"pid": pl.Int64, "process": pl.Utf8, "window": pl.Utf8})
+        return pl.concat(parts, how="diagonal")

@@ -1,0 +1,34 @@
+"""The code checks `make test` runs: the import contract (layers point one way) and ruff. Each fails on a
+violation with the tool's own report, so a red run says where."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def _tool(name: str) -> str:
+    exe = BIN / name
+    if exe.exists():
+        return str(exe)
+    found = shutil.which(name)
+    if not found:
+        pytest.fail(f"{name} is not installed: `pip install -e '.[test]'` installs it")
+    return found
+
+
+def test_import_contract_keeps_layers_one_way():
+    r = subprocess.run([_tool("lint-imports")], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+
+
+def test_ruff_finds_nothing():
+    r = subprocess.run([_tool("ruff"), "check", "src", "tests", "benchmarks"], cwd=ROOT, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
