@@ -20,6 +20,9 @@ PART_MODULES = [
     "droidlag.cli.frames",
     "droidlag.cli.hangs",
     "droidlag.cli.iolab",
+    "droidlag.cli.gc",
+    "droidlag.cli.ui",
+    "droidlag.cli.fleet",
 ]
 
 
