@@ -87,3 +87,17 @@ def test_maven_central_workload_runs(tmp_path):
     res, log = run_one(WORKLOADS["lucene"], cp, "Serial", 128, RunPlan(tmp_path, warmups=0))
     assert res is not None and not res.oom, log[-400:]
     assert res.wall_ns > res.pause_ns > 0 and res.task_clock_ns > res.gc_cpu_ns > 0
+
+
+@needs_jdk
+def test_perf_task_clock_agrees_with_proc_schedstat(tmp_path):
+    """Two routes to the timed iteration's task clock: perf stat's counter window (enabled and disabled by the
+    driver through perf's control fifo) and the driver's own sum over /proc/self/task/*/schedstat."""
+    from droidlag.gc.lbo.harness.jvm import perf_available
+    if not perf_available():
+        pytest.skip("perf stat cannot count task-clock here")
+    cp = prepare(WORKLOADS["gcbench"], tmp_path / "cache")
+    res, log = run_one(WORKLOADS["gcbench"], cp, "Serial", 64, RunPlan(tmp_path, perf=True))
+    assert res is not None and "task_clock" in res.perf, log[-400:]
+    assert abs(res.perf["task_clock"] - res.task_clock_ns) < 0.25 * res.perf["task_clock"]
+    assert "Events enabled" in log and "Events disabled" in log  # perf counted only inside the window

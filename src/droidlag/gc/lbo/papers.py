@@ -89,7 +89,7 @@ def _gm(table: LboTable, coll: str, hf: float | None) -> float | None:
 
 def _falls_with_heap(table: LboTable) -> list[Check]:
     hfs = [h for h in table.heap_factors if h is not None]
-    out = []
+    out: list[Check] = []
     if len(hfs) < 2:
         return out
     for coll in table.collectors:

@@ -4,8 +4,9 @@ stop-the-world GC pauses (from the `-Xlog:safepoint` lines between the driver's 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Collector name -> JVM flags. Epsilon is the no-GC baseline (allocates, never collects).
 COLLECTORS: dict[str, list[str]] = {
@@ -38,6 +39,7 @@ class RunOutput:
     gc_cpu_ns: int = 0
     pause_ns: int = 0
     pauses: int = 0
+    perf: dict[str, float] = field(default_factory=dict)  # perf stat over the timed iteration: task_clock ns, cycles
 
 
 def available_collectors(java: str = "java") -> list[str]:
@@ -63,3 +65,31 @@ def parse_run_output(stdout: str, returncode: int) -> RunOutput | None:
             pause_ns += int(sm["ns"])
             pauses += 1
     return RunOutput(False, int(m.group(1)), int(m.group(2)), int(m.group(3)), pause_ns, pauses)
+
+
+PERF_EVENTS = {"task-clock": "task_clock", "cycles": "cycles", "instructions": "instructions"}
+
+
+def perf_available() -> bool:
+    """Whether `perf stat` can count task-clock here (it needs perf installed and perf_event_paranoid to allow it)."""
+    if shutil.which("perf") is None:
+        return False
+    r = subprocess.run(["perf", "stat", "-x,", "-e", "task-clock", "--", "true"], capture_output=True, text=True,
+                       timeout=60)
+    return r.returncode == 0 and "task-clock" in r.stderr and not r.stderr.startswith("<not")
+
+
+def parse_perf_csv(text: str) -> dict[str, float]:
+    """`perf stat -x,` output: value,unit,event,... per line; task-clock (msec) to ns; `<not supported>` and
+    `<not counted>` events left out."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        parts = line.split(",")
+        if len(parts) < 3 or parts[2] not in PERF_EVENTS:
+            continue
+        try:
+            value = float(parts[0])
+        except ValueError:
+            continue
+        out[PERF_EVENTS[parts[2]]] = value * 1e6 if parts[1] == "msec" else value
+    return out

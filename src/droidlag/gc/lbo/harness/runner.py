@@ -9,6 +9,7 @@ import json
 import os
 import platform
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -21,7 +22,9 @@ from droidlag.gc.lbo.harness.jvm import (
     LOG_FLAGS,
     RunOutput,
     available_collectors,
+    parse_perf_csv,
     parse_run_output,
+    perf_available,
 )
 from droidlag.gc.lbo.harness.workloads import WORKLOADS, HarnessError, Workload, prepare
 from droidlag.models.lbo import Cost, Invocation
@@ -48,6 +51,7 @@ class RunPlan:
     java: str = "java"
     cache: Path | None = None
     timeout_s: float = 300.0
+    perf: bool | None = None  # count with `perf stat` around the timed iteration; None: where perf works
 
 
 @dataclass
@@ -83,6 +87,8 @@ def run_plan(plan: RunPlan, progress: Progress | None = None) -> RunSummary:
     if unknown:
         raise HarnessError(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)}")
     summary = RunSummary(collectors=collectors)
+    if plan.perf is None:
+        plan.perf = perf_available()
     _write_plan(out, plan, collectors)
     done = _done_keys(out / RESULTS)
     classpaths = {w: prepare(WORKLOADS[w], plan.cache) for w in plan.workloads}
@@ -141,9 +147,18 @@ def _heap_mb(minheap: int, hf: float | None, workload: Workload, plan: RunPlan) 
 
 def to_invocation(res: RunOutput, workload: str, collector: str, hf: float | None, heap_mb: int,
                   i: int) -> Invocation:
-    """The schema record of one run: wall clock attributable = GC pauses; task clock attributable = GC threads' CPU."""
-    costs = {} if res.oom else {"wall": Cost(res.wall_ns, res.pause_ns), "task_clock": Cost(res.task_clock_ns,
-                                                                                              res.gc_cpu_ns)}
+    """The schema record of one run: wall clock attributable = GC pauses; task clock attributable = GC threads' CPU.
+    Where perf counted, its task clock is the total; cycles and instructions are charged to GC in proportion to the
+    GC threads' share of CPU time (perf cannot split them by thread cheaply)."""
+    costs: dict[str, Cost] = {}
+    if not res.oom:
+        costs = {"wall": Cost(res.wall_ns, res.pause_ns), "task_clock": Cost(res.task_clock_ns, res.gc_cpu_ns)}
+        share = res.gc_cpu_ns / res.task_clock_ns if res.task_clock_ns else 0.0
+        if "task_clock" in res.perf:
+            costs["task_clock"] = Cost(res.perf["task_clock"], res.gc_cpu_ns)
+        for m in ("cycles", "instructions"):
+            if m in res.perf:
+                costs[m] = Cost(res.perf[m], res.perf[m] * share)
     return Invocation(workload, collector, _hf_key(hf), i, costs, float(heap_mb), res.oom,
                       None if res.oom else res.pauses)
 
@@ -160,13 +175,29 @@ def run_one(workload: Workload, classpath: list[Path], collector: str, heap_mb: 
             plan: RunPlan) -> tuple[RunOutput | None, str]:
     """One fresh JVM. Returns (parsed output or None if it failed otherwise than OOM, the raw log)."""
     cmd = jvm_command(workload, classpath, collector, heap_mb, plan)
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=plan.timeout_s)
-    except subprocess.TimeoutExpired as e:
-        text = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-        return None, " ".join(cmd) + "\n" + text + f"\ntimeout after {plan.timeout_s} s"
-    log = " ".join(cmd) + "\n" + r.stdout + r.stderr
-    return parse_run_output(r.stdout + r.stderr, r.returncode), log
+    with tempfile.TemporaryDirectory(prefix="droidlag-perf-") as tmp:
+        env = dict(os.environ)
+        perf_out = Path(tmp) / "perf.csv"
+        if plan.perf:
+            ctl, ack = Path(tmp) / "ctl", Path(tmp) / "ack"
+            os.mkfifo(ctl)
+            os.mkfifo(ack)
+            env.update(DROIDLAG_PERF_CTL=str(ctl), DROIDLAG_PERF_ACK=str(ack))
+            # -D -1: counters start disabled; the driver enables them around the timed iteration only.
+            cmd = ["perf", "stat", "-x,", "-e", "task-clock,cycles,instructions", "-D", "-1",
+                   f"--control=fifo:{ctl},{ack}", "-o", str(perf_out), "--", *cmd]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=plan.timeout_s, env=env)
+        except subprocess.TimeoutExpired as e:
+            text = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+            return None, " ".join(cmd) + "\n" + text + f"\ntimeout after {plan.timeout_s} s"
+        perf_text = perf_out.read_text() if perf_out.exists() else ""
+    log = " ".join(cmd) + "\n" + r.stdout + r.stderr + perf_text
+    res = parse_run_output(r.stdout + r.stderr, r.returncode)
+    if res is not None and not res.oom and perf_text:
+        res = RunOutput(False, res.wall_ns, res.task_clock_ns, res.gc_cpu_ns, res.pause_ns, res.pauses,
+                        parse_perf_csv(perf_text))
+    return res, log
 
 
 def find_minheap(workload: Workload, classpath: list[Path], plan: RunPlan, available: list[str],

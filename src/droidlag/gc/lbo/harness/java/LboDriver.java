@@ -70,16 +70,42 @@ public final class LboDriver {
         }
         System.out.println("droidlag-lbo timed start");
         System.out.flush();
+        PerfControl perf = PerfControl.fromEnvironment();
+        if (perf != null) perf.send("enable");
         Map<String, long[]> before = snapshot();
         long t0 = System.nanoTime();
         sum += w.iterate();
         long wall = System.nanoTime() - t0;
         Map<String, long[]> after = snapshot();
+        if (perf != null) perf.send("disable");
         System.out.flush();
         System.out.println("droidlag-lbo timed end");
         long[] cpu = delta(before, after);
         System.out.println("droidlag-lbo result wall_ns " + wall + " task_clock_ns " + cpu[0] + " gc_cpu_ns " + cpu[1]
             + " checksum " + sum);
         System.out.flush();
+    }
+
+    /** perf stat's control fifos (--control=fifo:ctl,ack with -D -1): counters run only around the timed iteration. */
+    static final class PerfControl {
+        final java.io.OutputStream ctl;
+        final java.io.InputStream ack;
+
+        PerfControl(String ctlPath, String ackPath) throws IOException {
+            ctl = Files.newOutputStream(Paths.get(ctlPath));
+            ack = Files.newInputStream(Paths.get(ackPath));
+        }
+
+        static PerfControl fromEnvironment() throws IOException {
+            String c = System.getenv("DROIDLAG_PERF_CTL"), a = System.getenv("DROIDLAG_PERF_ACK");
+            return c == null || a == null ? null : new PerfControl(c, a);
+        }
+
+        void send(String command) throws IOException {
+            ctl.write((command + "\n").getBytes());
+            ctl.flush();
+            int ch;
+            while ((ch = ack.read()) != -1 && ch != '\n') { }  // perf answers "ack\n"
+        }
     }
 }
