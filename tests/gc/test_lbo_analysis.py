@@ -110,3 +110,14 @@ def test_trend_checks_say_what_the_numbers_show():
     assert checks["task_clock: Z LBO falls as the heap grows (1.50x to 3.00x)"] is True
     assert any(k.startswith("Z (concurrent) costs more in task clock") and v for k, v in checks.items())
     assert any("low-pause collectors" in k and v for k, v in checks.items())
+
+
+def test_timed_out_cells_are_shown_and_excluded():
+    invs = [_inv("A", "Serial", 1.0, i, 120 + i, 20) for i in range(3)]
+    invs += [Invocation("A", "Z", 1.0, 0, {}, timeout=True)]
+    t = lbo_tables(invs)["task_clock"]
+    z = t.cell("A", "Z", 1.0)
+    assert z.oom and z.n_timeout == 1 and z.n_oom == 0 and z.lbo is None
+    assert t.geomeans[("Z", 1.0)] == (None, 0, 1)
+    from droidlag.report.gc_lbo import cell_text
+    assert cell_text(z) == "T/O(1/1)"

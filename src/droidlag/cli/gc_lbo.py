@@ -27,7 +27,9 @@ def register(gcsub: argparse._SubParsersAction) -> None:
     r.add_argument("--warmups", type=int, default=None, help="warm-up iterations before the timed one "
                                                              "(default: the workload's, 2)")
     r.add_argument("--java", default="java")
-    r.add_argument("--timeout", type=float, default=300.0, help="seconds one JVM may run")
+    r.add_argument("--timeout", type=float, default=60.0,
+                   help="seconds one JVM may run (default 60); a cell that times out is not run again")
+    r.add_argument("--no-perf", action="store_true", help="do not use perf stat even where it works")
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=run_harness)
 
@@ -60,7 +62,7 @@ def run_harness(args) -> int:
         return EXIT_USAGE
     plan = RunPlan(Path(args.results), workloads=_csv(args.workloads) or [], collectors=_csv(args.collectors),
                    heap_factors=hfs, invocations=args.invocations, warmups=args.warmups, java=args.java,
-                   timeout_s=args.timeout)
+                   timeout_s=args.timeout, perf=False if args.no_perf else None)
     bar = tqdm(total=0, unit="run", desc="gc run", file=sys.stderr, disable=None)
 
     def progress(done: int, total: int, what: str) -> None:
@@ -79,7 +81,8 @@ def run_harness(args) -> int:
     if args.json:
         print_json(summary.to_dict())
     else:
-        print(f"ran {summary.ran} invocations ({summary.oom} out of memory, {summary.failed} failed, "
+        print(f"ran {summary.ran} invocations ({summary.oom} out of memory, {summary.timeouts} timed out, "
+              f"{summary.failed} failed, "
               f"{summary.skipped} already done) in {summary.seconds:.0f} s; collectors: "
               f"{', '.join(summary.collectors)}; minimum heaps: "
               + ", ".join(f"{w} {mb} MB" for w, mb in summary.minheap_mb.items())

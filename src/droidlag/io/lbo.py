@@ -4,7 +4,7 @@ and the logs of the LBO method's public tools: the distillation agent's "Tabulat
 one invocation per prologue) or any console capture.
 
 The schema (one object or row per invocation): `benchmark`, `collector`, `heap_factor`, `heap_mb`, `invocation`,
-`status` (`ok` or `oom`), `pauses`, and per metric `<metric>` (total) and `<metric>.gc` (attributable to GC), with
+`status` (`ok`, `oom` or `timeout`), `pauses`, and per metric `<metric>` (total) and `<metric>.gc` (attributable to GC), with
 metrics `wall` and `task_clock` in nanoseconds and `cycles`, `instructions` as counts (docs/gc-lbo.md).
 """
 from __future__ import annotations
@@ -95,19 +95,20 @@ def invocation_from_row(row: dict, source: str) -> Invocation:
     """One invocation from a schema row (values may be strings, as in CSV). Raises ValueError/KeyError if broken."""
     if not isinstance(row, dict):
         raise TypeError("not an object")
-    oom = str(row.get("status", "ok")).strip().lower() == "oom"
+    status = str(row.get("status", "ok")).strip().lower()
+    oom, timeout = status == "oom", status == "timeout"
     costs = {}
     for m in METRICS:
         total, gc = _num(row.get(m)), _num(row.get(f"{m}.gc"))
         if total is not None:
             costs[m] = Cost(total, gc if gc is not None else 0.0)
-    if not oom and not costs:
+    if not oom and not timeout and not costs:
         raise ValueError("no metric columns (wall, task_clock, cycles, instructions)")
     return Invocation(benchmark=str(row["benchmark"]), collector=str(row["collector"]),
                       heap_factor=_num(row.get("heap_factor")), invocation=int(float(row.get("invocation") or 0)),
                       costs=costs, heap_mb=_num(row.get("heap_mb")), oom=oom,
                       pauses=None if _num(row.get("pauses")) is None else int(_num(row.get("pauses")) or 0),
-                      source=source)
+                      source=source, timeout=timeout)
 
 
 def _num(v) -> float | None:

@@ -27,7 +27,8 @@ class Cost:
 class Invocation:
     """One invocation (one JVM process, timed iteration after warm-up) of a benchmark with a collector at a heap
     size. `heap_factor` is the multiple of the benchmark's minimum heap; `heap_mb` the memory actually available
-    (None where the source does not say). An out-of-memory invocation has `oom=True` and no costs."""
+    (None where the source does not say). An out-of-memory invocation has `oom=True`, one that did not finish in the
+    harness's time limit `timeout=True` (a collector thrashing at a tiny heap); neither has costs."""
 
     benchmark: str
     collector: str
@@ -38,11 +39,17 @@ class Invocation:
     oom: bool = False
     pauses: int | None = None
     source: str = ""
+    timeout: bool = False
+
+    @property
+    def failed(self) -> bool:
+        """No usable costs: out of memory or out of time."""
+        return self.oom or self.timeout
 
     def to_dict(self) -> dict:
         d: dict = {"benchmark": self.benchmark, "collector": self.collector, "heap_factor": self.heap_factor,
                    "heap_mb": self.heap_mb, "invocation": self.invocation,
-                   "status": "oom" if self.oom else "ok", "pauses": self.pauses}
+                   "status": "oom" if self.oom else "timeout" if self.timeout else "ok", "pauses": self.pauses}
         for name, c in self.costs.items():
             d[name] = c.total
             d[f"{name}.gc"] = c.gc

@@ -18,11 +18,12 @@ def _hf(h: float | None) -> str:
 
 
 def cell_text(c: LboCell | None) -> str:
-    """`1.234 [1.200,1.270]`, `OOM`, or `-` (not run / no baseline); an unbounded interval shows as `[lo,inf]`."""
+    """`1.234 [1.200,1.270]`, `OOM(k/n)`, `T/O(k/n)` (out of time), or `-` (not run / no baseline); an unbounded interval shows as `[lo,inf]`."""
     if c is None:
         return "-"
     if c.oom:
-        return f"OOM({c.n_oom}/{c.n + c.n_oom})"
+        label = "OOM" if c.n_oom else "T/O"
+        return f"{label}({c.n_oom + c.n_timeout}/{c.n + c.n_oom + c.n_timeout})"
     if c.lbo is None:
         return "-"
     if c.low is None or math.isnan(c.low):

@@ -41,15 +41,17 @@ class LboCell:
     lbo: float | None = None
     low: float | None = None
     high: float | None = None
+    n_timeout: int = 0
 
     @property
     def oom(self) -> bool:
-        """A cell where any invocation ran out of memory is shown as OOM and left out of geomeans."""
-        return self.n_oom > 0
+        """A cell where any invocation ran out of memory (or of time) is shown as such and left out of geomeans."""
+        return self.n_oom + self.n_timeout > 0
 
     def to_dict(self) -> dict:
         return {"benchmark": self.benchmark, "collector": self.collector, "heap_factor": self.heap_factor,
-                "metric": self.metric, "n": self.n, "n_oom": self.n_oom, "oom": self.oom,
+                "metric": self.metric, "n": self.n, "n_oom": self.n_oom, "n_timeout": self.n_timeout,
+                "oom": self.oom,
                 "mean_total": self.mean_total, "mean_distilled": self.mean_distilled,
                 "baseline_collector": self.baseline_collector, "lbo": self.lbo, "ci_low": self.low,
                 "ci_high": None if self.high is None or math.isinf(self.high) else self.high}
@@ -161,25 +163,28 @@ def lbo_tables(invocations: list[Invocation], config: LboConfig | None = None) -
 def _table(invocations: list[Invocation], metric: str, config: LboConfig) -> LboTable:
     groups: dict[tuple, list[Invocation]] = defaultdict(list)
     for inv in invocations:
-        if inv.oom or metric in inv.costs:
+        if inv.failed or metric in inv.costs:
             groups[(inv.benchmark, inv.collector, inv.heap_factor)].append(inv)
     samples = {}
+    timeouts = {}
     for key, invs in groups.items():
-        ok = [i for i in invs if not i.oom]
+        ok = [i for i in invs if not i.failed]
+        timeouts[key] = sum(i.timeout for i in invs)
         samples[key] = (np.array([i.costs[metric].total for i in ok], dtype=float),
                         np.array([i.costs[metric].distilled for i in ok], dtype=float), len(invs) - len(ok))
     baselines = _baselines(samples, config.baseline_scope)
     table = LboTable(metric)
     for key, (totals, distilled, n_oom) in sorted(samples.items(), key=lambda kv: _sort_key(kv[0])):
         bm, coll, hf = key
-        cell = LboCell(bm, coll, hf, metric, len(totals), n_oom,
+        n_to = timeouts[key]
+        cell = LboCell(bm, coll, hf, metric, len(totals), n_oom - n_to,
                        float(totals.mean()) if len(totals) else None,
-                       float(distilled.mean()) if len(distilled) else None)
+                       float(distilled.mean()) if len(distilled) else None, n_timeout=n_to)
         base_key = baselines.get((bm, hf) if config.baseline_scope == "heap" else (bm,))
         if n_oom == 0 and len(totals) and base_key is not None:
             base = samples[base_key][1]
             low, high = _cell_ci(totals, base, base_key == key, config.confidence)
-            cell = LboCell(bm, coll, hf, metric, len(totals), n_oom, cell.mean_total, cell.mean_distilled,
+            cell = LboCell(bm, coll, hf, metric, len(totals), 0, cell.mean_total, cell.mean_distilled,
                            base_key[1], float(totals.mean() / base.mean()), low, high)
         table.cells.append(cell)
     _fill_geomeans(table)

@@ -31,7 +31,8 @@ START, END = "droidlag-lbo timed start", "droidlag-lbo timed end"
 
 @dataclass(frozen=True)
 class RunOutput:
-    """One JVM run's timed iteration: times in nanoseconds; `oom` when it ran out of heap (no costs then)."""
+    """One JVM run's timed iteration: times in nanoseconds; `oom` when it ran out of heap, `timeout` when it did not
+    finish in time (no costs then)."""
 
     oom: bool
     wall_ns: int = 0
@@ -40,6 +41,7 @@ class RunOutput:
     pause_ns: int = 0
     pauses: int = 0
     perf: dict[str, float] = field(default_factory=dict)  # perf stat over the timed iteration: task_clock ns, cycles
+    timeout: bool = False
 
 
 def available_collectors(java: str = "java") -> list[str]:

@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import platform
+import signal
 import subprocess
 import tempfile
 import time
@@ -39,7 +40,9 @@ PLAN = "plan.json"
 class RunPlan:
     """What to run. `heap_factors` are multiples of each workload's minimum heap (default: five, spaced as the
     public runner spaces them over 1-3x); `epsilon_heap_mb` overrides the workloads' heap for the no-GC baseline
-    (it never collects, so it needs room for everything the invocation allocates); `timeout_s` bounds one JVM."""
+    (it never collects, so it needs room for everything the invocation allocates); `timeout_s` bounds one JVM: a cell that
+    times out (a collector thrashing near the minimum heap) is recorded as such and not run again in later
+    invocations."""
 
     results: Path
     workloads: list[str] = field(default_factory=lambda: ["gcbench", "lucene"])
@@ -50,7 +53,7 @@ class RunPlan:
     epsilon_heap_mb: int | None = None
     java: str = "java"
     cache: Path | None = None
-    timeout_s: float = 300.0
+    timeout_s: float = 60.0
     perf: bool | None = None  # count with `perf stat` around the timed iteration; None: where perf works
 
 
@@ -62,6 +65,7 @@ class RunSummary:
     skipped: int = 0
     oom: int = 0
     failed: int = 0
+    timeouts: int = 0
     minheap_mb: dict[str, int] = field(default_factory=dict)
     collectors: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -99,8 +103,9 @@ def run_plan(plan: RunPlan, progress: Progress | None = None) -> RunSummary:
             (out / MINHEAP).write_text(json.dumps(minheap, indent=1))
     summary.minheap_mb = dict(minheap)
     cells = _cells(plan, collectors)
+    timed_out = _timed_out_cells(out / RESULTS)
     for n, (i, w, hf, c) in enumerate(cells):
-        if (w, c, _hf_key(hf), i) in done:
+        if (w, c, _hf_key(hf), i) in done or (w, c, _hf_key(hf)) in timed_out:
             summary.skipped += 1
             continue
         what = f"{w} {c} {'no-GC' if hf is None else f'{hf:.2f}x'} #{i}"
@@ -116,6 +121,9 @@ def run_plan(plan: RunPlan, progress: Progress | None = None) -> RunSummary:
             continue
         summary.ran += 1
         summary.oom += res.oom
+        summary.timeouts += res.timeout
+        if res.timeout:
+            timed_out.add((w, c, _hf_key(hf)))
         _append(out / RESULTS, to_invocation(res, w, c, hf, heap, i).to_dict())
     if progress:
         progress(len(cells), len(cells), "done")
@@ -151,7 +159,7 @@ def to_invocation(res: RunOutput, workload: str, collector: str, hf: float | Non
     Where perf counted, its task clock is the total; cycles and instructions are charged to GC in proportion to the
     GC threads' share of CPU time (perf cannot split them by thread cheaply)."""
     costs: dict[str, Cost] = {}
-    if not res.oom:
+    if not res.oom and not res.timeout:
         costs = {"wall": Cost(res.wall_ns, res.pause_ns), "task_clock": Cost(res.task_clock_ns, res.gc_cpu_ns)}
         share = res.gc_cpu_ns / res.task_clock_ns if res.task_clock_ns else 0.0
         if "task_clock" in res.perf:
@@ -160,7 +168,7 @@ def to_invocation(res: RunOutput, workload: str, collector: str, hf: float | Non
             if m in res.perf:
                 costs[m] = Cost(res.perf[m], res.perf[m] * share)
     return Invocation(workload, collector, _hf_key(hf), i, costs, float(heap_mb), res.oom,
-                      None if res.oom else res.pauses)
+                      None if res.oom or res.timeout else res.pauses, timeout=res.timeout)
 
 
 def jvm_command(workload: Workload, classpath: list[Path], collector: str, heap_mb: int, plan: RunPlan) -> list[str]:
@@ -186,18 +194,34 @@ def run_one(workload: Workload, classpath: list[Path], collector: str, heap_mb: 
             # -D -1: counters start disabled; the driver enables them around the timed iteration only.
             cmd = ["perf", "stat", "-x,", "-e", "task-clock,cycles,instructions", "-D", "-1",
                    f"--control=fifo:{ctl},{ack}", "-o", str(perf_out), "--", *cmd]
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=plan.timeout_s, env=env)
-        except subprocess.TimeoutExpired as e:
-            text = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-            return None, " ".join(cmd) + "\n" + text + f"\ntimeout after {plan.timeout_s} s"
+        done = _run_group(cmd, env, plan.timeout_s)
+        if done is None:
+            return RunOutput(False, timeout=True), " ".join(cmd) + f"\ntimeout after {plan.timeout_s} s"
+        returncode, stdout = done
         perf_text = perf_out.read_text() if perf_out.exists() else ""
-    log = " ".join(cmd) + "\n" + r.stdout + r.stderr + perf_text
-    res = parse_run_output(r.stdout + r.stderr, r.returncode)
+    log = " ".join(cmd) + "\n" + stdout + perf_text
+    res = parse_run_output(stdout, returncode)
     if res is not None and not res.oom and perf_text:
         res = RunOutput(False, res.wall_ns, res.task_clock_ns, res.gc_cpu_ns, res.pause_ns, res.pauses,
                         parse_perf_csv(perf_text))
     return res, log
+
+
+def _run_group(cmd: list[str], env: dict, timeout_s: float) -> tuple[int, str] | None:
+    """Run cmd in its own process group (perf forks the JVM) with stdout and stderr merged; on timeout kill the whole
+    group and return None."""
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                          start_new_session=True) as p:
+        try:
+            out, _ = p.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            return None
+        except BaseException:
+            os.killpg(p.pid, signal.SIGKILL)  # an interrupt (Ctrl-C) leaves no JVM behind
+            raise
+    return p.returncode, out
 
 
 def find_minheap(workload: Workload, classpath: list[Path], plan: RunPlan, available: list[str],
@@ -210,7 +234,7 @@ def find_minheap(workload: Workload, classpath: list[Path], plan: RunPlan, avail
         res, log = run_one(workload, classpath, collector, mb, plan)
         if res is None:
             raise HarnessError(f"{workload.name} failed at {mb} MB with {collector}: {log[-600:]}")
-        return not res.oom
+        return not res.oom and not res.timeout
 
     lo, hi = 0, start_mb
     while not passes(hi):
@@ -253,6 +277,13 @@ def _done_keys(path: Path) -> set[tuple]:
         except (ValueError, KeyError, TypeError):
             continue  # a line cut by an interrupt: that invocation runs again
     return keys
+
+
+def _timed_out_cells(path: Path) -> set[tuple]:
+    if not path.exists():
+        return set()
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.endswith("}") and '"timeout"' in x]
+    return {(r["benchmark"], r["collector"], _hf_key(r["heap_factor"])) for r in rows if r.get("status") == "timeout"}
 
 
 def _append(path: Path, row: dict) -> None:
