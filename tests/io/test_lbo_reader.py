@@ -88,3 +88,12 @@ def test_nothing_usable_names_the_input(tmp_path):
         read_lbo_results(tmp_path)
     with pytest.raises(InputError, match="no such file"):
         read_lbo_results(tmp_path / "missing")
+
+
+def test_block_read_from_logcat_lines(tmp_path, corpus):
+    """The ISMM'24 Android runner reads the block from logcat: the same block behind threadtime prefixes."""
+    block = corpus_file(corpus, FOP).read_text().splitlines()
+    prefixed = "\n".join(f"11-25 10:00:00.{n:03d}  4242  4250 I DistillationAgent: {x}" for n, x in enumerate(block))
+    (tmp_path / "logcat.txt").write_text(prefixed + "\n")
+    invs, warnings = read_lbo_file(tmp_path / "logcat.txt")
+    assert warnings == [] and len(invs) == 1 and invs[0].costs["wall"].gc == 104e6 and invs[0].benchmark == "fop"
