@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench venv clean
+.PHONY: demo test bench bench-gc-lbo venv clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ bench: venv
 	$(BIN)/python benchmarks/bench_iolab.py
 	@if command -v pypy3 >/dev/null; then pypy3 benchmarks/bench_iolab.py --engine-only --customers 1000000; \
 	 else echo "(pypy3 not installed: apt-get install pypy3 to see the event core under PyPy)"; fi
+
+# The GC LBO harness's full run (2 workloads x all collectors x 5 heaps x 5 invocations; ~15 min): separate from
+# `bench` because it runs JVMs for that long.
+bench-gc-lbo: venv
+	$(BIN)/python benchmarks/bench_gc_lbo.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info
