@@ -101,3 +101,18 @@ def test_perf_task_clock_agrees_with_proc_schedstat(tmp_path):
     assert res is not None and "task_clock" in res.perf, log[-400:]
     assert abs(res.perf["task_clock"] - res.task_clock_ns) < 0.25 * res.perf["task_clock"]
     assert "Events enabled" in log and "Events disabled" in log  # perf counted only inside the window
+
+
+@needs_jdk
+def test_cli_gc_run_resumes_and_gc_lbo_reads_it(reduced_run, capsys):
+    """`droidlag gc run` on a finished folder runs nothing again; `gc lbo` reads the folder into a table."""
+    from droidlag.cli import main
+    plan, _ = reduced_run
+    args = ["gc", "run", str(plan.results), "--workloads", "gcbench", "--collectors", "Serial,G1",
+            "--heap-factors", "1.5,3", "--invocations", "2", "--json"]
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["ran"] == 0 and summary["skipped"] == 8
+    assert main(["gc", "lbo", str(plan.results)]) == 0
+    text = capsys.readouterr().out
+    assert "8 invocations" in text and "heap 1.50x" in text and "heap 3.00x" in text
