@@ -62,6 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--warmup-days", type=int, default=1)
     w.add_argument("--fill", type=float, default=None, help="fraction of /data in use (default: the usage profile's)")
     w.add_argument("--unit-kb", type=int, default=16, help="FTL mapping unit in KB, 4 to 64 (4 = the flash page; coarser is faster)")
+    w.add_argument("--scale", type=float, default=1.0,
+                   help="a smaller phone for quick runs: device size, daily write volumes and the S_d threshold "
+                        "times this fraction (0 < F <= 1)")
     w.add_argument("--seed", type=int, default=0)
     w.add_argument("--plot", metavar="PNG", help="write a chart")
     w.add_argument("--json", action="store_true")
@@ -216,12 +219,15 @@ def run_wam_cli(args) -> int:
         bad.append("--unit-kb must be a multiple of 4 between 4 and 64")
     if args.fill is not None and not 0.1 <= args.fill <= 0.97:
         bad.append("--fill must be between 0.1 and 0.97")
+    if not 0 < args.scale <= 1:
+        bad.append("--scale must be in (0, 1]")
     if bad or not pols:
         print(f"droidlag: {'; '.join(bad) or '--policy is empty'} (policies: {', '.join(wam.WAM_POLICIES)})",
               file=sys.stderr)
         return 2
     usage = wam.UsageProfile() if args.fill is None else replace(wam.UsageProfile(), fs_used_fraction=args.fill)
-    kw = dict(days=args.days, warmup_days=args.warmup_days, seed=args.seed, usage=usage,
+    usage, flash = wam.scaled_phone(args.scale, usage)
+    kw = dict(days=args.days, warmup_days=args.warmup_days, seed=args.seed, usage=usage, flash=flash,
               unit_bytes=args.unit_kb * 1024)
     from tqdm import tqdm
 
@@ -232,9 +238,9 @@ def run_wam_cli(args) -> int:
         with tqdm(total=n_runs * (args.days + args.warmup_days), unit="sim-day", file=sys.stderr, leave=False,
                   disable=None) as bar:
             if thresholds:
-                out = wam.sweep(thresholds, progress=bar.update, **kw)
+                out = wam.sweep([t * args.scale for t in thresholds], progress=bar.update, **kw)
             else:
-                out = wam.compare(pols, threshold_gb=args.threshold_gb, progress=bar.update, **kw)
+                out = wam.compare(pols, threshold_gb=args.threshold_gb * args.scale, progress=bar.update, **kw)
     except FileSystemFull as e:
         print(f"droidlag: {e}: lower --fill or --unit-kb", file=sys.stderr)
         return 2
