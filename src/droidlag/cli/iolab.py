@@ -157,8 +157,8 @@ def run_host(args) -> int:
     pols = [p.strip() for p in args.policies.split(",") if p.strip()] if args.policies else None
     bad = [e for e in exps if e not in EXPERIMENTS] + [p for p in pols or [] if p not in POLICIES]
     try:
-        weights = tuple(int(w) for w in args.cgroup_weights.split(","))
-        if len(weights) != 2 or not all(1 <= w <= 1000 for w in weights):
+        fg_bg = [int(w) for w in args.cgroup_weights.split(",")]
+        if len(fg_bg) != 2 or not all(1 <= w <= 1000 for w in fg_bg):
             raise ValueError
     except ValueError:
         bad.append(f"--cgroup-weights {args.cgroup_weights} (want FG,BG in 1..1000)")
@@ -169,7 +169,7 @@ def run_host(args) -> int:
               f"{', '.join(EXPERIMENTS)}; policies: {', '.join(POLICIES)}", file=sys.stderr)
         return 2
     res = run_host_lab(size_mb=args.size_mb, runtime_s=args.runtime, scratch_parent=args.scratch, policies=pols,
-                       experiments=exps, cgroup_weights=weights, wam_rounds=args.wam_rounds)
+                       experiments=exps, cgroup_weights=(fg_bg[0], fg_bg[1]), wam_rounds=args.wam_rounds)
     if args.json:
         print_json(res)
     else:
@@ -204,7 +204,7 @@ def run_wam_cli(args) -> int:
     bad = []
     pols = [p.strip() for p in args.policy.split(",") if p.strip()]
     bad += [f"unknown WAM policy {p!r}" for p in pols if p not in wam.WAM_POLICIES]
-    thresholds = []
+    thresholds: list[float] = []
     if args.sweep:
         try:
             thresholds = list(wam.DEFAULT_SWEEP_GB) if args.sweep == "default" else \
