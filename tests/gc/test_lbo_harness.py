@@ -16,6 +16,8 @@ from droidlag.gc.lbo.harness.runner import run_one
 from droidlag.gc.lbo.harness.workloads import WORKLOADS, HarnessError, prepare
 from droidlag.io.lbo import read_lbo_results
 
+pytestmark = pytest.mark.slow  # real JVM runs: seconds to a minute on a loaded machine
+
 needs_jdk = pytest.mark.skipif(not (shutil.which("java") and shutil.which("javac")), reason="no JDK (java, javac)")
 
 
