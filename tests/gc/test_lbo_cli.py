@@ -29,7 +29,10 @@ def test_gc_lbo_text_table_and_plot(tmp_path, capsys):
     text = capsys.readouterr().out
     # G1: mean total 171 over Serial's mean distilled 131 - 30 = 101, by hand: 1.693.
     assert "OOM(3/3)" in text and "1.693 [" in text
-    assert (tmp_path / "lbo-task_clock.svg").read_text().startswith("<?xml")
+    svg = (tmp_path / "lbo-task_clock.svg").read_text()
+    assert svg.startswith("<?xml") and "<dc:date>" not in svg
+    assert main(["gc", "lbo", str(f), "--plot", str(tmp_path / "again.svg")]) == 0
+    assert (tmp_path / "again-task_clock.svg").read_text() == svg  # same results, same bytes
 
 
 def test_gc_lbo_without_results_exits_3(tmp_path, capsys):

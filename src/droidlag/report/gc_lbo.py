@@ -96,7 +96,9 @@ def plot_lbo(tables: dict[str, LboTable], out: Path) -> list[Path]:
         ax.legend(fontsize=8)
         fig.tight_layout()
         path = out.with_name(f"{out.stem}-{metric}{suffix}")
-        fig.savefig(path)
+        # Same results, same bytes: no creation date, fixed SVG ids.
+        with matplotlib.rc_context({"svg.hashsalt": "droidlag"}):
+            fig.savefig(path, metadata={"Date": None} if suffix == ".svg" else {"Software": None})
         plt.close(fig)
         written.append(path)
     return written
