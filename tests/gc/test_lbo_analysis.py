@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from droidlag.gc.lbo import fieller_ratio_ci, geomean, heap_factors, lbo_tables
-from droidlag.gc.lbo.papers import implied_rest_geomean, table5_checks, trend_checks
+from droidlag.gc.lbo.papers import implied_rest_geomean, side_by_side, table5_checks, trend_checks
 from droidlag.models.lbo import Cost, Invocation
 
 
@@ -106,7 +106,12 @@ def test_trend_checks_say_what_the_numbers_show():
             invs += [Invocation("A", "Serial", h, i, {"wall": Cost(110 + i, 10), "task_clock": Cost(110 + i, 10)}),
                      Invocation("A", "G1", h, i, {"wall": Cost(g1 * 0.6 + i, 5), "task_clock": Cost(g1 + i, 60)}),
                      Invocation("A", "Z", h, i, {"wall": Cost(z * 0.6 + i, 1), "task_clock": Cost(z + i, 90)})]
-    checks = {c.claim: c.holds for c in trend_checks(lbo_tables(invs))}
+    tables = lbo_tables(invs)
+    checks = {c.claim: c.holds for c in trend_checks(tables)}
+    sbs = side_by_side(tables)
+    assert sbs["heap_factor"] == 1.5  # 1.5 and 3.0 measured: 1.5 is nearer 2
+    # Z at 1.5x: mean total 261 over Serial's mean distilled task clock 111 - 10 = 101.
+    assert sbs["ours"]["task_clock"]["Z"] == pytest.approx(261 / 101)
     assert checks["task_clock: Z LBO falls as the heap grows (1.50x to 3.00x)"] is True
     assert any(k.startswith("Z (concurrent) costs more in task clock") and v for k, v in checks.items())
     assert any("low-pause collectors" in k and v for k, v in checks.items())

@@ -92,23 +92,26 @@ def run_harness(args) -> int:
 
 def run_lbo(args) -> int:
     from droidlag.gc.lbo import LboConfig, lbo_tables
-    from droidlag.gc.lbo.papers import table5_checks, trend_checks
+    from droidlag.gc.lbo.papers import side_by_side, table5_checks, trend_checks
     from droidlag.io.lbo import read_lbo_results
-    from droidlag.report.gc_lbo import checks_text, plot_lbo, table_text
+    from droidlag.report.gc_lbo import checks_text, plot_lbo, side_by_side_text, table_text
 
     invocations, warnings = read_lbo_results(args.results)
     tables = lbo_tables(invocations, LboConfig(baseline_scope=args.baseline))
-    trends, table5 = trend_checks(tables), table5_checks()
+    trends, table5, sbs = trend_checks(tables), table5_checks(), side_by_side(tables)
     plots = [str(p) for p in plot_lbo(tables, Path(args.plot))] if args.plot else []
     if args.json:
         print_json({"invocations": len(invocations), "tables": {m: t.to_dict() for m, t in tables.items()},
                     "trends": [c.to_dict() for c in trends], "table5": [c.to_dict() for c in table5],
+                    "side_by_side": sbs,
                     "plots": plots, "warnings": [w.to_dict() for w in warnings]})
         return EXIT_OK
     print(f"{len(invocations)} invocations from {args.results}")
     for t in tables.values():
         print()
         print(table_text(t))
+    print()
+    print(side_by_side_text(sbs))
     print()
     print(checks_text(trends, "Our runs against the papers' trends:"))
     print()

@@ -113,3 +113,21 @@ def _bounded(table: LboTable, bm: str, coll: str, hfs: list) -> list[tuple[float
                 and not math.isinf(c.high):
             out.append((h, c.lbo, c.low, c.high))
     return out
+
+
+def side_by_side_text(sbs: dict) -> str:
+    """Our geomeans at ~2x beside the papers' (different runtimes and collectors: read the trends, not the digits)."""
+    hf = sbs["heap_factor"]
+    if hf is None:
+        return "Our table beside the papers': no heap factors in these results"
+    lines = [f"Our geomean LBO at {hf:.2f}x (nearest to the papers' 2x) beside the papers':"]
+    for metric, vals in sbs["ours"].items():
+        lines.append(f"  ours, {METRIC_TITLES.get(metric, metric):<11}" +
+                     "  ".join(f"{c} {v:.3f}" for c, v in sorted(vals.items(), key=lambda kv: kv[1])))
+    t5 = sbs["sareen_table5_task_clock_2x"]
+    lines.append("  Sareen et al. Table 5, task clock, 2x, ART on Pixel 7 Pro: " +
+                 "  ".join(f"{c} {v:.3f}" for c, v in sorted(t5.items(), key=lambda kv: kv[1])))
+    cw, cc = sbs["cai_2x_ranges"]["wall"], sbs["cai_2x_ranges"]["cycles"]
+    lines.append(f"  Cai et al., OpenJDK 17, modest heap: wall {cw[0]:.2f}-{cw[1]:.2f}, cycles {cc[0]:.2f}-{cc[1]:.2f}"
+                 " over Serial, Parallel, G1, Shenandoah, ZGC")
+    return "\n".join(lines)

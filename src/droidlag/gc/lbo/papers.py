@@ -137,3 +137,17 @@ def _order_at_2x(table: LboTable) -> list[Check]:
                   "ones (Serial, Parallel, G1)", holds, order,
                   f"newer low-pause GCs significantly more expensive; LBO {rng[0]:.2f}-{rng[1]:.2f} over five "
                   f"collectors at a modest heap (Cai et al.)")]
+
+
+def side_by_side(tables: dict[str, LboTable]) -> dict:
+    """Our geomean LBO per collector at the heap factor nearest 2x (wall and task clock) beside the papers' figures at
+    2x: Sareen et al.'s Table 5 geomeans (task clock, ART collectors) and Cai et al.'s ranges (OpenJDK)."""
+    ref = tables.get("task_clock") or next(iter(tables.values()), None)
+    hf = nearest_factor(ref) if ref else None
+    ours = {}
+    for metric in ("wall", "task_clock", "cycles"):
+        if metric in tables and hf is not None:
+            ours[metric] = {c: v for c in tables[metric].collectors if (v := _gm(tables[metric], c, hf)) is not None}
+    return {"heap_factor": hf, "ours": ours,
+            "sareen_table5_task_clock_2x": dict(TABLE5_GEOMEAN),
+            "cai_2x_ranges": {"wall": CAI_WALL_RANGE, "cycles": CAI_CYCLES_RANGE}}
