@@ -287,7 +287,11 @@ def _timed_out_cells(path: Path) -> set[tuple]:
 
 
 def _append(path: Path, row: dict) -> None:
+    """Append one row and make it durable; a row cut by an interrupt is left on a line of its own."""
+    cut = path.exists() and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
     with path.open("a") as f:
+        if cut:
+            f.write("\n")
         f.write(json.dumps(row) + "\n")
         f.flush()
         os.fsync(f.fileno())
