@@ -161,6 +161,7 @@ class _Clock:
     def __init__(self, year: int):
         self.year = year
         self.kind: str | None = None
+        self.yearless = False   # some date was logged without a year
 
     def ns(self, g: dict) -> int | None:
         if g.get("secs"):
@@ -173,6 +174,7 @@ class _Clock:
             return None
         parts = date.split("-")
         year = int(parts[0]) if len(parts) == 3 else self.year
+        self.yearless = self.yearless or len(parts) != 3
         month, day = int(parts[-2]), int(parts[-1])
         hms, _, frac = time_.partition(".")
         h, mi, s = (int(x) for x in hms.split(":"))
@@ -271,6 +273,7 @@ def read_gc_log_text(text: str, source: str, year: int | None = None, dedupe: bo
         log.events.append(GcLogEvent(line=line_no, **pf, **fields))
     log.lines_scanned = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     log.clock = clock.kind
+    log.year_known = log.year_known or (clock.kind == "wall" and not clock.yearless)
     if unknown_prefix:
         log.warnings.append(ReadWarning(source, f"{len(unknown_prefix)} GC line(s) with a prefix in no known logcat "
                                                 "format: read without process, thread or time",
