@@ -7,6 +7,7 @@ from __future__ import annotations
 from html import escape
 
 from droidlag.report import plots
+from droidlag.report.gc_html import gc_section
 from droidlag.report.graph_svg import wait_for_graph_svg
 
 CSS = """
@@ -51,6 +52,7 @@ def render(findings: dict) -> str:
     hangs = findings.get("hangs")
     if hangs and hangs.get("events"):
         parts.append(_hangs_section(hangs))
+    parts.append(gc_section(findings.get("gc") or []))
     parts.append(_inputs_section(findings))
     title = "droidlag report"
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
