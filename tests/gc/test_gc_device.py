@@ -1,0 +1,98 @@
+"""Per-process GC summaries from logs, checked against figures computed here by another route (plain string
+splitting of the corpus lines, the statistics module for percentiles)."""
+from __future__ import annotations
+
+import re
+import statistics
+from pathlib import Path
+
+import pytest
+
+from droidlag.gc.device import GcConfig, blocking_events, percentiles_ns, summarize_gc_log
+from droidlag.io.art_gc_log import read_gc_log
+from droidlag.models.gc import GcLog, GcLogEvent
+
+MB = 1024**2
+_UNIT = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def _ns(text: str) -> int:
+    num = re.match(r"[\d.]+", text).group(0)
+    return round(float(num) * _UNIT[text[len(num):]])
+
+
+def _fish(corpus: Path) -> Path:
+    p = corpus / "gc" / "art_logcat_karlokarate_FishIT-Player_logcat_030.txt"
+    if not p.exists():
+        pytest.skip("FishIT logcat missing")
+    return p
+
+
+def test_fishit_main_thread_and_pauses_by_another_route(corpus: Path):
+    path = _fish(corpus)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    # Android Studio columns: date, time, pid-tid, tag, package, level, message
+    main_wait = sum(_ns(ln.rsplit(" for ", 1)[1]) for ln in lines
+                    if ln.split()[2] == "7425-7425" and "WaitForGcToComplete" in ln)
+    stalled = {ln.split()[2] for ln in lines if "blocking GC" in ln or "WaitForGcToComplete" in ln}
+    pauses = [_ns(x) for ln in lines if "GC freed" in ln
+              for x in ln.split(" paused ")[1].split(" total ")[0].split(",")]
+    walls = sum(_ns(ln.rsplit(" total ", 1)[1]) for ln in lines if "GC freed" in ln)
+
+    report = summarize_gc_log(read_gc_log(path))
+    assert len(report.processes) == 1
+    p = report.processes[0]
+    assert (p.pid, p.process) == (7425, "com.fishit.player.v2")
+    assert p.main_thread_blocked_ns == main_wait > 0
+    assert len(p.threads) == len(stalled) and p.threads[0].main and p.threads[0].tid == 7425
+    assert p.pauses == len(pauses) and p.pause_total_ns == sum(pauses) and p.pause_max_ns == max(pauses)
+    q = statistics.quantiles(pauses, n=100, method="inclusive")
+    assert p.pause_percentiles_ns == {"p50": round(q[49]), "p90": round(q[89]), "p99": round(q[98])}
+    assert p.gc_wall_ns == walls
+    assert p.collections == 254 and p.by_generation == {"full": 176, "young": 78}   # SOURCES.md: 146+30, 74+4
+    assert p.heap.clamps == 64 and p.heap.limit_bytes is not None
+
+
+def test_heap_against_the_clamped_limit(corpus: Path):
+    log = read_gc_log(corpus / "gc" / "art_logcat_JayMass5800_HabitV8_error2.txt")
+    p = summarize_gc_log(log).processes[0]
+    # "Clamp target GC heap from 351MB to 256MB"; the highest used after a GC is 255MB (line 7)
+    assert p.heap.limit_bytes == 256 * MB and p.heap.used_max_bytes == 255 * MB
+    assert p.heap.used_of_limit == round(255 / 256, 4) and p.heap.min_free_percent == 0
+    assert p.heap.soft_reference_collections == 1
+    assert p.freed_bytes == sum(x * MB for x in (33, 115, 118, 51, 62, 134, 15, 42, 101, 102)) + \
+        sum(x * MB for x in (29, 93, 95, 33, 53, 114, 10, 40, 84, 90))
+    assert any("no thread ids" in n for n in summarize_gc_log(log).notes)
+
+
+def test_processes_are_told_apart_and_ranked_by_blocking(corpus: Path):
+    report = summarize_gc_log(read_gc_log(corpus / "gc" / "art_logcat_Crany-web_log.txt"))
+    pids = [p.pid for p in report.processes]
+    assert len(pids) == len(set(pids)) == 14   # 2 zygotes + 12 apps waiting for ProfileSaver GCs
+    blocked = [p.blocked_ns for p in report.processes]
+    assert blocked == sorted(blocked, reverse=True) and blocked[0] == 7_906_000
+
+
+def test_percentiles_of_nothing_and_of_one():
+    assert percentiles_ns([], (50,)) == {}
+    assert percentiles_ns([7], (50, 99)) == {"p50": 7, "p99": 7}
+
+
+def _ev(kind, ts, tid=11, dur=None, cause="Alloc"):
+    return GcLogEvent(kind=kind, line=1, ts_ns=ts, pid=10, tid=tid, cause=cause, duration_ns=dur)
+
+
+def test_blocking_events_in_a_window():
+    log = GcLog("x", [_ev("waiting_blocking", 100), _ev("wait_done", 500, dur=450), _ev("waiting_blocking", 900),
+                      _ev("waiting_blocking", 300, tid=12), _ev("collection", 400)], clock="wall", year_known=True)
+    # the completed wait ran 50..500, so it overlaps a window 0..60 that its logged end does not reach
+    assert [e.ts_ns for e in blocking_events(log, 10, 11, 0, 60)] == [500]
+    assert [e.ts_ns for e in blocking_events(log, 10, 11, 0, 1000)] == [100, 500, 900]
+    assert [e.ts_ns for e in blocking_events(log, 10, None, 250, 350)] == [500, 300]
+    assert blocking_events(log, 99, None, 0, 1000) == []
+
+
+def test_config_percentiles_are_used(corpus: Path):
+    log = read_gc_log(corpus / "gc" / "art_logcat_Fortochca_logs.txt")
+    p = summarize_gc_log(log, GcConfig(percentiles=(75,))).processes[0]
+    assert list(p.pause_percentiles_ns) == ["p75"]
