@@ -221,7 +221,9 @@ def gc_sentence(p: dict) -> str:
                      + (f", clamped {h['clamps']} times" if h.get("clamps") else ""))
     if h.get("out_of_memory"):
         parts.append(f"{h['out_of_memory']} OutOfMemoryError(s)")
-    return f"{who}: " + "; ".join(parts) if parts else f"{who}: GC lines without cost figures"
+    span = (p["last_ns"] - p["first_ns"]) if p.get("first_ns") is not None and p.get("last_ns") is not None else 0
+    when = f" over {_dur(span)}" if span > 0 else ""
+    return f"{who}{when}: " + "; ".join(parts) if parts else f"{who}: GC lines without cost figures"
 
 
 def gc_headlines(report: dict) -> list[dict]:
