@@ -17,7 +17,6 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _corpus import corpus_root  # noqa: E402
-
 from droidlag.findings import analyze  # noqa: E402
 from droidlag.gc.device import summarize_gc_log  # noqa: E402
 from droidlag.gc.trace import analyze_trace_gc, blocking_slices  # noqa: E402

@@ -171,6 +171,10 @@ def _frame_detail(f: dict, t0: int) -> str:
     body = []
     if f.get("buffer_evidence"):
         body.append(f"<p>Buffer: {e(f['buffer_evidence'])}</p>")
+    gc = f.get("gc_blocking")
+    if gc:   # the frame overlapped a GC wait or a GC run on its own threads
+        names = ", ".join(sorted({f"{s['slice']} on {s['thread']}" for s in gc.get("slices") or []}))
+        body.append(f"<p>Blocking GC during the frame: {ms(gc.get('blocking_gc_ns'))} ({e(names)})</p>")
     rows = [[c.get("name"), pct(c.get("share")), pct(c.get("normal_share")), _evidence_text(c.get("evidence"))]
             for c in causes]
     if rows:
