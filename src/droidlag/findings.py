@@ -13,7 +13,7 @@ from pathlib import Path
 from droidlag import __version__
 from droidlag.errors import InputError, ReadWarning
 from droidlag.frames import FramesReport, analyze_frames
-from droidlag.gc.device import GcConfig, GcLogReport, summarize_gc_log
+from droidlag.gc.device import GcConfig, GcDumpReport, GcLogReport, summarize_gc_dumps, summarize_gc_log
 from droidlag.gc.evidence import hang_gc
 from droidlag.gc.trace import TraceGcReport, analyze_trace_gc
 from droidlag.hangs import HangReport, HangsConfig, analyze_hangs
@@ -47,7 +47,7 @@ class Findings:
     traces: list[TraceFindings] = field(default_factory=list)
     gfxinfo: list[FramesReport] = field(default_factory=list)
     hangs: HangReport | None = None
-    gc: list[GcLogReport | TraceGcReport] = field(default_factory=list)
+    gc: list[GcLogReport | GcDumpReport | TraceGcReport] = field(default_factory=list)
     gc_logs: dict[str, GcLog] = field(default_factory=dict)   # input path -> its GC lines (for hang evidence)
     warnings: list[str] = field(default_factory=list)
 
@@ -220,16 +220,16 @@ def _trace_gc(trace: Trace, name: str, findings: Findings) -> None:
 
 
 def _gc_logs(items: list[InputFile], findings: Findings, config: GcConfig | None = None) -> None:
-    """ART GC lines of every logcat, dump text and bugreport: a per-process summary each, and hang evidence where a
-    hang's blocked thread was stalled by GC in the same capture's log."""
-    from droidlag.io.art_gc_log import read_gc_log
+    """ART GC lines and the GC part of process dumps in every logcat, dump text and bugreport: per-process
+    summaries, and hang evidence where a hang's blocked thread was stalled by GC in the same capture's log."""
+    from droidlag.io.art_gc_log import read_device_gc
 
     for item in items:
         if item.kind not in GC_LOG_KINDS or item.status == "skipped":
             continue
         name = item.display or str(item.path)
         try:
-            log = read_gc_log(item.path)
+            log, dumps = read_device_gc(item.path)
         except InputError as e:
             if item.kind == "logcat":
                 item.status, item.reason = "failed", e.reason
@@ -245,6 +245,8 @@ def _gc_logs(items: list[InputFile], findings: Findings, config: GcConfig | None
             item.reason = "logcat without ART GC lines"
         if log.events:
             findings.gc.append(summarize_gc_log(log, config))
+        if dumps:
+            findings.gc.append(summarize_gc_dumps(dumps, name))
     _hang_gc_evidence(findings, config)
 
 

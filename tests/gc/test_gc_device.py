@@ -96,3 +96,49 @@ def test_config_percentiles_are_used(corpus: Path):
     log = read_gc_log(corpus / "gc" / "art_logcat_Fortochca_logs.txt")
     p = summarize_gc_log(log, GcConfig(percentiles=(75,))).processes[0]
     assert list(p.pause_percentiles_ns) == ["p75"]
+
+
+def test_process_dumps_give_complete_totals(corpus: Path):
+    """The sailfish VM TRACES JUST NOW: one GC block per ART process (as many as `Total GC count:` lines), and
+    system_server's figures as its dump prints them (read by hand)."""
+    from droidlag.gc.device import summarize_gc_dumps
+    from droidlag.io.art_gc_log import read_device_gc
+
+    p = corpus / "anr" / "sailfish_android10_vm_traces_just_now_54procs.txt"
+    if not p.exists():
+        pytest.skip("sailfish dump missing")
+    text = p.read_text(encoding="utf-8", errors="replace")
+    log, dumps = read_device_gc(p)
+    assert len(dumps) == text.count("\nTotal GC count: ") == 29
+    ss = next(d for d in dumps if d.process == "system_server")
+    assert (ss.pid, ss.gc_count, ss.gc_time_ns, ss.blocking_gc_count, ss.blocking_gc_time_ns) == \
+        (929, 9, 1_654_000_000, 2, 529_782_000)
+    assert (ss.wait_for_gc_ns, ss.mutator_paused_ns, ss.max_memory_bytes) == (403_920_000, 5_863_000, 512 * MB)
+    assert ss.heap_task_daemon_cpu_ns == 459_402_197   # HeapTaskDaemon's schedstat run time
+    cc = {c.name: c for c in ss.collectors}
+    assert set(cc) == {"concurrent copying", "young concurrent copying"}   # "JIT timings" is not a collector
+    assert (cc["concurrent copying"].iterations, cc["concurrent copying"].paused_ns,
+            cc["concurrent copying"].paused_max_ns, cc["concurrent copying"].total_ns) == (5, 3_594_000, 2_989_000,
+                                                                                          1_258_000_000)
+    assert (cc["concurrent copying"].freed_objects, cc["concurrent copying"].freed_bytes) == (403794, 32 * MB)
+    report = summarize_gc_dumps(dumps, str(p))
+    top = report.processes[0]
+    assert top.process == "system_server" and top.blocking_gc_ns == 529_782_000
+    assert top.heap.limit_bytes == 512 * MB and top.by_kind == {"concurrent copying": 5, "young concurrent copying": 4}
+    assert top.pause_total_ns == 5_863_000 and top.pause_max_ns == 2_989_000
+
+
+def test_threads_caught_waiting_for_gc_in_a_dump(corpus: Path):
+    from droidlag.gc.device import summarize_gc_dumps
+    from droidlag.io.art_gc_log import read_device_gc
+
+    p = corpus / "anr" / "Boom618_DigitalFarms_traces_wechat_huawei_n.txt"
+    if not p.exists():
+        pytest.skip("dump missing")
+    lines = [ln for ln in p.read_text(encoding="utf-8", errors="replace").splitlines()
+             if ln.startswith('"') and ("WaitingForGcToComplete" in ln or "WaitingPerformingGc" in ln)]
+    _, dumps = read_device_gc(p)
+    caught = [t for d in dumps for t in d.threads_waiting_for_gc]
+    assert len(caught) == len(lines) == 1
+    procs = summarize_gc_dumps(dumps, str(p)).processes
+    assert sum(q.blocking_waits for q in procs) == 1

@@ -163,3 +163,10 @@ def test_a_damaged_line_is_a_warning_with_its_line_and_the_rest_is_read():
 def test_missing_file_is_an_input_error(tmp_path: Path):
     with pytest.raises(InputError):
         read_gc_log(tmp_path / "nope.txt")
+
+
+def test_hostile_long_line_is_skipped_quickly():
+    junk = "a " * 200_000 + " GC freed " + "b " * 10
+    log = read_gc_log_text(junk + "\nI/app( 1): Waiting for a blocking GC Alloc\n", "junk.txt")
+    assert [e.kind for e in log.events] == ["waiting_blocking"]
+    assert log.warnings[0].line == 1 and "skipped" in log.warnings[0].message

@@ -1,5 +1,5 @@
 """`droidlag gc device PATH...`: what garbage collection cost each process, from ART's GC log lines (logcat files,
-bugreports, dump texts) and from GC slices in traces. Exit codes: 0 ran, 3 no usable input."""
+bugreports, dump texts), the GC totals in ART's process dumps, and GC slices in traces. Exit codes: 0 ran, 3 no usable input."""
 from __future__ import annotations
 
 import argparse
@@ -19,17 +19,19 @@ def register(gcsub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _one(item):
-    """The GC report of one input, or None when it holds no GC data."""
+def _reports(item) -> list:
+    """The GC reports of one input: a trace's, or a text's log lines and process dumps (each when present)."""
     if item.kind in TRACE_KINDS:
         from droidlag.gc.trace import analyze_trace_gc
         from droidlag.io import read_trace
-        return analyze_trace_gc(read_trace(item.path))
+        return [analyze_trace_gc(read_trace(item.path))]
     if item.kind in LOG_KINDS:
-        from droidlag.gc.device import summarize_gc_log
-        from droidlag.io.art_gc_log import read_gc_log
-        return summarize_gc_log(read_gc_log(item.path))
-    return None
+        from droidlag.gc.device import summarize_gc_dumps, summarize_gc_log
+        from droidlag.io.art_gc_log import read_device_gc
+        log, dumps = read_device_gc(item.path)
+        out = [summarize_gc_log(log)] if log.events else []
+        return out + ([summarize_gc_dumps(dumps, str(item.path))] if dumps else [])
+    return []
 
 
 def run(args) -> int:
@@ -46,14 +48,13 @@ def run(args) -> int:
             skipped.append({"path": str(item.path), "reason": item.reason})
             continue
         try:
-            report = _one(item)
+            got = _reports(item)
         except InputError as e:
             skipped.append({"path": str(item.path), "reason": str(e)})
             continue
-        if report is None:
+        if not got:
             skipped.append({"path": str(item.path), "reason": f"no GC data is read from {item.kind} input"})
-        else:
-            reports.append(report)
+        reports += got
     if args.json:
         print_json({"reports": [r.to_dict() for r in reports], "skipped": skipped})
     else:
@@ -69,8 +70,12 @@ def _print(reports, skipped, top: int) -> None:
 
     for r in reports:
         d = r.to_dict()
-        what = (", ".join(f"{k} {n}" for k, n in d["events"].items()) + " GC lines") if d["kind"] == "log" \
-            else (", ".join(f"{k} {n}" for k, n in d["slices"].items()) + " GC slices")
+        if d["kind"] == "log":
+            what = ", ".join(f"{k} {n}" for k, n in d["events"].items()) + " GC lines"
+        elif d["kind"] == "dump":
+            what = f"GC totals of {len(d['processes'])} process dump(s)"
+        else:
+            what = ", ".join(f"{k} {n}" for k, n in d["slices"].items()) + " GC slices"
         print(f"{d['source']}: {what or 'no GC data'}")
         for p in d["processes"][:top]:
             print(f"  {gc_sentence(p)}")

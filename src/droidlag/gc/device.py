@@ -20,8 +20,10 @@ from droidlag.models.gc import (
     SUSPEND_ALL,
     WAIT_DONE,
     WAITING_BLOCKING,
+    ArtGcDump,
     GcLog,
     GcLogEvent,
+    generation_of,
 )
 
 LOG_NOTE = ("ART logs only explicit collections and slow ones (total over 100 ms or a pause of 5 ms or more), and "
@@ -52,9 +54,10 @@ class ThreadStall:
     waited_ns: int = 0
     max_wait_ns: int = 0
     causes: dict[str, int] = field(default_factory=dict)
+    name: str | None = None
 
     def to_dict(self) -> dict:
-        return {"tid": self.tid, "main_thread": self.main, "waits": self.waits, "started": self.started,
+        return {"tid": self.tid, "name": self.name, "main_thread": self.main, "waits": self.waits, "started": self.started,
                 "completed": self.completed, "waited_ns": self.waited_ns, "max_wait_ns": self.max_wait_ns,
                 "causes": dict(self.causes)}
 
@@ -101,6 +104,7 @@ class ProcessGc:
     blocking_waits: int = 0
     blocking_started: int = 0
     blocked_ns: int = 0
+    blocking_gc_ns: int | None = None    # dumps: time of the blocking collections (Total blocking GC time)
     main_thread_blocked_ns: int = 0
     main_thread_waits: int = 0
     threads: list[ThreadStall] = field(default_factory=list)
@@ -110,6 +114,7 @@ class ProcessGc:
     first_ns: int | None = None
     last_ns: int | None = None
     lines: int = 0
+    dump_time: str | None = None          # dumps: when the process was dumped
 
     def to_dict(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if k not in ("threads", "heap")}
@@ -272,3 +277,66 @@ def blocking_events(log: GcLog, pid: int, tid: int | None, start_ns: int, end_ns
         if e.ts_ns >= start_ns and begin <= end_ns:
             out.append(e)
     return out
+
+
+DUMP_NOTE = ("from ART's SIGQUIT dumps: counts and times since each process started (complete, not a log sample); "
+             "pauses are given as a sum and a longest per collector, without percentiles")
+
+
+@dataclass
+class GcDumpReport:
+    """Per-process GC totals from the process dumps of one input, worst first."""
+
+    source: str
+    processes: list[ProcessGc]
+    dumps: int
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "kind": "dump", "dumps": self.dumps,
+                "processes": [p.to_dict() for p in self.processes], "notes": self.notes}
+
+
+def _from_dump(d: ArtGcDump) -> ProcessGc:
+    p = ProcessGc(pid=d.pid, process=d.process, dump_time=d.time)
+    for c in d.collectors:
+        if c.iterations:
+            p.by_kind[c.name] = c.iterations
+            gen = generation_of(c.name)
+            p.by_generation[gen] = p.by_generation.get(gen, 0) + c.iterations
+    p.collections = d.gc_count if d.gc_count is not None else sum(p.by_kind.values())
+    paused = [c.paused_ns for c in d.collectors if c.paused_ns is not None]
+    p.pause_total_ns = d.mutator_paused_ns if d.mutator_paused_ns is not None else sum(paused)
+    p.pause_max_ns = max((c.paused_max_ns for c in d.collectors if c.paused_max_ns is not None), default=0)
+    p.gc_wall_ns = d.gc_time_ns if d.gc_time_ns is not None else sum(c.total_ns or 0 for c in d.collectors)
+    p.heap_task_daemon_cpu_ns = d.heap_task_daemon_cpu_ns
+    p.freed_bytes = d.bytes_freed if d.bytes_freed is not None else sum(c.freed_bytes or 0 for c in d.collectors)
+    p.freed_objects = sum(c.freed_objects or 0 for c in d.collectors)
+    p.blocking_started = d.blocking_gc_count or 0
+    p.blocking_gc_ns = d.blocking_gc_time_ns
+    p.blocked_ns = d.wait_for_gc_ns or 0
+    for name, main, state in d.threads_waiting_for_gc:
+        st = ThreadStall(None, main, waits=1, causes={state: 1}, name=name)
+        p.threads.append(st)
+        p.blocking_waits += 1
+        p.main_thread_waits += int(main)
+    p.threads.sort(key=lambda t: not t.main)
+    h = p.heap
+    h.used_last_bytes = h.used_max_bytes = d.heap_used_bytes
+    h.footprint_max_bytes, h.min_free_percent, h.limit_bytes = d.heap_total_bytes, d.heap_free_percent, \
+        d.max_memory_bytes
+    if h.limit_bytes and h.used_max_bytes is not None:
+        h.used_of_limit = round(h.used_max_bytes / h.limit_bytes, 4)
+    return p
+
+
+def summarize_gc_dumps(dumps: list[ArtGcDump], source: str) -> GcDumpReport:
+    """Per-process GC totals from process dumps; a process dumped more than once is taken from its last dump (the
+    counters only grow). Worst first: main thread caught waiting for GC, blocking GC time, GC time."""
+    last: dict[int, ArtGcDump] = {}
+    for d in dumps:
+        last[d.pid] = d
+    procs = [_from_dump(d) for d in last.values()]
+    procs.sort(key=lambda p: (-p.main_thread_waits, -(p.blocking_gc_ns or 0), -p.blocked_ns, -p.gc_wall_ns,
+                              p.pid or 0))
+    return GcDumpReport(source, procs, len(dumps), [DUMP_NOTE] if procs else [])

@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from droidlag.gc.device import GcConfig, ProcessGc, ThreadStall, percentiles_ns
+from droidlag.models.gc import generation_of
 from droidlag.models.trace import Trace
 
 RUN_RE = re.compile(r"^(?P<cause>[A-Z][A-Za-z]+) (?P<collector>[a-z][a-z +]*(?:copying|sweep|compact|semispace))"
@@ -138,8 +139,7 @@ def _process(trace: Trace, pid: int, rows: pl.DataFrame, running: _Running, conf
     for name, tid, ts, dur in runs.select("name", "tid", "ts", "dur").iter_rows():
         m = RUN_RE.match(name)
         kind = f"{m.group('cause')} {m.group('collector')}"
-        words = m.group("collector").split()
-        gen = "young" if ("young" in words or "sticky" in words) else "partial" if "partial" in words else "full"
+        gen = generation_of(m.group("collector"))
         p.collections += 1
         p.by_kind[kind] = p.by_kind.get(kind, 0) + 1
         p.by_generation[gen] = p.by_generation.get(gen, 0) + 1

@@ -29,8 +29,11 @@ from droidlag.models.gc import (
     SUSPEND_ALL,
     WAIT_DONE,
     WAITING_BLOCKING,
+    ArtGcDump,
+    CollectorStats,
     GcLog,
     GcLogEvent,
+    generation_of,
 )
 
 _SIZE = r"\d+(?:\.\d+)?[KMGT]?B"
@@ -76,7 +79,8 @@ _DUMPSTATE_YEAR = re.compile(r"^== dumpstate: (\d{4})-\d\d-\d\d", re.M)
 _SIZE_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
 _DUR_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 DEFAULT_YEAR = 2000   # a leap year, so that a logged 02-29 is a valid date when the year is unknown
-_EPOCH_MIN_S = 10**9  # `-v epoch` seconds are past 2001; `-v monotonic` seconds since boot are far below
+_EPOCH_MIN_S = 10**9
+MAX_LINE = 8192       # a real GC line is under 400 characters; longer ones are junk and would cost regex time  # `-v epoch` seconds are past 2001; `-v monotonic` seconds since boot are far below
 
 
 def size_bytes(s: str) -> int:
@@ -91,15 +95,6 @@ def duration_ns(s: str) -> int:
     return int(round(float(num) * _DUR_UNITS[s[len(num):]]))
 
 
-def _generation(collector: str) -> str:
-    words = collector.split()
-    if "young" in words or "sticky" in words:
-        return "young"
-    if "partial" in words:
-        return "partial"
-    return "full"
-
-
 def _message(line: str) -> tuple[int, dict] | None:
     """(offset of the message in the line, event fields) or None when no message parses."""
     if " GC freed " in line:
@@ -108,7 +103,7 @@ def _message(line: str) -> tuple[int, dict] | None:
             return None
         g = m.group
         fields = dict(kind=COLLECTION, cause=g("cause"), collector=g("collector"),
-                      generation=_generation(g("collector")),
+                      generation=generation_of(g("collector")),
                       freed_objects=int(g("objs")) if g("objs") else None,
                       freed_bytes=size_bytes(g("bytes") or g("bytes2")), freed_los_objects=int(g("los")),
                       freed_los_bytes=size_bytes(g("losbytes")), free_percent=int(g("free")),
@@ -252,6 +247,10 @@ def read_gc_log_text(text: str, source: str, year: int | None = None, dedupe: bo
         line_no += text.count("\n", counted_to, start)
         counted_to = start
         line = text[start:end].rstrip("\r")
+        if len(line) > MAX_LINE:
+            log.warnings.append(ReadWarning(source, f"line of {len(line)} characters with GC words; skipped",
+                                            line=line_no))
+            continue
         got = _message(line)
         if got is None:
             log.warnings.append(ReadWarning(source, "GC log line not understood; skipped", line=line_no))
@@ -281,14 +280,119 @@ def read_gc_log_text(text: str, source: str, year: int | None = None, dedupe: bo
     return log
 
 
+# ART's SIGQUIT dump (Heap::DumpForSigQuit, DumpGcPerformanceInfo): per-process GC totals since start.
+_DUMP_START = re.compile(r"^----- pid (\d+) at ([^\n]{0,64}?) -----[ \t\r]*$", re.M)
+_CMDLINE = re.compile(r"^Cmd line: ?([^\n\r]*)", re.M)
+_HIST = re.compile(r"^Start Dumping histograms for (\d+) iterations for ([^\n\r]+?)\s*$", re.M)
+_PAUSED = re.compile(r"^([a-z][^\n:]*?) paused:\s+Sum: (\S+) [^\n]*?Max: (\S+)\s*$", re.M)
+_TOTAL = re.compile(r"^([a-z][^\n:]*?) total time: (\S+) mean time: \S+\s*$", re.M)
+_FREED = re.compile(r"^([a-z][^\n:]*?) freed: (\d+) objects with total size (\S+)\s*$", re.M)
+_HEAP = re.compile(r"^Heap: (\d+)% free, (\S+)/(\S+); \d+ objects", re.M)
+_HEAP_TASK_DAEMON = re.compile(r'^"HeapTaskDaemon"[^\n]*\n((?:[ \t]+\|[^\n]*\n){1,8})', re.M)
+_COLLECTOR_WORDS = re.compile(r"copying|sweep|compact|semispace|mark")
+_WAITING_FOR_GC = re.compile(r'^"([^"\n]{0,200})"(?: daemon)? prio=\d+ tid=(\d+) (WaitingForGcToComplete|WaitingPerformingGc)',
+                             re.M)
+_SCHEDSTAT = re.compile(r"schedstat=\( ?(\d+) \d+ \d+ ?\)")
+_TICKS = re.compile(r"utm=(\d+) stm=(\d+)(?:[^\n]*?HZ=(\d+))?")
+_DUMP_TOTALS = [   # (field, regex, parser)
+    ("gc_count", re.compile(r"^Total GC count: (\d+)", re.M), int),
+    ("gc_time_ns", re.compile(r"^Total GC time: (\S+)", re.M), "dur"),
+    ("blocking_gc_count", re.compile(r"^Total blocking GC count: (\d+)", re.M), int),
+    ("blocking_gc_time_ns", re.compile(r"^Total blocking GC time: (\S+)", re.M), "dur"),
+    ("wait_for_gc_ns", re.compile(r"^Total time waiting for GC to complete: (\S+)", re.M), "dur"),
+    ("mutator_paused_ns", re.compile(r"^Total mutator paused time: (\S+)", re.M), "dur"),
+    ("max_memory_bytes", re.compile(r"^Max memory (\S+)", re.M), "size"),
+    ("bytes_allocated", re.compile(r"^Total bytes allocated (\S+)", re.M), "size"),
+    ("bytes_freed", re.compile(r"^Total bytes freed (\S+)", re.M), "size"),
+]
+
+
+def _value(text: str, how) -> int | None:
+    try:
+        if how == "dur":
+            return 0 if text == "0" else duration_ns(text)
+        if how == "size":
+            return size_bytes(text)
+        return how(text)
+    except (ValueError, KeyError):
+        return None
+
+
+def _collectors(block: str) -> list[CollectorStats]:
+    stats: dict[str, dict] = {}
+    for m in _HIST.finditer(block):
+        stats.setdefault(m.group(2), {})["iterations"] = int(m.group(1))
+    for m in _PAUSED.finditer(block):
+        stats.setdefault(m.group(1), {}).update(paused_ns=_value(m.group(2), "dur"),
+                                                paused_max_ns=_value(m.group(3), "dur"))
+    for m in _TOTAL.finditer(block):
+        stats.setdefault(m.group(1), {})["total_ns"] = _value(m.group(2), "dur")
+    for m in _FREED.finditer(block):
+        stats.setdefault(m.group(1), {}).update(freed_objects=int(m.group(2)), freed_bytes=_value(m.group(3), "size"))
+    # "JIT timings" and other histograms share the format: keep collectors only
+    return [CollectorStats(name, **v) for name, v in stats.items() if _COLLECTOR_WORDS.search(name)]
+
+
+def _daemon_cpu(block: str) -> int | None:
+    m = _HEAP_TASK_DAEMON.search(block)
+    if not m:
+        return None
+    lines = m.group(1)
+    ss = _SCHEDSTAT.search(lines)
+    if ss and int(ss.group(1)) > 0:
+        return int(ss.group(1))
+    t = _TICKS.search(lines)
+    if t:
+        hz = int(t.group(3) or 100)
+        return (int(t.group(1)) + int(t.group(2))) * 1_000_000_000 // max(1, hz)
+    return None
+
+
+def _dump(block: str, source: str, line: int, pid: int, when: str) -> ArtGcDump | None:
+    d = ArtGcDump(source=source, line=line, pid=pid, time=when.strip() or None)
+    cmd = _CMDLINE.search(block, 0, 4096)
+    d.process = cmd.group(1).strip() if cmd else None
+    for name, rx, how in _DUMP_TOTALS:
+        m = rx.search(block)
+        if m:
+            setattr(d, name, _value(m.group(1), how))
+    h = _HEAP.search(block)
+    if h:
+        d.heap_free_percent = int(h.group(1))
+        d.heap_used_bytes, d.heap_total_bytes = _value(h.group(2), "size"), _value(h.group(3), "size")
+    d.collectors = _collectors(block)
+    if d.gc_count is None and not d.collectors and h is None:
+        return None   # a native process or a dump without ART's heap section
+    d.heap_task_daemon_cpu_ns = _daemon_cpu(block)
+    d.threads_waiting_for_gc = [(m.group(1), int(m.group(2)) == 1, m.group(3)) for m in _WAITING_FOR_GC.finditer(block)]
+    return d
+
+
+def read_gc_dumps_text(text: str, source: str) -> list[ArtGcDump]:
+    """The GC part of every ART process dump (`----- pid N at TIME -----` ... `----- end N -----`) in `text`."""
+    out: list[ArtGcDump] = []
+    starts = list(_DUMP_START.finditer(text))
+    line, counted = 1, 0
+    for k, m in enumerate(starts):
+        stop = starts[k + 1].start() if k + 1 < len(starts) else len(text)
+        end = text.find(f"----- end {m.group(1)} -----", m.end(), stop)
+        line += text.count("\n", counted, m.start())
+        counted = m.start()
+        d = _dump(text[m.end():end if end >= 0 else stop], source, line, int(m.group(1)), m.group(2))
+        if d is not None:
+            out.append(d)
+    return out
+
+
 def decode_text(data: bytes) -> str:
     """Log bytes as text: UTF-8 with a BOM dropped; undecodable bytes replaced (logs carry binary junk)."""
     return data.decode("utf-8", "replace").lstrip("\ufeff")
 
 
-def read_gc_log(path: str | Path, data: bytes | None = None, year: int | None = None) -> GcLog:
-    """The GC lines of a logcat or text file (gzip undone), or of a bugreport zip's main text. InputError when the
-    file cannot be read at all."""
+def _texts(path: str | Path, data: bytes | None) -> tuple[list[tuple[str, str]], bool, list[ReadWarning]]:
+    """(name, text) of a file (gzip undone) or of a bugreport zip's `bugreport*.txt` entries; whether it was a zip;
+    warnings. InputError when nothing can be read."""
+    from droidlag.io.archive import open_zip, safe_entries
     from droidlag.io.source import GZIP_MAGIC, gunzip, read_bytes
 
     warnings: list[ReadWarning] = []
@@ -296,28 +400,27 @@ def read_gc_log(path: str | Path, data: bytes | None = None, year: int | None = 
         data = read_bytes(path)
     if data[:2] == GZIP_MAGIC:
         data = gunzip(data, path, warnings)
-    if data[:4] == b"PK\x03\x04":
-        return _read_zip(path, data, year)
-    log = read_gc_log_text(decode_text(data), str(path), year)
-    log.warnings[:0] = warnings
-    return log
-
-
-def _read_zip(path: str | Path, data: bytes, year: int | None) -> GcLog:
-    """A bugreport zip: the GC lines of its main `bugreport*.txt` entry (all logcat sections, deduplicated)."""
-    from droidlag.io.archive import open_zip, safe_entries
-
-    warnings: list[ReadWarning] = []
-    zf = open_zip(path, data)
+    if data[:4] != b"PK\x03\x04":
+        return [(str(path), decode_text(data))], False, warnings
 
     def wanted(info) -> bool:
         base = info.filename.lower().rsplit("/", 1)[-1]
         return base.startswith("bugreport") and base.endswith(".txt")
 
-    logs = [read_gc_log_text(decode_text(raw), f"{path}!{name}", year, dedupe=True)
-            for name, raw in safe_entries(path, zf, warnings, wanted)]
-    if not logs:
+    texts = [(f"{path}!{name}", decode_text(raw)) for name, raw in safe_entries(path, open_zip(path, data), warnings,
+                                                                                  wanted)]
+    if not texts:
         raise InputError(path, "zip holds no bugreport text (bugreport*.txt) to read GC lines from")
+    return texts, True, warnings
+
+
+def read_device_gc(path: str | Path, data: bytes | None = None,
+                   year: int | None = None) -> tuple[GcLog, list[ArtGcDump]]:
+    """Everything ART says about GC in one file, decoded once: its GC log lines (a bugreport's repeated log tails
+    read once) and the GC part of every process dump in it. InputError when the file cannot be read at all."""
+    texts, zipped, warnings = _texts(path, data)
+    logs = [read_gc_log_text(text, name, year, dedupe=zipped) for name, text in texts]
+    dumps = [d for name, text in texts for d in read_gc_dumps_text(text, name)]
     log = logs[0]
     for other in logs[1:]:
         log.events += other.events
@@ -325,4 +428,9 @@ def _read_zip(path: str | Path, data: bytes, year: int | None) -> GcLog:
         log.lines_scanned += other.lines_scanned
     log.source = str(path)
     log.warnings[:0] = warnings
-    return log
+    return log, dumps
+
+
+def read_gc_log(path: str | Path, data: bytes | None = None, year: int | None = None) -> GcLog:
+    """The GC lines of a logcat or text file (gzip undone), or of a bugreport zip's main text."""
+    return read_device_gc(path, data, year)[0]

@@ -79,6 +79,14 @@ class GcLogEvent:
         return {k: v for k, v in d.items() if v not in (None, [])}
 
 
+def generation_of(collector: str) -> str:
+    """`young` for young/sticky collectors, `partial` for partial ones (all but the zygote space), else `full`."""
+    words = collector.split()
+    if "young" in words or "sticky" in words:
+        return "young"
+    return "partial" if "partial" in words else "full"
+
+
 # Tags that name the runtime rather than the process (Android 5-7 `art`, Dalvik, Oreo's `zygote` for apps).
 GENERIC_TAGS = frozenset({"art", "dalvikvm", "zygote", "zygote64"})
 
@@ -103,3 +111,49 @@ class GcLog:
         for e in self.events:
             out[e.kind] = out.get(e.kind, 0) + 1
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class CollectorStats:
+    """One collector's cumulative figures from a SIGQUIT dump (`Dumping cumulative Gc timings`): iterations,
+    paused time (sum and longest), total time, objects and bytes freed."""
+
+    name: str
+    iterations: int | None = None
+    paused_ns: int | None = None
+    paused_max_ns: int | None = None
+    total_ns: int | None = None
+    freed_objects: int | None = None
+    freed_bytes: int | None = None
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+@dataclass
+class ArtGcDump:
+    """The GC part of one process's ART SIGQUIT dump (thread dump in /data/anr, a bugreport's VM TRACES): counts
+    and times since the process started, so complete rather than a log's slow-only sample. Times ns, sizes bytes.
+    heap_task_daemon_cpu_ns: HeapTaskDaemon's CPU time (schedstat run time, else utm+stm ticks at HZ).
+    threads_waiting_for_gc: threads caught in `WaitingForGcToComplete` / `WaitingPerformingGc` when dumped."""
+
+    source: str
+    line: int
+    pid: int
+    process: str | None = None
+    time: str | None = None
+    collectors: list[CollectorStats] = field(default_factory=list)
+    gc_count: int | None = None
+    gc_time_ns: int | None = None
+    blocking_gc_count: int | None = None
+    blocking_gc_time_ns: int | None = None
+    wait_for_gc_ns: int | None = None
+    mutator_paused_ns: int | None = None
+    heap_free_percent: int | None = None
+    heap_used_bytes: int | None = None
+    heap_total_bytes: int | None = None
+    max_memory_bytes: int | None = None
+    bytes_allocated: int | None = None
+    bytes_freed: int | None = None
+    heap_task_daemon_cpu_ns: int | None = None
+    threads_waiting_for_gc: list[tuple[str, bool, str]] = field(default_factory=list)  # (name, main, VM state)

@@ -45,7 +45,8 @@ def gc_section(reports: list[dict], top: int = 30) -> str:
            "(total over 100 ms or a pause of 5 ms or more), so log figures are lower bounds; from traces: ART's GC "
            "slices and the sched data.</p>"]
     for r in reports:
-        what = r.get("events") if r.get("kind") == "log" else r.get("slices")
+        what = {"log": r.get("events"), "trace": r.get("slices"), "dump": {"process dumps": r.get("dumps")}}.get(
+            r.get("kind"))
         head = ", ".join(f"{_e(k)} {_e(n)}" for k, n in (what or {}).items())
         rows = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in _row(p)) + "</tr>" for p in r["processes"][:top])
         more = (f'<p class="muted">{len(r["processes"]) - top} more process(es) in findings.json.</p>'

@@ -191,7 +191,9 @@ def _mb(b) -> str:
 
 
 def _dur(ns: int) -> str:
-    return f"{ns / 1e9:.1f} s" if ns >= 10_000_000_000 else f"{ns / 1e6:.0f} ms"
+    if ns >= 10_000_000_000:
+        return f"{ns / 1e9:.1f} s"
+    return f"{ns / 1e6:.0f} ms" if ns >= 10_000_000 else f"{ns / 1e6:.2f} ms"
 
 
 def gc_sentence(p: dict) -> str:
@@ -206,8 +208,15 @@ def gc_sentence(p: dict) -> str:
         pc = p["pause_percentiles_ns"]
         parts.append(f"{p['pauses']} pauses, {p['pause_total_ns'] / 1e6:.1f} ms in all "
                      f"(p90 {pc.get('p90', 0) / 1e6:.2f} ms, max {p['pause_max_ns'] / 1e6:.2f} ms)")
+    elif p["pause_total_ns"]:   # dumps: a sum and a longest, no single pauses
+        parts.append(f"paused {_dur(p['pause_total_ns'])} in all (longest {p['pause_max_ns'] / 1e6:.2f} ms)")
     if p.get("gc_cpu_ns") is not None:
         parts.append(f"GC CPU {p['gc_cpu_ns'] / 1e6:.1f} ms")
+    elif p.get("heap_task_daemon_cpu_ns"):
+        parts.append(f"HeapTaskDaemon CPU {_dur(p['heap_task_daemon_cpu_ns'])}")
+    if p.get("blocking_gc_ns"):
+        parts.append(f"{p['blocking_started']} blocking GCs took {_dur(p['blocking_gc_ns'])}, threads waited "
+                     f"{_dur(p['blocked_ns'])} for GCs in all")
     stalled = [t for t in p["threads"] if t["waits"] or t["started"]]
     if stalled:
         main = next((t for t in stalled if t["main_thread"]), None)
