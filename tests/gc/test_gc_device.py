@@ -6,8 +6,7 @@ import re
 import statistics
 from pathlib import Path
 
-import pytest
-
+from conftest import corpus_file
 from droidlag.gc.device import GcConfig, blocking_events, percentiles_ns, summarize_gc_log
 from droidlag.io.art_gc_log import read_gc_log
 from droidlag.models.gc import GcLog, GcLogEvent
@@ -22,9 +21,7 @@ def _ns(text: str) -> int:
 
 
 def _fish(corpus: Path) -> Path:
-    p = corpus / "gc" / "art_logcat_karlokarate_FishIT-Player_logcat_030.txt"
-    if not p.exists():
-        pytest.skip("FishIT logcat missing")
+    p = corpus_file(corpus, "gc/art_logcat_karlokarate_FishIT-Player_logcat_030.txt")
     return p
 
 
@@ -104,9 +101,7 @@ def test_process_dumps_give_complete_totals(corpus: Path):
     from droidlag.gc.device import summarize_gc_dumps
     from droidlag.io.art_gc_log import read_device_gc
 
-    p = corpus / "anr" / "sailfish_android10_vm_traces_just_now_54procs.txt"
-    if not p.exists():
-        pytest.skip("sailfish dump missing")
+    p = corpus_file(corpus, "anr/sailfish_android10_vm_traces_just_now_54procs.txt")
     text = p.read_text(encoding="utf-8", errors="replace")
     log, dumps = read_device_gc(p)
     assert len(dumps) == text.count("\nTotal GC count: ") == 29
@@ -132,9 +127,7 @@ def test_threads_caught_waiting_for_gc_in_a_dump(corpus: Path):
     from droidlag.gc.device import summarize_gc_dumps
     from droidlag.io.art_gc_log import read_device_gc
 
-    p = corpus / "anr" / "Boom618_DigitalFarms_traces_wechat_huawei_n.txt"
-    if not p.exists():
-        pytest.skip("dump missing")
+    p = corpus_file(corpus, "anr/Boom618_DigitalFarms_traces_wechat_huawei_n.txt")
     lines = [ln for ln in p.read_text(encoding="utf-8", errors="replace").splitlines()
              if ln.startswith('"') and ("WaitingForGcToComplete" in ln or "WaitingPerformingGc" in ln)]
     _, dumps = read_device_gc(p)

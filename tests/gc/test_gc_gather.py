@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
+from conftest import corpus_file
 from droidlag.cli import main
 from droidlag.findings import analyze
 from droidlag.gc.evidence import dump_time_ns, hang_gc
@@ -16,8 +15,7 @@ from droidlag.models.gc import GcLog, GcLogEvent
 def test_analyze_reads_every_logcat_and_the_bugreport(corpus: Path, tmp_path: Path):
     gc_dir = corpus / "gc"
     logs = sorted(gc_dir.glob("art_logcat_*.txt"))
-    if not logs:
-        pytest.skip("no corpus/gc")
+    assert logs, "no corpus/gc"
     f = analyze(logs + sorted((corpus / "bugreport").glob("*.zip")))
     kinds = {Path(i.path).name: (i.kind, i.status) for i in f.inputs}
     assert all(kinds[p.name] == ("logcat", "analyzed") for p in logs)
@@ -49,9 +47,7 @@ def test_hang_evidence_from_the_log():
 
 
 def test_gc_device_command(corpus: Path, capsys):
-    p = corpus / "gc" / "art_logcat_JayMass5800_HabitV8_error2.txt"
-    if not p.exists():
-        pytest.skip("no corpus/gc")
+    p = corpus_file(corpus, "gc/art_logcat_JayMass5800_HabitV8_error2.txt")
     assert main(["gc", "device", str(p), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["reports"][0]["processes"][0]["collections"] == 10

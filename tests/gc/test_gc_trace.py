@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import polars as pl
-import pytest
 
+from conftest import corpus_file
 from droidlag.frames import analyze_frames
 from droidlag.gc.evidence import frames_with_gc
 from droidlag.gc.trace import analyze_trace_gc
@@ -78,9 +78,7 @@ def test_frames_overlapping_a_blocking_gc_say_so():
 
 
 def test_trace_without_gc_slices_says_so(corpus: Path):
-    p = corpus / "traces" / "perfetto_samsung_s20_a11_sched_idle_freq_only.perfetto-trace"
-    if not p.exists():
-        pytest.skip("trace missing")
+    p = corpus_file(corpus, "traces/perfetto_samsung_s20_a11_sched_idle_freq_only.perfetto-trace")
     r = analyze_trace_gc(read_trace(p))
     assert r.processes == [] and "no ART GC slices" in r.notes[0]
 
@@ -89,9 +87,7 @@ def test_corpus_traces_runs_match_a_name_count(corpus: Path):
     names = ["systrace_meizu_flyme_2019_launcher_scroll.dataonly.html.gz",
              "systrace_meizu_flyme_2019_flutter_wanandroid.dataonly.html.gz"]
     for n in names:
-        p = corpus / "traces" / n
-        if not p.exists():
-            pytest.skip(f"{n} missing")
+        p = corpus_file(corpus, "traces/" + n)
         trace = read_trace(p)
         runs = trace.slices.filter(pl.col("name").str.ends_with(" GC") & pl.col("name").str.contains("copying"))
         r = analyze_trace_gc(trace)
@@ -102,8 +98,6 @@ def test_corpus_traces_runs_match_a_name_count(corpus: Path):
 
 
 def test_frames_report_carries_gc_evidence_column(corpus: Path):
-    p = corpus / "traces" / "systrace_meizu_flyme_2019_launcher_scroll.dataonly.html.gz"
-    if not p.exists():
-        pytest.skip("trace missing")
+    p = corpus_file(corpus, "traces/systrace_meizu_flyme_2019_launcher_scroll.dataonly.html.gz")
     rep = analyze_frames(read_trace(p))
     assert "gc_blocking" in rep.frames.columns

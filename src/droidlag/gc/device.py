@@ -187,7 +187,8 @@ def _add_collection(p: ProcessGc, pauses: list[int], e: GcLogEvent) -> None:
     p.collections += 1
     kind = f"{e.cause} {e.collector}"
     p.by_kind[kind] = p.by_kind.get(kind, 0) + 1
-    p.by_generation[e.generation] = p.by_generation.get(e.generation, 0) + 1
+    gen = e.generation or "full"
+    p.by_generation[gen] = p.by_generation.get(gen, 0) + 1
     pauses.extend(e.pauses_ns)
     p.gc_wall_ns += e.duration_ns or 0
     p.freed_bytes += (e.freed_bytes or 0) + (e.freed_los_bytes or 0)

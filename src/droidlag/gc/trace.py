@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -80,13 +81,17 @@ class _Running:
             s = part["ts"].to_numpy()
             self.by_tid[int(tid)] = (s, s + part["dur"].to_numpy())
 
-    def cpu_ns(self, tid: int, a: int | None = None, b: int | None = None) -> int:
+    def total_ns(self, tid: int) -> int:
+        """All of a thread's Running time in the trace."""
+        got = self.by_tid.get(tid)
+        return int((got[1] - got[0]).sum()) if got is not None else 0
+
+    def cpu_ns(self, tid: int, a: int, b: int) -> int:
+        """A thread's Running time inside [a, b)."""
         got = self.by_tid.get(tid)
         if got is None:
             return 0
         s, e = got
-        if a is None:
-            return int((e - s).sum())
         i, j = int(np.searchsorted(e, a, side="right")), int(np.searchsorted(s, b, side="left"))
         if j <= i:
             return 0
@@ -124,7 +129,8 @@ def _stalls(trace: Trace, pid: int, waits: pl.DataFrame, runs: pl.DataFrame, dae
         st.max_wait_ns = max(st.max_wait_ns, dur or 0)
     for tid, name, dur in runs.filter(~pl.col("tid").is_in(list(daemons))).select("tid", "name", "dur").iter_rows():
         st = stalls.setdefault(tid, ThreadStall(tid, tid == pid))
-        cause = RUN_RE.match(name).group("cause")
+        m = RUN_RE.match(name)
+        cause = m.group("cause") if m else "GC"
         st.causes[cause] = st.causes.get(cause, 0) + 1
         st.started += 1
         st.waited_ns += dur or 0
@@ -138,6 +144,8 @@ def _process(trace: Trace, pid: int, rows: pl.DataFrame, running: _Running, conf
     daemons = {t.tid for t in trace.threads.values() if t.pid == pid and t.name == GC_DAEMON}
     for name, tid, ts, dur in runs.select("name", "tid", "ts", "dur").iter_rows():
         m = RUN_RE.match(name)
+        if m is None:   # classified as a run by the same pattern; kept for the type checker
+            continue
         kind = f"{m.group('cause')} {m.group('collector')}"
         gen = generation_of(m.group("collector"))
         p.collections += 1
@@ -165,9 +173,10 @@ def _process(trace: Trace, pid: int, rows: pl.DataFrame, running: _Running, conf
             p.main_thread_blocked_ns += st.waited_ns
             p.main_thread_waits += st.waits + st.started
     if trace.has_sched and daemons:
-        p.heap_task_daemon_cpu_ns = sum(running.cpu_ns(t) for t in daemons)
+        p.heap_task_daemon_cpu_ns = sum(running.total_ns(t) for t in daemons)
     if rows.height:
-        p.first_ns, p.last_ns = int(rows["ts"].min()), int((rows["ts"] + rows["dur"].fill_null(0)).max())
+        ends = rows["ts"] + rows["dur"].fill_null(0)
+        p.first_ns, p.last_ns = int(cast(int, rows["ts"].min())), int(cast(int, ends.max()))
     p.lines = rows.height
     return p
 
@@ -181,8 +190,8 @@ def _heap_counter(trace: Trace, procs: dict[int, ProcessGc]) -> None:
         p = procs.get(int(pid))
         if p is not None:
             vals = part.sort("ts")["value"]
-            p.heap.used_max_bytes = int(vals.max() * 1024)
-            p.heap.used_last_bytes = int(vals[-1] * 1024)
+            p.heap.used_max_bytes = int(cast(float, vals.max()) * 1024)
+            p.heap.used_last_bytes = int(cast(float, vals[-1]) * 1024)
 
 
 def analyze_trace_gc(trace: Trace, config: GcConfig | None = None) -> TraceGcReport:

@@ -233,7 +233,7 @@ def read_gc_log_text(text: str, source: str, year: int | None = None, dedupe: bo
     bugreport repeats log tails in several sections)."""
     year = year or year_of_bugreport(text)
     log = GcLog(source=source, year=year or DEFAULT_YEAR, year_known=year is not None)
-    clock = _Clock(log.year)
+    clock = _Clock(year or DEFAULT_YEAR)
     seen: set[str] = set()
     line_no, counted_to, last_line_start = 1, 0, -1
     unknown_prefix: list[int] = []

@@ -46,7 +46,7 @@ def gc_section(reports: list[dict], top: int = 30) -> str:
            "slices and the sched data.</p>"]
     for r in reports:
         what = {"log": r.get("events"), "trace": r.get("slices"), "dump": {"process dumps": r.get("dumps")}}.get(
-            r.get("kind"))
+            r.get("kind") or "")
         head = ", ".join(f"{_e(k)} {_e(n)}" for k, n in (what or {}).items())
         rows = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in _row(p)) + "</tr>" for p in r["processes"][:top])
         more = (f'<p class="muted">{len(r["processes"]) - top} more process(es) in findings.json.</p>'
