@@ -38,6 +38,7 @@ class GcConfig:
 
     percentiles: tuple[int, ...] = (50, 90, 99)
     hang_window_ns: int = 20_000_000_000
+    timeline_buckets: int = 120      # at most this many time buckets in a process's GC timeline
 
 
 @dataclass
@@ -115,6 +116,7 @@ class ProcessGc:
     last_ns: int | None = None
     lines: int = 0
     dump_time: str | None = None          # dumps: when the process was dumped
+    timeline: dict | None = None          # logs with times: GC time per bucket (see gc_timeline)
 
     def to_dict(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if k not in ("threads", "heap")}
@@ -243,7 +245,43 @@ def _process(events: list[GcLogEvent], config: GcConfig) -> ProcessGc:
     if p.heap.limit_bytes and p.heap.used_max_bytes is not None:
         p.heap.used_of_limit = round(p.heap.used_max_bytes / p.heap.limit_bytes, 4)
     p.threads = sorted(stalls.values(), key=lambda s: (not s.main, -s.waited_ns, -(s.waits + s.started)))
+    p.timeline = gc_timeline(events, config.timeline_buckets)
     return p
+
+
+def _spread(acc: list[int], t0: int, width: int, a: int, b: int) -> None:
+    """Add the interval [a, b) (ns) to the buckets it covers, each its own share."""
+    i = max(0, (a - t0) // width)
+    while i < len(acc) and t0 + i * width < b:
+        lo, hi = t0 + i * width, t0 + (i + 1) * width
+        acc[i] += max(0, min(b, hi) - max(a, lo))
+        i += 1
+
+
+def gc_timeline(events: list[GcLogEvent], buckets: int = 120) -> dict | None:
+    """One process's GC over time: per bucket, the logged collection time (`gc_wall_ns`), the logged blocking waits
+    of all threads (`blocked_ns`) and of the main thread (`main_blocked_ns`); each interval is [logged end - its
+    length, logged end]. Bucket width: whole seconds, at most `buckets` buckets. None without times or under 1 s."""
+    timed = [e for e in events if e.ts_ns is not None and e.kind in (COLLECTION, WAIT_DONE)]
+    if not timed:
+        return None
+    t0 = min(e.ts_ns - (e.duration_ns or 0) for e in timed if e.ts_ns is not None)
+    t1 = max(e.ts_ns for e in timed if e.ts_ns is not None)
+    if t1 - t0 < 1_000_000_000:
+        return None
+    width = max(1, -(-(t1 - t0) // (buckets * 1_000_000_000))) * 1_000_000_000
+    n = (t1 - t0) // width + 1
+    gc, blocked, main = [0] * n, [0] * n, [0] * n
+    for e in timed:
+        end = e.ts_ns or 0
+        a = end - (e.duration_ns or 0)
+        if e.kind == COLLECTION:
+            _spread(gc, t0, width, a, end)
+        else:
+            _spread(blocked, t0, width, a, end)
+            if e.main_thread:
+                _spread(main, t0, width, a, end)
+    return {"start_ns": t0, "width_ns": width, "gc_wall_ns": gc, "blocked_ns": blocked, "main_blocked_ns": main}
 
 
 def summarize_gc_log(log: GcLog, config: GcConfig | None = None) -> GcLogReport:

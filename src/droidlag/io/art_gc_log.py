@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections import Counter
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
@@ -227,14 +228,45 @@ def year_of_bugreport(text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def read_gc_log_text(text: str, source: str, year: int | None = None, dedupe: bool = False) -> GcLog:
-    """Every ART GC line in `text` as events, in text order. year: for dates logged without one (default: the
-    bugreport header's year if the text has one). dedupe: drop a timed line identical to an earlier one (a
-    bugreport repeats log tails in several sections)."""
+class _Repeats:
+    """A log is in time order. Where the time goes back by more than a second and the lines that follow repeat
+    earlier ones word for word, the text holds a second copy of a stretch (a log pasted twice, a bugreport section
+    repeating the tail of another): those lines are read once. Counted per line text, so a line genuinely logged
+    several times in one millisecond keeps all its copies."""
+
+    BACK_NS = 1_000_000_000
+
+    def __init__(self) -> None:
+        self.seen: Counter[str] = Counter()
+        self.replayed: Counter[str] = Counter()
+        self.max_ts: int | None = None
+        self.replaying = False
+        self.skipped: list[int] = []
+
+    def is_repeat(self, line: str, ts: int | None, line_no: int) -> bool:
+        if ts is None:
+            return False
+        back = self.max_ts is not None and ts < self.max_ts - self.BACK_NS
+        if (back or self.replaying) and self.seen[line] > self.replayed[line]:
+            self.replaying = True
+            self.replayed[line] += 1
+            self.skipped.append(line_no)
+            return True
+        self.replaying = False
+        self.replayed.clear()
+        self.seen[line] += 1
+        self.max_ts = ts if self.max_ts is None else max(self.max_ts, ts)
+        return False
+
+
+def read_gc_log_text(text: str, source: str, year: int | None = None) -> GcLog:
+    """Every ART GC line in `text` as events, in text order; repeated copies of a stretch of the log are read once
+    (see _Repeats), with a warning. year: for dates logged without one (default: the bugreport header's year if
+    the text has one)."""
     year = year or year_of_bugreport(text)
     log = GcLog(source=source, year=year or DEFAULT_YEAR, year_known=year is not None)
     clock = _Clock(year or DEFAULT_YEAR)
-    seen: set[str] = set()
+    repeats = _Repeats()
     line_no, counted_to, last_line_start = 1, 0, -1
     unknown_prefix: list[int] = []
     for hit in MARKS.finditer(text):
@@ -256,8 +288,6 @@ def read_gc_log_text(text: str, source: str, year: int | None = None, dedupe: bo
             log.warnings.append(ReadWarning(source, "GC log line not understood; skipped", line=line_no))
             continue
         offset, fields = got
-        if dedupe and line in seen:
-            continue
         prev = ""
         if not line[:offset].strip() and start > 0:
             p_end = start - 1
@@ -267,12 +297,16 @@ def read_gc_log_text(text: str, source: str, year: int | None = None, dedupe: bo
         if pf is None:
             unknown_prefix.append(line_no)
             pf = {}
-        if dedupe and pf.get("ts_ns") is not None:
-            seen.add(line)
+        if repeats.is_repeat(line, pf.get("ts_ns"), line_no):
+            continue
         log.events.append(GcLogEvent(line=line_no, **pf, **fields))
     log.lines_scanned = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     log.clock = clock.kind
     log.year_known = log.year_known or (clock.kind == "wall" and not clock.yearless)
+    if repeats.skipped:
+        log.warnings.append(ReadWarning(source, f"{len(repeats.skipped)} GC line(s) repeat earlier lines after the "
+                                                "time went back (a log copied twice, or a section repeating "
+                                                "another): read once", line=repeats.skipped[0]))
     if unknown_prefix:
         log.warnings.append(ReadWarning(source, f"{len(unknown_prefix)} GC line(s) with a prefix in no known logcat "
                                                 "format: read without process, thread or time",
@@ -419,7 +453,7 @@ def read_device_gc(path: str | Path, data: bytes | None = None,
     """Everything ART says about GC in one file, decoded once: its GC log lines (a bugreport's repeated log tails
     read once) and the GC part of every process dump in it. InputError when the file cannot be read at all."""
     texts, zipped, warnings = _texts(path, data)
-    logs = [read_gc_log_text(text, name, year, dedupe=zipped) for name, text in texts]
+    logs = [read_gc_log_text(text, name, year) for name, text in texts]
     dumps = [d for name, text in texts for d in read_gc_dumps_text(text, name)]
     log = logs[0]
     for other in logs[1:]:
