@@ -59,3 +59,14 @@ def test_gc_device_without_usable_input(tmp_path: Path, capsys):
     junk = tmp_path / "junk.bin"
     junk.write_bytes(b"\x00\x01 nothing here")
     assert main(["gc", "device", str(junk)]) == 3
+
+
+def test_logcat_files_are_recognized_by_content(corpus: Path):
+    from droidlag.io.detect import LOGCAT, sniff_bytes
+
+    for p in sorted((corpus / "gc").glob("art_logcat_*.txt")):
+        assert sniff_bytes(p.read_bytes()) == LOGCAT, p.name
+    # prose quoting a GC message without a logcat prefix is not a log
+    prose = b"Our app showed: Background concurrent copying GC freed 5MB AllocSpace bytes, 3(1KB) LOS objects, " \
+            b"40% free, 5MB/10MB, paused 1ms total 100ms\nwhich we fixed.\n"
+    assert sniff_bytes(prose) is None
