@@ -39,10 +39,11 @@ from droidlag.models.gc import (
 
 _SIZE = r"\d+(?:\.\d+)?[KMGT]?B"
 _DUR = r"\d+(?:\.\d+)?(?:ns|us|ms|s)"
-# The fixed words every message has; one search over the text finds the candidate lines.
-MARKS = re.compile(r" GC freed |a blocking GC |WaitForGcToComplete blocked|Clamp target GC heap from |"
-                   r"Forcing collection of SoftReferences for |Throwing OutOfMemoryError \"Failed to allocate|"
-                   r"Suspending all threads took: ")
+# The fixed words every message has; a search over the text for each finds the candidate lines.
+MARK_WORDS = (" GC freed ", "a blocking GC ", "WaitForGcToComplete blocked", "Clamp target GC heap from ",
+              "Forcing collection of SoftReferences for ", 'Throwing OutOfMemoryError "Failed to allocate',
+              "Suspending all threads took: ")
+
 
 _COLLECTION = re.compile(
     rf"(?P<cause>[A-Z][A-Za-z]*) (?P<collector>[a-z][a-z +]*?)(?: \(sampled\))? GC freed "
@@ -228,6 +229,18 @@ def year_of_bugreport(text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _mark_positions(text: str) -> list[int]:
+    """Where the fixed words of GC messages occur, in text order (str.find per word: C speed, no regex engine)."""
+    out: list[int] = []
+    for word in MARK_WORDS:
+        i = text.find(word)
+        while i >= 0:
+            out.append(i)
+            i = text.find(word, i + len(word))
+    out.sort()
+    return out
+
+
 class _Repeats:
     """A log is in time order. Where the time goes back by more than a second and the lines that follow repeat
     earlier ones word for word, the text holds a second copy of a stretch (a log pasted twice, a bugreport section
@@ -269,12 +282,12 @@ def read_gc_log_text(text: str, source: str, year: int | None = None) -> GcLog:
     repeats = _Repeats()
     line_no, counted_to, last_line_start = 1, 0, -1
     unknown_prefix: list[int] = []
-    for hit in MARKS.finditer(text):
-        start = text.rfind("\n", 0, hit.start()) + 1
+    for hit in _mark_positions(text):
+        start = text.rfind("\n", 0, hit) + 1
         if start == last_line_start:
             continue   # two marks on one line
         last_line_start = start
-        end = text.find("\n", hit.end())
+        end = text.find("\n", hit)
         end = len(text) if end < 0 else end
         line_no += text.count("\n", counted_to, start)
         counted_to = start
@@ -368,7 +381,8 @@ def _collectors(block: str) -> list[CollectorStats]:
 
 
 def _daemon_cpu(block: str) -> int | None:
-    m = _HEAP_TASK_DAEMON.search(block)
+    at = block.find('\n"HeapTaskDaemon"')
+    m = _HEAP_TASK_DAEMON.match(block, at + 1) if at >= 0 else None
     if not m:
         return None
     lines = m.group(1)
@@ -386,26 +400,39 @@ def _dump(block: str, source: str, line: int, pid: int, when: str) -> ArtGcDump 
     d = ArtGcDump(source=source, line=line, pid=pid, time=when.strip() or None)
     cmd = _CMDLINE.search(block, 0, 4096)
     d.process = cmd.group(1).strip() if cmd else None
+    threads_at = block.find("\nDALVIK THREADS")
+    head = block[:threads_at] if threads_at >= 0 else block   # ART prints the heap section before the threads
+    heap_at = head.find("\nHeap: ")
+    head = head[heap_at:] if heap_at >= 0 else head
     for name, rx, how in _DUMP_TOTALS:
-        m = rx.search(block)
+        m = rx.search(head)
         if m:
             setattr(d, name, _value(m.group(1), how))
-    h = _HEAP.search(block)
+    h = _HEAP.search(head)
     if h:
         d.heap_free_percent = int(h.group(1))
         d.heap_used_bytes, d.heap_total_bytes = _value(h.group(2), "size"), _value(h.group(3), "size")
-    d.collectors = _collectors(block)
+    d.collectors = _collectors(head)
     if d.gc_count is None and not d.collectors and h is None:
         return None   # a native process or a dump without ART's heap section
     d.heap_task_daemon_cpu_ns = _daemon_cpu(block)
-    d.threads_waiting_for_gc = [(m.group(1), int(m.group(2)) == 1, m.group(3)) for m in _WAITING_FOR_GC.finditer(block)]
+    if "WaitingForGcToComplete" in block or "WaitingPerformingGc" in block:
+        d.threads_waiting_for_gc = [(m.group(1), int(m.group(2)) == 1, m.group(3))
+                                    for m in _WAITING_FOR_GC.finditer(block)]
     return d
 
 
 def read_gc_dumps_text(text: str, source: str) -> list[ArtGcDump]:
     """The GC part of every ART process dump (`----- pid N at TIME -----` ... `----- end N -----`) in `text`."""
     out: list[ArtGcDump] = []
-    starts = list(_DUMP_START.finditer(text))
+    starts = []
+    i = text.find("----- pid ")
+    while i >= 0:   # str.find, then the full header checked where the words are (a multiline regex is slow)
+        if i == 0 or text[i - 1] == "\n":
+            m = _DUMP_START.match(text, i)
+            if m:
+                starts.append(m)
+        i = text.find("----- pid ", i + 10)
     line, counted = 1, 0
     for k, m in enumerate(starts):
         stop = starts[k + 1].start() if k + 1 < len(starts) else len(text)
