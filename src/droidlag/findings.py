@@ -14,11 +14,11 @@ from droidlag import __version__
 from droidlag.errors import InputError, ReadWarning
 from droidlag.frames import FramesReport, analyze_frames
 from droidlag.gc.device import GcConfig, GcDumpReport, GcLogReport, summarize_gc_dumps, summarize_gc_log
-from droidlag.gc.evidence import hang_gc
+from droidlag.gc.evidence import hang_gc, hang_gc_from_dump
 from droidlag.gc.trace import TraceGcReport, analyze_trace_gc
 from droidlag.hangs import HangReport, HangsConfig, analyze_hangs
 from droidlag.io.inputs import InputFile, discover
-from droidlag.models.gc import GcLog
+from droidlag.models.gc import ArtGcDump, GcLog
 from droidlag.models.trace import Trace
 from droidlag.report.narrative import frames_headlines, gc_headlines, hang_headlines, hang_sentence, wait_for_graph
 
@@ -49,6 +49,7 @@ class Findings:
     hangs: HangReport | None = None
     gc: list[GcLogReport | GcDumpReport | TraceGcReport] = field(default_factory=list)
     gc_logs: dict[str, GcLog] = field(default_factory=dict)   # input path -> its GC lines (for hang evidence)
+    gc_dumps: dict[str, list[ArtGcDump]] = field(default_factory=dict)   # input path -> its dumps' GC parts
     warnings: list[str] = field(default_factory=list)
 
     def headlines(self) -> list[dict]:
@@ -239,6 +240,7 @@ def _gc_logs(items: list[InputFile], findings: Findings, config: GcConfig | None
             continue
         log.source = name
         findings.gc_logs[name] = log   # hang sources are named the same way
+        findings.gc_dumps[name] = dumps
         findings.warnings += [f"{name}: {w.message}" + (f" (line {w.line})" if w.line else "")
                               for w in log.warnings[:20]]
         if item.kind == "logcat" and not log.events:
@@ -251,14 +253,20 @@ def _gc_logs(items: list[InputFile], findings: Findings, config: GcConfig | None
 
 
 def _hang_gc_evidence(findings: Findings, config: GcConfig | None) -> None:
-    """Each hang whose blocked thread waited for a GC in its capture's log (before the dump) says so."""
+    """Each hang whose blocked thread waited for a GC in its capture's log (before the dump), or was dumped waiting
+    for one, says so."""
     if not findings.hangs or not findings.gc_logs:
         return
     for ev in findings.hangs.events:
-        log = next((lg for path, lg in findings.gc_logs.items() if ev.source.startswith(path)), None)
-        if log is None:
+        path = next((p for p in findings.gc_logs if ev.source.startswith(p)), None)
+        if path is None:
             continue
         bt = ev.blocked_thread
-        got = hang_gc(log, ev.pid, bt.sys_tid if bt is not None else None, ev.evidence.get("dump_time"), config)
+        got = hang_gc(findings.gc_logs[path], ev.pid, bt.sys_tid if bt is not None else None,
+                      ev.evidence.get("dump_time"), config)
         if got:
             ev.evidence["gc_blocking"] = got
+        in_dump = hang_gc_from_dump(findings.gc_dumps.get(path, []), ev.pid, ev.evidence.get("dump_time"),
+                                    bt.name if bt is not None else None, bt is not None and bt.tid == 1)
+        if in_dump:
+            ev.evidence["gc_in_dump"] = in_dump

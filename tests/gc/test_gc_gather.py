@@ -70,3 +70,25 @@ def test_logcat_files_are_recognized_by_content(corpus: Path):
     prose = b"Our app showed: Background concurrent copying GC freed 5MB AllocSpace bytes, 3(1KB) LOS objects, " \
             b"40% free, 5MB/10MB, paused 1ms total 100ms\nwhich we fixed.\n"
     assert sniff_bytes(prose) is None
+
+
+def test_hang_says_what_its_process_dump_says_of_gc(corpus: Path):
+    """The system_server SNR dump: its process dump counts blocking GCs; the hang event carries them."""
+    p = corpus_file(corpus, "anr/CharmingW_CWImage_traces_system_server_watchdog_snr.txt")
+    text = p.read_text(encoding="utf-8", errors="replace")
+    first = text.split("----- end", 1)[0]
+    count = int(first.split("Total blocking GC count: ", 1)[1].split()[0])
+    f = analyze([p])
+    ev = f.hangs.events[0]
+    assert ev.evidence["gc_in_dump"]["blocking_gc_count"] == count == 6
+
+
+def test_hang_gc_from_dump_rules():
+    from droidlag.gc.evidence import hang_gc_from_dump
+    from droidlag.models.gc import ArtGcDump
+
+    d = ArtGcDump("x", 1, pid=5, time="2020-01-01 00:00:00", blocking_gc_count=0,
+                  threads_waiting_for_gc=[("main", True, "WaitingForGcToComplete")])
+    assert hang_gc_from_dump([d], 5, None, "main", True)["blocked_thread_state"] == "WaitingForGcToComplete"
+    assert hang_gc_from_dump([d], 5, None, "Binder:5_1", False) is None   # another thread, no blocking GC
+    assert hang_gc_from_dump([d], 6, None, "main", True) is None          # another process

@@ -1,5 +1,6 @@
 """GC as evidence for the analyses above it: which frames overlapped a blocking GC on their own threads (from the
-trace's GC slices), and whether a hang's blocked thread was stalled by GC in the log of the same capture."""
+trace's GC slices), and whether a hang's blocked thread was stalled by GC in the log of the same capture or caught
+waiting for one in its process dump."""
 from __future__ import annotations
 
 import calendar
@@ -10,7 +11,7 @@ import polars as pl
 
 from droidlag.gc.device import GcConfig, blocking_events
 from droidlag.gc.trace import blocking_slices
-from droidlag.models.gc import STARTING_BLOCKING, WAIT_DONE, WAITING_BLOCKING, GcLog
+from droidlag.models.gc import STARTING_BLOCKING, WAIT_DONE, WAITING_BLOCKING, ArtGcDump, GcLog
 from droidlag.models.trace import Trace
 
 _DUMP_TIME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?")
@@ -92,3 +93,24 @@ def hang_gc(log: GcLog, pid: int | None, tid: int | None, dump_time: str | None,
         "thread_known": all(e.tid is not None for e in evs),
         "lines": [e.line for e in evs[:10]],
     }
+
+
+def hang_gc_from_dump(dumps: list[ArtGcDump], pid: int | None, dump_time: str | None, thread_name: str | None,
+                      thread_is_main: bool) -> dict | None:
+    """What the hung process's own dump says about GC: whether the blocked thread was caught waiting for a GC, and
+    the process's blocking-GC totals since it started. None unless one of them is there (the thread waiting, or at
+    least one blocking GC)."""
+    mine = [d for d in dumps if d.pid == pid]
+    if not mine:
+        return None
+    d = next((x for x in reversed(mine) if dump_time and x.time == dump_time), mine[-1])
+    waiting = next((state for name, main, state in d.threads_waiting_for_gc
+                    if (thread_is_main and main) or (thread_name is not None and name == thread_name)), None)
+    if waiting is None and not d.blocking_gc_count:
+        return None
+    out: dict = {"blocked_thread_state": waiting, "blocking_gc_count": d.blocking_gc_count,
+                 "blocking_gc_time_ns": d.blocking_gc_time_ns, "wait_for_gc_ns": d.wait_for_gc_ns,
+                 "gc_count": d.gc_count, "gc_time_ns": d.gc_time_ns, "dump_line": d.line}
+    if d.heap_used_bytes is not None and d.max_memory_bytes:
+        out["heap_used_of_max"] = round(d.heap_used_bytes / d.max_memory_bytes, 4)
+    return out
