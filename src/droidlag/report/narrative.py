@@ -231,7 +231,7 @@ def gc_sentence(p: dict) -> str:
     if h.get("out_of_memory"):
         parts.append(f"{h['out_of_memory']} OutOfMemoryError(s)")
     span = (p["last_ns"] - p["first_ns"]) if p.get("first_ns") is not None and p.get("last_ns") is not None else 0
-    when = f" over {_dur(span)}" if span > 0 else ""
+    when = f" over {_dur(span)}" if span >= 1_000_000_000 else ""
     return f"{who}{when}: " + "; ".join(parts) if parts else f"{who}: GC lines without cost figures"
 
 
@@ -242,6 +242,8 @@ def gc_headlines(report: dict) -> list[dict]:
     if not procs:
         return []
     p = procs[0]
+    if not (p["collections"] or p["blocking_waits"] or p["blocking_started"] or p["heap"].get("out_of_memory")):
+        return []   # only heap trims or pauses: in the report's GC section, not a headline
     main = any(t["main_thread"] and (t["waits"] or t["started"]) for t in p["threads"])
     more = f" ({len(procs) - 1} more process(es) in the report)" if len(procs) > 1 else ""
     return [{"severity": 45 if main else 10, "kind": "gc", "level": "warn" if main else "muted",
