@@ -10,8 +10,8 @@ LOG_KINDS = ("logcat", "anr", "bugreport")
 
 
 def register(gcsub: argparse._SubParsersAction) -> None:
-    p = gcsub.add_parser("device", help="GC cost per process from logcat/bugreport GC lines and trace GC slices: "
-                                        "collections by kind, pauses, GC wall/CPU time, blocking waits by thread, "
+    p = gcsub.add_parser("device", help="GC cost per process from logcat/bugreport GC lines, ART process dumps "
+                                        "and trace GC slices: collections by kind, pauses, GC wall/CPU time, blocking waits by thread, "
                                         "freed bytes, heap against its limit")
     p.add_argument("paths", nargs="+", metavar="PATH", help="logcat files, bugreports (zip or text), traces, folders")
     p.add_argument("--json", action="store_true", help="machine-readable output")
