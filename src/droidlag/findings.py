@@ -191,3 +191,44 @@ def _hangs(items: list[InputFile], config: HangsConfig | None) -> HangReport:
             if ev.source.startswith(real):
                 ev.source = display + ev.source[len(real):]
     return report
+
+
+# --- Before/after a UI trim (issue 16): the SR/FF change beside the UI findings that were fixed. ---------------
+
+def _frame_counts(report: FramesReport) -> dict:
+    s = report.summary or {}
+    return {"frames": s.get("frames") or 0, "SR": s.get("sr"), "FF": s.get("ff"), "SR (threshold only)": s.get("sr_naive"),
+            "FF (threshold only)": s.get("ff_naive"), "SR %": s.get("sr_pct"), "FF %": s.get("ff_pct")}
+
+
+def _finding_key(f, root: str) -> tuple:
+    rel = str(Path(f.file).relative_to(root)) if f.file.startswith(root) else f.file
+    return (Path(rel).parent.name, Path(rel).name, f.kind, f.view_class, f.view_id)
+
+
+def compare_runs(before: str | Path, after: str | Path, layouts_before: list[str | Path] | None = None,
+                 layouts_after: list[str | Path] | None = None) -> dict:
+    """Frames of the same app before and after a change (SR/FF counts and rates, buffer-aware and threshold-only),
+    and when layout folders are given, the UI findings present before and gone after. Raises InputError for an
+    unreadable trace."""
+    from droidlag.io import read_trace
+    from droidlag.io.android_res import read_app
+    from droidlag.ui.layouts import analyze_layouts
+
+    counts = {}
+    for side, path in (("before", before), ("after", after)):
+        counts[side] = _frame_counts(analyze_frames(read_trace(Path(path))))
+    change = {}
+    for k in counts["before"]:
+        b, a = counts["before"][k], counts["after"][k]
+        change[k] = None if b is None or a is None else round(a - b, 3)
+    out = {"before_trace": str(before), "after_trace": str(after), "before": counts["before"],
+           "after": counts["after"], "change": change, "fixed_findings": [], "new_findings": []}
+    if layouts_before and layouts_after:
+        reports = {}
+        for side, roots in (("before", layouts_before), ("after", layouts_after)):
+            res, _ = read_app(list(roots))
+            reports[side] = ({_finding_key(f, str(roots[0])): f for f in analyze_layouts(res).findings})
+        out["fixed_findings"] = [f.to_dict() for k, f in reports["before"].items() if k not in reports["after"]]
+        out["new_findings"] = [f.to_dict() for k, f in reports["after"].items() if k not in reports["before"]]
+    return out
