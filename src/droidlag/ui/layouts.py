@@ -232,7 +232,10 @@ class _Checker:
         n_bg, c_bg = n.get("android:background"), c.get("android:background")
         if (n_bg and c_bg) or (n.get("android:foreground") and c.get("android:foreground")):
             return
-        if c.tag in PLAIN_GROUPS and not any(c.get(a) for a in JOB_ATTRS) and _fills(c, n, margin_ok=not n_bg):
+        # one background for the merged view: a margin or padding around the painted one would change the look
+        painted_gap = (c_bg and _has_padding(n)) or (n_bg and _has_padding(c))
+        if c.tag in PLAIN_GROUPS and not any(c.get(a) for a in JOB_ATTRS) and not painted_gap and \
+                _fills(c, n, margin_ok=not (n_bg or c_bg)):
             self.add(n, "useless-parent", 1, f"{n.simple} has a single child {c.simple} that fills it: merge the "
                      "two into one layout (move the attributes of one onto the other)", lf.name)
         elif _fills(c, n) and not _has_padding(n) and not (n_bg and _has_margin(c)):
