@@ -1,0 +1,103 @@
+"""Runtime view hierarchies of the corpus: every format read, layers counted per pixel and checked against an
+independent count, chains found as SOURCES.md counts them, the heat map in Android's colours."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from droidlag.cli import main
+from droidlag.errors import InputError
+from droidlag.io.view_hierarchy import read_hierarchy
+from droidlag.report.ui_html import OVERDRAW_RGB, heatmap_rgb
+from droidlag.ui.hierarchy import HierarchyConfig, analyze_hierarchy
+
+FILES = ["droidbot-album-sample/state_2017-08-11_155430.json", "droidbot-album-sample/state_2017-08-11_155535.json",
+         "uiautomator/js-adb_youtube_window_dump_6cc6d73.xml",
+         "uiautomator/js-adb_nexuslauncher_window_dump_6c2c763.xml", "rico/rico_3366.json", "rico/rico_33652.json"]
+# node counts from corpus/viewhierarchy/SOURCES.md and rico/SOURCES.md
+NODES = {"state_2017-08-11_155430.json": 49, "state_2017-08-11_155535.json": 205,
+         "js-adb_youtube_window_dump_6cc6d73.xml": 89, "js-adb_nexuslauncher_window_dump_6c2c763.xml": 25,
+         "rico_3366.json": 65, "rico_33652.json": 135}
+
+
+@pytest.mark.parametrize("rel", FILES)
+def test_hierarchy_read_and_counted(corpus: Path, rel: str):
+    path = corpus / "viewhierarchy" / rel
+    h, _ = read_hierarchy(path)
+    assert sum(1 for _ in h.root.walk()) == NODES[path.name]
+    r = analyze_hierarchy(h, HierarchyConfig(scale=0.05))
+    # independent count at one pixel: the window background plus every drawing view whose box holds it
+    from droidlag.ui.hierarchy import _draws, _visible_nodes
+    order = _visible_nodes(h.root, h.screen)
+    x, y = h.screen[0] // 2 + 3, h.screen[1] // 2 + 3
+    expect = 1 + sum(1 for n, b in order if _draws(n, h) and not (n.children and n.package == "android")
+                     and b[0] <= x < b[2] and b[1] <= y < b[3])
+    got = int(r.draws[int(y * 0.05), int(x * 0.05)])
+    assert abs(got - expect) <= 1   # the scaled grid may shift an edge by one cell
+    assert r.estimate and r.assumption
+    assert sum(r.overdraw_share().values()) == pytest.approx(1.0)
+
+
+def test_youtube_chains(corpus: Path):
+    h, _ = read_hierarchy(corpus / "viewhierarchy/uiautomator/js-adb_youtube_window_dump_6cc6d73.xml")
+    r = analyze_hierarchy(h)
+    # each chain is a run of containers with identical bounds, each the only child of the one above
+    assert r.chains and all(c.redundant >= 1 for c in r.chains)
+    assert any("RecyclerView" in c.classes[-1] for c in r.chains)
+
+
+def test_rico_draw_flag_used(corpus: Path):
+    h, _ = read_hierarchy(corpus / "viewhierarchy/rico/rico_3366.json")
+    assert h.has_draw_flags
+    texts = [n for n in h.root.walk() if n.simple_class.endswith("TextView")]
+    assert texts and all(n.draws for n in texts)           # RICO draw=false for text views: they draw
+
+
+def test_heatmap_colours():
+    draws = np.array([[0, 1, 2, 3, 4, 5, 9]], dtype=np.uint8)
+    img = heatmap_rgb(draws)
+    assert tuple(img[0, 1]) == OVERDRAW_RGB[0] and tuple(img[0, 2]) == OVERDRAW_RGB[1]   # 1x blue
+    assert tuple(img[0, 3]) == OVERDRAW_RGB[2] and tuple(img[0, 4]) == OVERDRAW_RGB[3]
+    assert tuple(img[0, 5]) == OVERDRAW_RGB[4] and tuple(img[0, 6]) == OVERDRAW_RGB[4]   # 4x+ red
+
+
+def test_dumpsys_view_lines(tmp_path: Path):
+    """The `dumpsys activity top` view line format of View.toString(): bounds relative to the parent."""
+    p = tmp_path / "top.txt"
+    p.write_text("TASK com.example id=1\n  ACTIVITY com.example/.Main 1 pid=1\n    View Hierarchy:\n"
+                 "      DecorView@1[Main]\n"
+                 "        android.widget.LinearLayout{a V.E...... ........ 0,0-1080,1920}\n"
+                 "          android.widget.FrameLayout{b V.ED..... ........ 0,100-1080,1920 #1020002 android:id/content}\n"
+                 "            android.widget.TextView{c V.ED..... ........ 10,20-110,70 #7f01 com.example:id/t}\n"
+                 "    Local FragmentActivity 1 State:\n")
+    h, _ = read_hierarchy(p)
+    tv = list(h.root.walk())[-1]
+    assert h.format == "dumpsys" and tv.bounds == (10, 120, 110, 170) and tv.draws and tv.resource_id.endswith("/t")
+    assert h.activity == "Main"
+
+
+def test_bad_input(tmp_path: Path):
+    p = tmp_path / "x.xml"
+    p.write_text("<hierarchy><node bounds='[0,0][1,1]'>")
+    with pytest.raises(InputError) as e:
+        read_hierarchy(p)
+    assert e.value.line == 1
+    q = tmp_path / "y.json"
+    q.write_text('{"views": [{"parent": 0, "children": [0], "bounds": [[0,0],[1,1]]}], "foreground_activity": "a"}')
+    with pytest.raises(InputError):
+        read_hierarchy(q)
+
+
+def test_cli_hierarchy_and_layouts(corpus: Path, tmp_path: Path, capsys):
+    f = corpus / "viewhierarchy/droidbot-album-sample/state_2017-08-11_155430.json"
+    assert main(["ui", "hierarchy", str(f), "--out", str(tmp_path), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["views"] == 49 and d["estimate"] is True
+    assert (tmp_path / "heatmap.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    app = corpus / "layouts/nextcloud_android"
+    assert main(["ui", "layouts", str(app), "--exclude", "fixes", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["findings"] and set(d["findings"][0]) >= {"file", "line", "kind", "view_class", "view_id", "layers",
+                                                        "fix"}
+    assert main(["ui", "hierarchy", str(tmp_path / "missing.xml")]) == 3
