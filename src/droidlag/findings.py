@@ -43,6 +43,9 @@ class Findings:
     gfxinfo: list[FramesReport] = field(default_factory=list)
     hangs: HangReport | None = None
     warnings: list[str] = field(default_factory=list)
+    ui_layouts: list[dict] = field(default_factory=list)        # one per app source tree (droidlag.ui.layouts)
+    ui_hierarchies: list[dict] = field(default_factory=list)    # one per runtime view dump (droidlag.ui.hierarchy)
+    ui_layer_maps: list = field(default_factory=list)           # numpy layer counts, one per ui_hierarchies entry
 
     def headlines(self) -> list[dict]:
         """What was found, worst first, each in plain words."""
@@ -69,6 +72,8 @@ class Findings:
             "gfxinfo": [g.to_dict() for g in self.gfxinfo],
             "hangs": hangs,
             "warnings": self.warnings,
+            "ui_layouts": self.ui_layouts,
+            "ui_hierarchies": self.ui_hierarchies,
         }
 
 
@@ -169,10 +174,35 @@ def _analyze_one(item: InputFile, findings: Findings, hang_items: list[InputFile
         item.status = "analyzed"
     elif item.kind in HANG_KINDS:
         hang_items.append(item)
+    elif item.kind in ("view-hierarchy", "android-layouts"):
+        _ui_one(item, findings)
     elif item.kind == "chrome-json":
         item.status, item.reason = "skipped", "Chrome JSON trace (traceEvents), not an Android trace"
     else:
         item.status, item.reason = "skipped", f"no analysis for {item.kind} data"
+
+
+def _ui_one(item: InputFile, findings: Findings) -> None:
+    """A runtime view dump (overdraw, heat map) or an app's layouts (redundant layers)."""
+    name = item.display or str(item.path)
+    if item.kind == "view-hierarchy":
+        from droidlag.io.view_hierarchy import read_hierarchy
+        from droidlag.ui.hierarchy import analyze_hierarchy
+        h, warnings = read_hierarchy(item.path)
+        report = analyze_hierarchy(h)
+        d = report.to_dict()
+        d["path"] = name
+        findings.ui_hierarchies.append(d)
+        findings.ui_layer_maps.append(report.draws)   # the report layer draws it as the heat map
+    else:
+        from droidlag.io.android_res import read_app
+        from droidlag.ui.layouts import analyze_layouts
+        res, warnings = read_app([item.path])
+        d = analyze_layouts(res).to_dict()
+        d["path"] = name
+        findings.ui_layouts.append(d)
+    findings.warnings += [f"{name}: {w}" for w in warnings]
+    item.status = "analyzed"
 
 
 def _hangs(items: list[InputFile], config: HangsConfig | None) -> HangReport:

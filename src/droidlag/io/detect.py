@@ -14,6 +14,8 @@ ZIP = "zip"
 ANR = "anr"
 GFXINFO = "gfxinfo"
 CHROME_JSON = "chrome-json"
+VIEW_HIERARCHY = "view-hierarchy"
+ANDROID_LAYOUTS = "android-layouts"
 
 
 def looks_like_perfetto(data: bytes) -> bool:
@@ -82,6 +84,9 @@ def sniff_bytes(data: bytes) -> str | None:
         return CHROME_JSON
     if _has_ftrace_lines(text, 5):   # prose quotes a line or two, a trace many
         return SYSTRACE
+    from droidlag.io.view_hierarchy import sniff_hierarchy
+    if sniff_hierarchy(head):
+        return VIEW_HIERARCHY
     if _GFXINFO_MARK.search(text):
         return GFXINFO
     if _ANR_MARK.search(text):
