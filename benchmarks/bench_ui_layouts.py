@@ -6,7 +6,6 @@ import time
 import xml.etree.ElementTree as ET  # baseline only: trusted corpus files, never user input
 
 from _corpus import corpus_root
-
 from droidlag.io.android_res import read_app
 from droidlag.ui.layouts import analyze_layouts
 

@@ -59,9 +59,10 @@ def test_every_layout_of_the_app_is_analysed(corpus: Path, app: str):
         assert any("<" in ln for ln in text[max(0, f.line - 3):f.line])
 
 
-def test_labelled_sample_matches_current_findings(corpus: Path):
-    """Every labelled finding is still produced (so the precision script measures the current rules), the sample is
-    large enough and says who labelled it."""
+def test_labelled_sample_covers_current_findings(corpus: Path):
+    """Every finding the rules make on the four apps has a hand label (so the precision script measures the current
+    rules); the sample is large enough and says who labelled it. Rows of findings later rules no longer make stay
+    as the record of the first labelling."""
     rows = list(csv.DictReader(open(Path(__file__).parent / "data" / "layout_findings_labels.csv")))
     assert len(rows) >= 50 and {r["label"] for r in rows} <= {"TP", "FP"}
     assert all(r["labelled_by"] and r["reason"] for r in rows)
@@ -71,7 +72,7 @@ def test_labelled_sample_matches_current_findings(corpus: Path):
         for f in analyze_layouts(res).findings:
             current.add((app, str(Path(f.file).relative_to(corpus / "layouts" / app)), str(f.line), f.kind))
     labelled = {(r["app"], r["file"], r["line"], r["kind"]) for r in rows}
-    assert labelled <= current
+    assert current <= labelled
 
 
 def test_include_cycle_and_missing_include_do_not_crash(tmp_path: Path):

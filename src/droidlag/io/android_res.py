@@ -18,7 +18,8 @@ _SKIP_DIRS = {"build", ".git", ".gradle", "node_modules", "intermediates", "gene
 
 
 def _element(node: XmlNode, path: str) -> LayoutElement:
-    return LayoutElement(node.tag, node.attrs, path, node.line, [_element(c, path) for c in node.children])
+    return LayoutElement(node.tag, node.attrs, path, node.line, [_element(c, path) for c in node.children],
+                         node.comments)
 
 
 def _res_dirs(root: Path, exclude: tuple[str, ...] = ()) -> tuple[list[Path], list[Path]]:

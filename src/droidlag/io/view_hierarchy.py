@@ -115,8 +115,8 @@ def _droidbot(doc: dict, path: str, warnings: list[ReadWarning]) -> ViewHierarch
     nodes: list[ViewNode | None] = []
     for i, v in enumerate(views):
         try:
-            (l, t), (r, b) = v["bounds"]
-            nodes.append(ViewNode(str(v.get("class") or "?"), (int(l), int(t), int(r), int(b)),
+            (x0, y0), (x1, y1) = v["bounds"]
+            nodes.append(ViewNode(str(v.get("class") or "?"), (int(x0), int(y0), int(x1), int(y1)),
                                   v.get("resource_id") or None, v.get("package") or None,
                                   bool(v.get("visible", True)), source=f"views[{i}]"))
         except (KeyError, TypeError, ValueError):
@@ -208,9 +208,9 @@ def _dumpsys(text: str, path: str, warnings: list[ReadWarning]) -> ViewHierarchy
         while stack and stack[-1][0] >= indent:
             stack.pop()
         pl, pt = (stack[-1][2], stack[-1][3]) if stack else (0, 0)
-        l, t, r, b = (int(m[k]) for k in ("l", "t", "r", "b"))
+        x0, y0, x1, y1 = (int(m[k]) for k in ("l", "t", "r", "b"))
         vf = m["vf"]
-        node = ViewNode(m["cls"], (pl + l, pt + t, pl + r, pt + b), m["rid"], None,
+        node = ViewNode(m["cls"], (pl + x0, pt + y0, pl + x1, pt + y1), m["rid"], None,
                         visible=vf[0] == "V", draws=vf[3] == "D", source=f"line {i + 1}")
         if stack:
             stack[-1][1].children.append(node)
@@ -219,7 +219,7 @@ def _dumpsys(text: str, path: str, warnings: list[ReadWarning]) -> ViewHierarchy
         else:
             warnings.append(ReadWarning(path, "a second root view ignored", i + 1))
             break
-        stack.append((indent, node, pl + l, pt + t))
+        stack.append((indent, node, pl + x0, pt + y0))
     if root is None:
         raise InputError(path, "the 'View Hierarchy:' block holds no view line", start + 1)
     return ViewHierarchy(path, "dumpsys", root, _screen(root), has_draw_flags=True, activity=activity)

@@ -32,6 +32,7 @@ class XmlNode:
     line: int
     children: list[XmlNode] = field(default_factory=list)
     text: str = ""
+    comments: list[str] = field(default_factory=list)   # comments just before it and directly inside it
 
 
 def _attr_key(uri: str | None, local: str) -> str:
@@ -54,6 +55,32 @@ class _TreeBuilder(xml.sax.handler.ContentHandler):
         self.stack: list[XmlNode] = []
         self.root: XmlNode | None = None
         self.count = 0
+        self.pending: list[str] = []   # comments waiting for the next element
+
+    # lexical handler: comments are kept, because developers say there why a layer stays
+    def comment(self, content: str) -> None:
+        text = content.strip()[:2000]
+        if self.stack:
+            self.stack[-1].comments.append(text)
+        self.pending.append(text)
+
+    def startDTD(self, *args):   # noqa: N802 (SAX API)
+        pass
+
+    def endDTD(self):   # noqa: N802 (SAX API)
+        pass
+
+    def startCDATA(self):   # noqa: N802 (SAX API)
+        pass
+
+    def endCDATA(self):   # noqa: N802 (SAX API)
+        pass
+
+    def startEntity(self, name):   # noqa: N802 (SAX API)
+        pass
+
+    def endEntity(self, name):   # noqa: N802 (SAX API)
+        pass
 
     def setDocumentLocator(self, locator):   # noqa: N802 (SAX API)
         self.locator = locator
@@ -68,7 +95,9 @@ class _TreeBuilder(xml.sax.handler.ContentHandler):
         if len(self.stack) >= MAX_DEPTH:
             raise InputError(self.path, f"XML nested deeper than {MAX_DEPTH}", self._line())
         uri, local = name
-        node = XmlNode(local, {_attr_key(u, ln): v for (u, ln), v in attrs.items()}, self._line())
+        node = XmlNode(local, {_attr_key(u, ln): v for (u, ln), v in attrs.items()}, self._line(),
+                       comments=self.pending[-2:])
+        self.pending = []
         if self.stack:
             self.stack[-1].children.append(node)
         else:
@@ -77,6 +106,7 @@ class _TreeBuilder(xml.sax.handler.ContentHandler):
 
     def endElementNS(self, name, qname):   # noqa: N802 (SAX API)
         self.stack.pop()
+        self.pending = []
 
     def characters(self, content):
         if self.stack and len(self.stack[-1].text) < 65536:
@@ -93,6 +123,7 @@ def parse_xml(data: bytes, path: str | Path) -> XmlNode:
     parser = defusedxml.sax.make_parser()
     parser.setFeature(xml.sax.handler.feature_namespaces, True)
     parser.setContentHandler(handler)
+    parser.setProperty(xml.sax.handler.property_lexical_handler, handler)
     try:
         parser.parse(io.BytesIO(data))
     except xml.sax.SAXParseException as e:

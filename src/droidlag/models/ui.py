@@ -16,6 +16,7 @@ class LayoutElement:
     file: str
     line: int
     children: list[LayoutElement] = field(default_factory=list)
+    comments: list[str] = field(default_factory=list)   # XML comments just before the element and directly in it
 
     def get(self, name: str, default: str | None = None) -> str | None:
         return self.attrs.get(name, default)
@@ -116,8 +117,8 @@ class ViewNode:
 
     @property
     def area(self) -> int:
-        l, t, r, b = self.bounds
-        return max(0, r - l) * max(0, b - t)
+        left, top, right, bottom = self.bounds
+        return max(0, right - left) * max(0, bottom - top)
 
     def walk(self) -> Iterator[ViewNode]:
         yield self

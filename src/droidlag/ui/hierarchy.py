@@ -122,8 +122,8 @@ def _visible_nodes(root: ViewNode, screen: tuple[int, int]) -> list[tuple[ViewNo
         n, clip = stack.pop()
         if not n.visible:
             continue
-        l, t, r, b = n.bounds
-        box = (max(l, clip[0]), max(t, clip[1]), min(r, clip[2]), min(b, clip[3]))
+        x0, y0, x1, y1 = n.bounds
+        box = (max(x0, clip[0]), max(y0, clip[1]), min(x1, clip[2]), min(y1, clip[3]))
         if box[2] <= box[0] or box[3] <= box[1]:
             continue
         out.append((n, box))
@@ -180,10 +180,10 @@ def analyze_hierarchy(h: ViewHierarchy, config: HierarchyConfig | None = None) -
         draws += 1
     order = _visible_nodes(h.root, (w, hgt))
     drawing = {id(n) for n, _ in order if _draws(n, h) and not (_is_framework(n) and n.children)}
-    for n, (l, t, r, b) in order:
+    for n, (left, top, right, bottom) in order:
         if id(n) in drawing:
-            y0, y1 = int(t * cfg.scale), max(int(t * cfg.scale) + 1, int(b * cfg.scale))
-            x0, x1 = int(l * cfg.scale), max(int(l * cfg.scale) + 1, int(r * cfg.scale))
+            y0, y1 = int(top * cfg.scale), max(int(top * cfg.scale) + 1, int(bottom * cfg.scale))
+            x0, x1 = int(left * cfg.scale), max(int(left * cfg.scale) + 1, int(right * cfg.scale))
             sub = draws[y0:y1, x0:x1]
             np.minimum(sub.astype(np.uint16) + 1, 255, out=sub, casting="unsafe")
     regions = []

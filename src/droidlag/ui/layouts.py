@@ -31,6 +31,10 @@ WRAPPER_JOB_ATTRS = tuple(a for a in JOB_ATTRS if a not in ("android:visibility"
 MARGIN = re.compile(r"android:layout_margin")
 FILL = ("match_parent", "fill_parent")
 MAX_INCLUDE_DEPTH = 24
+# Material surfaces: their background feeds elevation overlays and lift-on-scroll tints, and drawers/bottom bars lie
+# over content, so a colour equal to the window's is not a plain repeat.
+MATERIAL_SURFACES = ("AppBarLayout", "BottomNavigationView", "NavigationView", "BottomAppBar", "NavigationRailView",
+                     "MaterialCardView", "CardView", "Chip", "FloatingActionButton")
 
 
 @dataclass
@@ -148,8 +152,18 @@ def _has_margin(n: Node) -> bool:
     return any(MARGIN.match(k) for k in n.attrs)
 
 
+# A comment on a wrapper saying it is needed is the developer's word that the layer stays (lint has tools:ignore
+# for the same purpose); "can be removed" comments are not.
+_KEPT_COMMENT = re.compile(r"\b(necessary|needed|required|do not remove|don't remove|must stay|keep (this|it))\b", re.I)
+
+
 def _ignored(n: Node, lint_id: str) -> bool:
     return lint_id.lower() in (n.el.get("tools:ignore") or "").lower()
+
+
+def _kept_on_purpose(n: Node) -> bool:
+    return any(_KEPT_COMMENT.search(c) for c in n.el.comments
+               if not re.search(r"licen[cs]e|copyright|SPDX", c, re.I))   # licence headers say "required by law"
 
 
 def _fills(child: Node, parent: Node, margin_ok: bool = False) -> bool:
@@ -172,6 +186,8 @@ class _Checker:
         self.findings: dict[tuple[str, int, str], LayoutFinding] = {}
         self.unresolved: list[str] = []
         self.deep_done: set[str] = set()
+        self.included = {_ref_name(el.get("layout")) for vs in res.layouts.values() for v in vs
+                         for el in v.root.walk() if el.tag == "include"}
         self.windows: dict[str, str] = {}   # window background key -> a theme of this app that paints it
         for theme in [res.app_theme, *res.activity_themes.values()]:
             key = Resolver(res, theme).window_background().key if theme else None
@@ -196,11 +212,13 @@ class _Checker:
             for r in roots:
                 r.file_root = True
             self._compound_root(lf)
-        window = resolver.window_background()
+        # a layout included elsewhere is judged against the window where it is included, not on its own
+        window = resolver.window_background() if lf.name not in self.included else None
         for r in roots:
             self._walk(r, lf, resolver, window, opaque_above=False, depth=1)
 
-    def _walk(self, n: Node, lf: LayoutFile, rv: Resolver, window: Paint, opaque_above: bool, depth: int) -> None:
+    def _walk(self, n: Node, lf: LayoutFile, rv: Resolver, window: Paint | None, opaque_above: bool,
+              depth: int) -> None:
         bg = rv.paint(n.get("android:background")) if n.get("android:background") else None
         self._useless(n, lf, rv)
         self._background(n, lf, rv, bg, window, opaque_above)
@@ -215,7 +233,7 @@ class _Checker:
             self._walk(c, lf, rv, window, opaque_above or bool(bg and bg.opaque), depth + 1)
 
     def _useless(self, n: Node, lf: LayoutFile, rv: Resolver) -> None:
-        if n.tag not in PLAIN_GROUPS or _ignored(n, "UselessParent"):
+        if n.tag not in PLAIN_GROUPS or _ignored(n, "UselessParent") or _kept_on_purpose(n):
             return
         views = n.views
         if not views:
@@ -243,35 +261,49 @@ class _Checker:
                      "and give its layout params" + (", id" if n.get("android:id") else "")
                      + (" and background" if n_bg else "") + f" to the {c.simple}", lf.name)
 
-    def _background(self, n: Node, lf: LayoutFile, rv: Resolver, bg: Paint | None, window: Paint,
+    def _background(self, n: Node, lf: LayoutFile, rv: Resolver, bg: Paint | None, window: Paint | None,
                     opaque_above: bool) -> None:
         if bg is None or not n.get("android:background"):
             return
         raw = n.get("android:background") or ""
+        if window is not None and not n.simple.endswith(MATERIAL_SURFACES):
+            if self._window(n, lf, bg, window, opaque_above, raw):
+                return
+        self._double(n, lf, rv, bg, raw)
+
+    def _window(self, n: Node, lf: LayoutFile, bg: Paint, window: Paint, opaque_above: bool, raw: str) -> bool:
+        """A background that repeats, or hides, the window background under it."""
         repeats = (bg.key == "window" or (bg.key is not None and bg.key == window.key)) and bg.opaque is not False
-        if repeats and not opaque_above and not _may_cover_siblings(n) and not _ignored(n, "Overdraw"):
+        if _ignored(n, "Overdraw"):
+            return False
+        if repeats and not opaque_above and not _may_cover_siblings(n):
             self.add(n, "window-background-repeat", 1, f"background {raw} repeats the window background "
                      f"({window.what}) drawn under it: remove it", lf.name)
-            return
+            return True
         other = self.windows.get(bg.key or "") if bg.opaque else None
-        if other and n.file_root and n.parent is None and _fills_screen(n) and not _ignored(n, "Overdraw"):
+        if other and n.file_root and n.parent is None and _fills_screen(n):
             self.add(n, "window-background-repeat", 1, f"this full-screen root's background {raw} is the window "
                      f"background of theme {other} (used by activities of this app): if this layout is shown in "
                      "such an activity, remove it", lf.name)
-            return
-        if bg.opaque and n.file_root and window.opaque and _is_activity_layout(self.res, lf) and \
-                all(n.get(f"android:layout_{d}") in FILL for d in ("width", "height")) and not _ignored(n, "Overdraw"):
+            return True
+        if bg.opaque and n.file_root and n.parent is None and window.opaque and _is_activity_layout(lf) and \
+                _fills_screen(n):
             self.add(n, "window-background-covered", 1, f"this full-screen root paints {raw} over the window "
                      f"background ({window.what}): set {raw} as the theme's android:windowBackground and drop it "
                      "here", lf.name)
+            return True
+        return False
+
+    def _double(self, n: Node, lf: LayoutFile, rv: Resolver, bg: Paint, raw: str) -> None:
+        """An opaque background hidden under a full-size child's opaque background."""
+        if not bg.opaque or _has_padding(n):
             return
-        if bg.opaque:
-            for c in n.views:
-                cbg = rv.paint(c.get("android:background")) if c.get("android:background") else None
-                if cbg is not None and cbg.opaque and _fills_strict(c, n) and not _has_padding(n):
-                    self.add(n, "double-background", 1, f"{n.simple}'s background {raw} is hidden under its child "
-                             f"{c.simple}'s opaque background {c.get('android:background')}: remove one", lf.name)
-                    break
+        for c in n.views:
+            cbg = rv.paint(c.get("android:background")) if c.get("android:background") else None
+            if cbg is not None and cbg.opaque and _fills_strict(c, n):
+                self.add(n, "double-background", 1, f"{n.simple}'s background {raw} is hidden under its child "
+                         f"{c.simple}'s opaque background {c.get('android:background')}: remove one", lf.name)
+                return
 
     def _alpha(self, n: Node, lf: LayoutFile) -> None:
         raw = n.get("android:alpha")
@@ -379,7 +411,7 @@ def _theme_for(res: AppResources, lf: LayoutFile) -> str | None:
     return res.app_theme
 
 
-def _is_activity_layout(res: AppResources, lf: LayoutFile) -> bool:
+def _is_activity_layout(lf: LayoutFile) -> bool:
     ctx = (lf.root.get("tools:context") or "").rsplit(".", 1)[-1]
     return lf.name.startswith("activity") or (bool(ctx) and ctx.endswith("Activity"))
 
@@ -399,12 +431,12 @@ def analyze_layouts(res: AppResources, config: LayoutConfig | None = None) -> La
     """Findings over every layout of the app whose file is to be reported (`res.report_files`)."""
     config = config or LayoutConfig()
     checker = _Checker(res, config, _custom_views(res))
+    # every layout is walked (a reported file may be included by one that is only context); findings are kept for
+    # reported files only
     n_layouts = 0
     for name in sorted(res.layouts):
         for lf in res.layouts[name]:
-            if lf.path not in res.report_files:
-                continue
-            n_layouts += 1
+            n_layouts += lf.path in res.report_files
             checker.check_layout(lf)
     findings = sorted(checker.findings.values(), key=lambda f: (f.file, f.line, f.kind))
     return LayoutReport(findings, len(res.layouts), n_layouts, checker.unresolved)
