@@ -10,7 +10,6 @@ from collections import Counter
 from pathlib import Path
 
 from _corpus import corpus_root
-
 from droidlag.io.android_res import read_app
 from droidlag.ui.layouts import analyze_layouts
 

@@ -245,15 +245,23 @@ def compare_runs(before: str | Path, after: str | Path, layouts_before: list[str
     from droidlag.io.android_res import read_app
     from droidlag.ui.layouts import analyze_layouts
 
-    counts = {}
+    counts, apps = {}, {}
     for side, path in (("before", before), ("after", after)):
-        counts[side] = _frame_counts(analyze_frames(read_trace(Path(path))))
+        report = analyze_frames(read_trace(Path(path)))
+        counts[side] = _frame_counts(report)
+        apps[side] = [a.get("process") for a in (report.summary or {}).get("apps") or [] if a.get("process")]
     change = {}
     for k in counts["before"]:
         b, a = counts["before"][k], counts["after"][k]
         change[k] = None if b is None or a is None else round(a - b, 3)
-    out = {"before_trace": str(before), "after_trace": str(after), "before": counts["before"],
-           "after": counts["after"], "change": change, "fixed_findings": [], "new_findings": []}
+    notes = []
+    if apps["before"] and apps["after"] and apps["before"][0] != apps["after"][0]:
+        notes.append(f"the busiest app differs: {apps['before'][0]} before, {apps['after'][0]} after: "
+                     "the change may not be the trim's")
+    if counts["before"]["frames"] and counts["after"]["frames"]:
+        notes.append("compare rates (SR %, FF %) when the two runs have different numbers of frames")
+    out = {"before_trace": str(before), "after_trace": str(after), "apps": apps, "before": counts["before"],
+           "after": counts["after"], "change": change, "fixed_findings": [], "new_findings": [], "notes": notes}
     if layouts_before and layouts_after:
         reports = {}
         for side, roots in (("before", layouts_before), ("after", layouts_after)):

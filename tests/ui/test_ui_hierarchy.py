@@ -101,3 +101,26 @@ def test_cli_hierarchy_and_layouts(corpus: Path, tmp_path: Path, capsys):
     assert d["findings"] and set(d["findings"][0]) >= {"file", "line", "kind", "view_class", "view_id", "layers",
                                                         "fix"}
     assert main(["ui", "hierarchy", str(tmp_path / "missing.xml")]) == 3
+
+
+def test_cli_compare_before_after(corpus: Path, tmp_path: Path, capsys):
+    """SR/FF of two real traces, each counted independently by the frames analysis, and the five useless parents
+    nextcloud's commit removed listed as fixed."""
+    from droidlag.frames import analyze_frames
+    from droidlag.io import read_trace
+    before = corpus / "traces/systrace_meizu_flyme_2019_list_jank.dataonly.html.gz"
+    after = corpus / "traces/systrace_meizu_flyme_2019_launcher_scroll.dataonly.html.gz"
+    fix = corpus / "layouts/nextcloud_android/fixes/remove-useless-parents"
+    assert main(["ui", "compare", "--before", str(before), "--after", str(after), "--layouts-before",
+                 str(fix / "before"), "--layouts-after", str(fix / "after"), "--json", "--out", str(tmp_path)]) == 0
+    d = json.loads(capsys.readouterr().out)
+    sb = analyze_frames(read_trace(before)).summary
+    sa = analyze_frames(read_trace(after)).summary
+    assert d["before"]["SR"] == sb["sr"] and d["after"]["SR"] == sa["sr"]
+    assert d["change"]["SR"] == sa["sr"] - sb["sr"] and d["change"]["FF"] == sa["ff"] - sb["ff"]
+    assert sorted(Path(f["file"]).name for f in d["fixed_findings"]) == [
+        "empty_list.xml", "file_preview.xml", "grid_image.xml", "preview_image_fragment.xml",
+        "text_file_preview.xml"]
+    assert d["new_findings"] == []
+    assert d["notes"]   # two different apps' traces: the comparison says so
+    assert "Before and after" in (tmp_path / "report.html").read_text(encoding="utf-8")

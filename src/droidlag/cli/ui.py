@@ -32,7 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmp.add_argument("--after", required=True, metavar="TRACE")
     cmp.add_argument("--layouts-before", metavar="DIR")
     cmp.add_argument("--layouts-after", metavar="DIR")
-    cmp.add_argument("--json", action="store_true")
+    cmp.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    cmp.add_argument("--out", metavar="DIR", help="write compare.json and report.html here")
     cmp.set_defaults(func=run_compare)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
@@ -67,7 +68,7 @@ def run_hierarchy(args) -> int:
 
     from droidlag.cli.common import print_json
     from droidlag.io.view_hierarchy import read_hierarchy
-    from droidlag.report.ui_html import heatmap_png, hierarchy_section
+    from droidlag.report.ui_html import heatmap_png, hierarchy_section, standalone_page
     from droidlag.ui.hierarchy import analyze_hierarchy
 
     h, warnings = read_hierarchy(args.file)
@@ -80,12 +81,7 @@ def run_hierarchy(args) -> int:
         png = heatmap_png(report.draws)
         (out / "heatmap.png").write_bytes(png)
         (out / "hierarchy.json").write_text(json.dumps(d, indent=1), encoding="utf-8")
-        from droidlag.report.html import CSS
-        (out / "report.html").write_text(
-            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\""
-            " content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\"><title>droidlag ui hierarchy"
-            f"</title><style>{CSS}</style></head><body><main>{hierarchy_section(d, png)}</main></body></html>",
-            encoding="utf-8")
+        (out / "report.html").write_text(standalone_page("droidlag ui hierarchy", hierarchy_section(d, png)), encoding="utf-8")
     if args.json:
         print_json(d)
         return 0
@@ -94,18 +90,27 @@ def run_hierarchy(args) -> int:
     print(f"{h.format} dump, {report.views} views ({report.drawing_views} drawing), screen {h.screen[0]}x{h.screen[1]}"
           f"{', ' + h.activity if h.activity else ''}")
     print(f"layers per pixel ({kind}): mean {report.mean_draws():.2f}; overdraw " +
-          ", ".join(f"{k}x {100 * v:.0f}%" for k, v in share.items() if k != "none"))
+          ", ".join(f"{k.replace('_', ' ')} {100 * v:.0f}%" for k, v in share.items()))
     if report.estimate:
         print(f"assumption: {report.assumption}")
     worst = sorted(report.regions, key=lambda r: -r["max_layers"])[:3]
     print("worst regions: " + "; ".join(f"({r['x']},{r['y']}) {r['max_layers']} layers" for r in worst))
-    for c in report.chains:
-        print(f"same-bounds chain, {c.redundant} redundant: {' > '.join(c.classes)} ({c.source})")
-    for c in report.covered:
-        print(f"fully covered: {c.cls} {c.resource_id or ''} under {c.covered_by} ({c.source})")
+    for chain in report.chains:
+        print(f"same-bounds chain, {chain.redundant} redundant: {' > '.join(chain.classes)} ({chain.source})")
+    for cv in report.covered:
+        print(f"fully covered: {cv.cls} {cv.resource_id or ''} under {cv.covered_by} ({cv.source})")
     if args.out:
         print(f"heat map: {Path(args.out) / 'heatmap.png'}")
     return 0
+
+
+def _write_compare(d: dict, out: Path) -> None:
+    import json
+
+    from droidlag.report.ui_html import compare_section, standalone_page
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "compare.json").write_text(json.dumps(d, indent=1), encoding="utf-8")
+    (out / "report.html").write_text(standalone_page("droidlag ui compare", compare_section(d)), encoding="utf-8")
 
 
 def run_compare(args) -> int:
@@ -117,9 +122,13 @@ def run_compare(args) -> int:
         return EXIT_USAGE
     d = compare_runs(args.before, args.after, [args.layouts_before] if args.layouts_before else None,
                      [args.layouts_after] if args.layouts_after else None)
+    if args.out:
+        _write_compare(d, Path(args.out))
     if args.json:
         print_json(d)
         return 0
+    for n in d["notes"]:
+        print(f"note: {n}")
     for k, v in d["change"].items():
         print(f"{k:>22}: {d['before'][k]} -> {d['after'][k]} ({'+' if v and v > 0 else ''}{v})")
     if d["fixed_findings"]:

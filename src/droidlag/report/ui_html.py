@@ -49,7 +49,9 @@ def hierarchy_section(report: dict, png: bytes | None) -> str:
     legend = "".join(f'<span style="display:inline-block;margin-right:10px"><span style="display:inline-block;'
                      f'width:12px;height:12px;background:rgb{c};border:1px solid #999"></span> {e(t)}</span>'
                      for t, c in LEGEND)
-    rows = [[k, f"{100 * v:.1f}%"] for k, v in share.items()]
+    rows = [[k.replace("_", " "), f"{100 * v:.1f}%"] for k, v in share.items()]
+    worst = sorted(report.get("regions") or [], key=lambda r: (-r["max_layers"], -r["mean_layers"]))[:5]
+    worst_text = "; ".join(f'({r["x"]},{r["y"]}) {r["max_layers"]} layers' for r in worst)
     chains = report.get("same_bounds_chains") or []
     covered = report.get("covered_views") or []
     out = [f'<section class="ui-hierarchy"><h2>View hierarchy: {e(report.get("path"))}</h2>',
@@ -58,7 +60,9 @@ def hierarchy_section(report: dict, png: bytes | None) -> str:
            f'pixel on average ({label}).</p>',
            f'<p class="warn">Assumption: {e(report.get("assumption"))}</p>' if report.get("estimate") else "",
            f'<div style="display:flex;gap:20px;align-items:flex-start">{img}<div>{legend}'
-           + _table(["overdraw", "share of screen"], rows) + "</div></div>"]
+           + _table(["overdraw", "share of screen"], rows)
+           + (f'<p>Worst {e(worst[0]["size"])} px regions (x,y): {e(worst_text)}</p>' if worst else "")
+           + "</div></div>"]
     if chains:
         out.append("<h3>Same-bounds single-child chains</h3>" + _table(
             ["classes (outer to inner)", "redundant layers", "bounds"],
@@ -75,8 +79,9 @@ def layouts_section(report: dict) -> str:
     """An app's layout findings."""
     counts = report.get("counts") or {}
     head = ", ".join(f"{k}: {v}" for k, v in counts.items()) or "none"
-    rows = [[f'{f["file"]}:{f["line"]}', f["kind"], f["view_class"], f.get("view_id") or "", f["layers"], f["fix"]]
-            for f in report.get("findings") or []]
+    base = str(report.get("path") or "").rstrip("/") + "/"
+    rows = [[f'{f["file"][len(base):] if f["file"].startswith(base) else f["file"]}:{f["line"]}', f["kind"],
+             f["view_class"], f.get("view_id") or "", f["layers"], f["fix"]] for f in report.get("findings") or []]
     return (f'<section class="ui-layouts"><h2>Layouts: {e(report.get("path"))}</h2><p>{e(report.get("files"))} '
             f'layout files; findings by kind: {e(head)}</p>'
             + _table(["file:line", "kind", "view", "id", "layers", "fix"], rows) + "</section>")
@@ -86,12 +91,22 @@ def compare_section(cmp: dict) -> str:
     """Before/after: SR/FF change beside the UI findings that were fixed."""
     rows = [[k, cmp["before"].get(k), cmp["after"].get(k), cmp["change"].get(k)] for k in cmp.get("change", {})]
     fixed = cmp.get("fixed_findings") or []
-    return ('<section class="ui-compare"><h2>Before and after</h2>'
+    notes = "".join(f'<p class="warn">{e(n)}</p>' for n in cmp.get("notes") or [])
+    return (f'<section class="ui-compare"><h2>Before and after</h2><p>{e(cmp.get("before_trace"))} &rarr; '
+            f'{e(cmp.get("after_trace"))}</p>{notes}'
             + _table(["measure", "before", "after", "change"], rows)
             + (f"<h3>UI findings fixed ({len(fixed)})</h3>" + _table(
                 ["file", "kind", "view", "id"], [[f["file"], f["kind"], f["view_class"], f.get("view_id") or ""]
                                                  for f in fixed]) if fixed else "")
             + "</section>")
+
+
+def standalone_page(title: str, body: str) -> str:
+    """A self-contained page (the report's CSS, no script) around one or more sections."""
+    from droidlag.report.html import CSS
+    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-"
+            "Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
+            f"<title>{e(title)}</title><style>{CSS}</style></head><body><main>{body}</main></body></html>")
 
 
 def _table(headers: list[str], rows: list[list]) -> str:

@@ -77,14 +77,14 @@ class HierarchyReport:
     redundant_classes: dict[str, int] = field(default_factory=dict)
 
     def overdraw_share(self) -> dict[str, float]:
-        """Share of the screen drawn 1x (no overdraw), 2x (overdrawn once, blue) ... 5x+ (red): keys are Android's
-        overdraw counts `0`..`4+`."""
+        """Share of the screen by Android's overdraw count (layers beyond the first): `not_drawn`, `no_overdraw`
+        (drawn once), `1x` (blue), `2x` (green), `3x` (pink), `4x+` (red)."""
         total = self.draws.size or 1
-        over = np.clip(self.draws.astype(np.int16) - 1, -1, 4)
-        out = {"none": float((self.draws == 0).sum()) / total}
-        for k in range(4):
-            out[str(k)] = float((over == k).sum()) / total
-        out["4+"] = float((over >= 4).sum()) / total
+        over = self.draws.astype(np.int16) - 1
+        out = {"not_drawn": float((over < 0).sum()) / total, "no_overdraw": float((over == 0).sum()) / total}
+        for k in range(1, 4):
+            out[f"{k}x"] = float((over == k).sum()) / total
+        out["4x+"] = float((over >= 4).sum()) / total
         return out
 
     def mean_draws(self) -> float:

@@ -99,7 +99,8 @@ class Node:
 
     @property
     def tag(self) -> str:
-        return self.el.get("class") if self.el.tag == "view" and self.el.get("class") else self.el.tag
+        cls = self.el.get("class")
+        return cls if self.el.tag == "view" and cls else self.el.tag
 
     @property
     def simple(self) -> str:
@@ -125,7 +126,7 @@ def expand(res: AppResources, el: LayoutElement, unresolved: list[str], stack: t
     if el.tag == "include":
         name = _ref_name(el.get("layout"))
         target = res.layout(name) if name else None
-        if target is None or name in stack or len(stack) >= MAX_INCLUDE_DEPTH:
+        if name is None or target is None or name in stack or len(stack) >= MAX_INCLUDE_DEPTH:
             unresolved.append(el.get("layout") or "?")
             return [Node(LayoutElement("include-unresolved", el.attrs, el.file, el.line), dict(el.attrs), [], parent)]
         root = target.root
@@ -192,7 +193,7 @@ class _Checker:
         for theme in [res.app_theme, *res.activity_themes.values()]:
             key = Resolver(res, theme).window_background().key if theme else None
             if key and key.startswith("#"):
-                self.windows.setdefault(key, theme.split("/")[-1])
+                self.windows.setdefault(key, str(theme).split("/")[-1])
 
     def add(self, n: Node, kind: str, layers: int, fix: str, layout: str, detail: str = "") -> None:
         el = n.include if (n.include is not None and kind == "merge-root") else n.el
