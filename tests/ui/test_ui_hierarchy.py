@@ -70,10 +70,13 @@ def test_dumpsys_view_lines(tmp_path: Path):
                  "        android.widget.LinearLayout{a V.E...... ........ 0,0-1080,1920}\n"
                  "          android.widget.FrameLayout{b V.ED..... ........ 0,100-1080,1920 #1020002 android:id/content}\n"
                  "            android.widget.TextView{c V.ED..... ........ 10,20-110,70 #7f01 com.example:id/t}\n"
+                 "          android.widget.ListView{d1ae5ad VFED.VC.. .F...... 0,0-1080,1808 #7f0800c4 app:id/list}\n"
                  "    Local FragmentActivity 1 State:\n")
     h, _ = read_hierarchy(p)
-    tv = list(h.root.walk())[-1]
+    tv = list(h.root.walk())[2]
     assert h.format == "dumpsys" and tv.bounds == (10, 120, 110, 170) and tv.draws and tv.resource_id.endswith("/t")
+    lv = h.root.children[1]   # a sibling of the FrameLayout: back to the LinearLayout's origin
+    assert lv.simple_class == "ListView" and lv.bounds == (0, 0, 1080, 1808) and lv.draws
     assert h.activity == "Main"
 
 

@@ -44,8 +44,21 @@ def _res_dirs(root: Path, exclude: tuple[str, ...] = ()) -> tuple[list[Path], li
     return res, manifests
 
 
+_PROJECT_MARKS = ("res", "src", "AndroidManifest.xml", "build.gradle", "build.gradle.kts", "settings.gradle",
+                  "settings.gradle.kts")
+
+
 def looks_like_app_tree(root: Path) -> bool:
-    """True when a folder holds Android resources with at least one layout (a cheap check for input detection)."""
+    """True when a folder is an Android project or module (res/, src/, a manifest or a Gradle file in it or in a
+    sub-folder) holding at least one layout: a folder of mixed data that happens to hold an app somewhere deep
+    inside is not one."""
+    try:
+        marks = any((root / m).exists() for m in _PROJECT_MARKS) or any(
+            (c / m).exists() for c in root.iterdir() if c.is_dir() for m in ("res", "src"))
+    except OSError:
+        return False
+    if not marks:
+        return False
     try:
         res, _ = _res_dirs(root)
     except InputError:

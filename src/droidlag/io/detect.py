@@ -84,13 +84,13 @@ def sniff_bytes(data: bytes) -> str | None:
         return CHROME_JSON
     if _has_ftrace_lines(text, 5):   # prose quotes a line or two, a trace many
         return SYSTRACE
-    from droidlag.io.view_hierarchy import sniff_hierarchy
-    if sniff_hierarchy(head):
-        return VIEW_HIERARCHY
     if _GFXINFO_MARK.search(text):
         return GFXINFO
     if _ANR_MARK.search(text):
         return ANR
+    from droidlag.io.view_hierarchy import sniff_hierarchy
+    if sniff_hierarchy(head):   # last: a thread dump or gfxinfo that quotes a view dump stays what it is
+        return VIEW_HIERARCHY
     return None
 
 
