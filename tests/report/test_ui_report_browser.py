@@ -2,12 +2,14 @@
 the estimate's assumption, and the layout findings table lists file:line and kinds."""
 from pathlib import Path
 
+import pytest
 from browser import open_page
 
 from droidlag.findings import analyze
 from droidlag.report.writer import write_outputs
 
 
+@pytest.mark.slow
 def test_ui_sections_render(corpus: Path, tmp_path: Path):
     findings = analyze([corpus / "viewhierarchy/uiautomator/js-adb_youtube_window_dump_6cc6d73.xml",
                         corpus / "layouts/nextcloud_android/fixes/remove-useless-parents/before"])

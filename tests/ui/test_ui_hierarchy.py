@@ -106,6 +106,7 @@ def test_cli_hierarchy_and_layouts(corpus: Path, tmp_path: Path, capsys):
     assert main(["ui", "hierarchy", str(tmp_path / "missing.xml")]) == 3
 
 
+@pytest.mark.slow
 def test_cli_compare_before_after(corpus: Path, tmp_path: Path, capsys):
     """SR/FF of two real traces, each counted independently by the frames analysis, and the five useless parents
     nextcloud's commit removed listed as fixed."""
