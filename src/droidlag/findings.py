@@ -56,6 +56,7 @@ class Findings:
             out += frames_headlines(t.frames, t.path)
         for g in self.gfxinfo:
             out += frames_headlines(g, g.path)
+        out += ui_headlines(self.ui_layouts, self.ui_hierarchies)
         return sorted(out, key=lambda h: -h["severity"])
 
     def to_dict(self) -> dict:
@@ -75,6 +76,30 @@ class Findings:
             "ui_layouts": self.ui_layouts,
             "ui_hierarchies": self.ui_hierarchies,
         }
+
+
+def ui_headlines(layouts: list[dict], hierarchies: list[dict]) -> list[dict]:
+    """One line per app's layouts and per view dump: redundant layers are a cause of heavy UI work, not jank by
+    themselves, so they rank below slow frames and hangs (severity 2-9)."""
+    out: list[dict] = []
+    for lay in layouts:
+        n = len(lay.get("findings") or [])
+        kinds = ", ".join(f"{v} {k}" for k, v in sorted((lay.get("counts") or {}).items(), key=lambda kv: -kv[1]))
+        text = (f"{lay['path']}: {n} redundant UI layer(s) in {lay.get('files')} layout files ({kinds})" if n else
+                f"{lay['path']}: no redundant UI layer found in {lay.get('files')} layout files")
+        out.append({"severity": min(9, 2 + n / 10) if n else 1, "kind": "ui" if n else "ok",
+                    "level": "warn" if n else "ok", "source": lay["path"], "text": text})
+    for h in hierarchies:
+        share = h.get("overdraw_share") or {}
+        heavy = (share.get("3x") or 0) + (share.get("4x+") or 0)
+        chains = sum(c.get("redundant_layers") or 0 for c in h.get("same_bounds_chains") or [])
+        text = (f"{h['path']}: {h.get('mean_layers_per_pixel') or 0:.2f} layers per pixel"
+                f"{' (estimate)' if h.get('estimate') else ''}, {100 * heavy:.0f}% of the screen overdrawn 3x or "
+                f"more, {chains} redundant same-bounds container(s), {len(h.get('covered_views') or [])} fully "
+                "covered view(s)")
+        out.append({"severity": min(9, 2 + 20 * heavy + chains / 5), "kind": "ui", "level": "warn" if heavy or chains
+                    else "ok", "source": h["path"], "text": text})
+    return out
 
 
 def _extract(item: InputFile, tmp: Path) -> tuple[list[InputFile], list[ReadWarning]]:

@@ -128,3 +128,19 @@ def test_cli_compare_before_after(corpus: Path, tmp_path: Path, capsys):
     assert d["new_findings"] == []
     assert d["notes"]   # two different apps' traces: the comparison says so
     assert "Before and after" in (tmp_path / "report.html").read_text(encoding="utf-8")
+
+
+def test_cli_layouts_without_layouts_is_no_input(tmp_path: Path, capsys):
+    (tmp_path / "res" / "values").mkdir(parents=True)
+    assert main(["ui", "layouts", str(tmp_path)]) == 3
+    assert "no res/layout" in capsys.readouterr().err
+
+
+def test_ui_headlines_in_analyze(corpus: Path):
+    from droidlag.findings import analyze
+    f = analyze([corpus / "viewhierarchy/rico/rico_3366.json",
+                 corpus / "layouts/nextcloud_android/fixes/remove-useless-parents/before"])
+    heads = [h for h in f.headlines() if h["kind"] == "ui"]
+    assert len(heads) == 2
+    assert any("5 redundant UI layer(s) in 5 layout files (5 useless-parent)" in h["text"] for h in heads)
+    assert any("(estimate)" in h["text"] for h in heads)

@@ -86,14 +86,17 @@ def _uiautomator(data: bytes, path: str, warnings: list[ReadWarning]) -> ViewHie
     if not nodes:
         raise InputError(path, "the hierarchy holds no <node>", doc.line)
 
+    seen = [0]
+
     def build(x: XmlNode) -> ViewNode | None:
+        seen[0] += 1   # dumps are often one line: a node is named by its order in the file too
         m = _BOUNDS.fullmatch(x.attrs.get("bounds", ""))
         if not m:
             warnings.append(ReadWarning(path, "node without readable bounds skipped", x.line))
             return None
         node = ViewNode(x.attrs.get("class", "?"), tuple(int(g) for g in m.groups()),  # type: ignore[arg-type]
                         x.attrs.get("resource-id") or None, x.attrs.get("package") or None,
-                        x.attrs.get("visible-to-user", "true") != "false", source=f"line {x.line}")
+                        x.attrs.get("visible-to-user", "true") != "false", source=f"line {x.line}, node #{seen[0]}")
         node.children = [c for c in (build(y) for y in x.children if y.tag == "node") if c]
         return node
 
