@@ -133,3 +133,37 @@ def test_drawable_opacity(tmp_path, xml, opaque):
 def test_parse_color():
     assert parse_color("#FFF") == "#ffffffff" and parse_color("#8000") == "#88000000"
     assert parse_color("#12345678") == "#12345678" and parse_color("@color/x") is None and parse_color("#xyz") is None
+
+
+def test_data_binding_layout_root_and_style_background(tmp_path):
+    """`<layout><data/>ROOT</layout>` inflates ROOT; a view's style="@style/X" gives it X's background (and X's
+    parents'), as Android applies styles."""
+    values = ('<color name="bg">#FFFFFF</color>'
+              '<style name="AppTheme"><item name="android:windowBackground">@color/bg</item></style>'
+              '<style name="Panel"><item name="android:background">@color/bg</item></style>'
+              '<style name="Panel.Big"><item name="android:padding">8dp</item></style>')
+    manifest = '<manifest NS><application android:theme="@style/AppTheme"/></manifest>'
+    r = _app(tmp_path, {
+        "bound": '<layout NS>\n<data><variable name="x" type="String"/></data>\n<FrameLayout MM>\n'
+                 '<LinearLayout MM><TextView/><TextView/></LinearLayout>\n</FrameLayout>\n</layout>',
+        "styled": '<LinearLayout NS MM>\n<LinearLayout MM style="@style/Panel.Big"><TextView/></LinearLayout>\n'
+                  '</LinearLayout>'}, values, manifest=manifest)
+    kinds = _kinds(r)
+    assert ("bound", 3, "useless-parent") in kinds          # the FrameLayout under <layout> is the root
+    assert ("styled", 2, "window-background-repeat") in kinds
+
+
+def test_theme_overlay_and_tint_change_the_colour(tmp_path):
+    values = ('<color name="bg">#FFFFFF</color><color name="dark">#FF000000</color>'
+              '<style name="AppTheme"><item name="android:windowBackground">@color/bg</item>'
+              '<item name="surface">@color/bg</item></style>'
+              '<style name="Dark"><item name="surface">@color/dark</item></style>')
+    manifest = '<manifest NS><application android:theme="@style/AppTheme"/></manifest>'
+    r = _app(tmp_path, {
+        "plain": '<LinearLayout NS MM>\n<TextView android:background="?attr/surface"/>\n</LinearLayout>',
+        "overlay": '<LinearLayout NS MM android:theme="@style/Dark">\n<TextView android:background="?attr/surface"/>'
+                   '\n</LinearLayout>',
+        "tinted": '<LinearLayout NS MM>\n<TextView android:background="@color/bg" '
+                  'android:backgroundTint="#ff00ff00"/>\n</LinearLayout>'}, values, manifest=manifest)
+    kinds = [k for k in _kinds(r) if k[2] == "window-background-repeat"]
+    assert kinds == [("plain", 2, "window-background-repeat")]

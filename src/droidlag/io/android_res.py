@@ -112,6 +112,18 @@ def _add_manifest(node: XmlNode, res: AppResources) -> None:
                 res.activity_themes.setdefault(act.attrs.get("android:name", ""), act.attrs["android:theme"])
 
 
+def _unwrap_data_binding(node: XmlNode, path: Path, warnings: list[ReadWarning]) -> XmlNode | None:
+    """A data-binding layout (`<layout><data/>ROOT</layout>`) inflates ROOT: that is the layout's root view."""
+    if node.tag != "layout":
+        return node
+    views = [c for c in node.children if c.tag != "data"]
+    if not views:
+        warnings.append(ReadWarning(str(path), "skipped: data-binding <layout> without a root view", node.line))
+        return None
+    views[0].comments = node.comments + views[0].comments
+    return views[0]
+
+
 def _read_res_dir(r: Path, res: AppResources, report: bool, warnings: list[ReadWarning],
                   styles: dict[str, dict[str, Style]]) -> None:
     for folder in sorted(p for p in r.iterdir() if p.is_dir()):
@@ -125,6 +137,9 @@ def _read_res_dir(r: Path, res: AppResources, report: bool, warnings: list[ReadW
                 continue
             name = f.name[:-4]
             if kind == "layout":
+                node = _unwrap_data_binding(node, f, warnings)
+                if node is None:
+                    continue
                 variants = res.layouts.setdefault(name, [])
                 if any(v.qualifiers == qual for v in variants):
                     continue    # an earlier folder already gave this layout in this configuration

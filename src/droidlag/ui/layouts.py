@@ -137,12 +137,28 @@ def expand(res: AppResources, el: LayoutElement, unresolved: list[str], stack: t
             return out
         overrides = {k: v for k, v in el.attrs.items() if k.startswith("android:layout_") or k in
                      ("android:id", "android:visibility")}
-        node = Node(root, {**root.attrs, **overrides}, [], parent, include=el, file_root=True)
+        node = Node(root, {**_style_attrs(res, root.get("style")), **root.attrs, **overrides}, [], parent,
+                    include=el, file_root=True)
         node.children = [n for c in root.children for n in expand(res, c, unresolved, (*stack, name), node)]
         return [node]
-    node = Node(el, dict(el.attrs), [], parent)
+    node = Node(el, {**_style_attrs(res, el.get("style")), **el.attrs}, [], parent)
     node.children = [n for c in el.children for n in expand(res, c, unresolved, stack, node)]
     return [node]
+
+
+def _style_attrs(res: AppResources, ref: str | None) -> dict[str, str]:
+    """The attributes a view's `style="@style/X"` gives it (X and its parents; the nearest wins), keyed like layout
+    attributes (`android:background`, `app:x`); a library style (not in the app's sources) gives nothing."""
+    out: dict[str, str] = {}
+    name = ref.split("/", 1)[1] if ref and ref.startswith("@style/") else None
+    for _ in range(32):
+        style = res.styles.get(name) if name else None
+        if style is None:
+            break
+        for k, v in style.items.items():
+            out.setdefault(k if ":" in k else f"app:{k}", v)
+        name = style.parent.split("/", 1)[-1] if style.parent and not style.parent.startswith("@android:") else None
+    return out
 
 
 def _has_padding(n: Node) -> bool:
@@ -220,7 +236,11 @@ class _Checker:
 
     def _walk(self, n: Node, lf: LayoutFile, rv: Resolver, window: Paint | None, opaque_above: bool,
               depth: int) -> None:
+        if n.get("android:theme"):   # a theme overlay re-resolves ?attr references in this subtree
+            rv = Resolver(self.res, n.get("android:theme"), rv.themes)
         bg = rv.paint(n.get("android:background")) if n.get("android:background") else None
+        if bg is not None and (n.get("android:backgroundTint") or n.get("app:backgroundTint")):
+            bg = Paint(bg.opaque, None, f"{bg.what} tinted")   # a tint changes the colour: equal to nothing
         self._useless(n, lf, rv)
         self._background(n, lf, rv, bg, window, opaque_above)
         self._alpha(n, lf)

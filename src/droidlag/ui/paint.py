@@ -55,21 +55,24 @@ def _color_paint(argb: str) -> Paint:
 class Resolver:
     """Resolves references in one app under one theme (a style name, or None for no known theme)."""
 
-    def __init__(self, res: AppResources, theme: str | None):
+    def __init__(self, res: AppResources, theme: str | None, base: tuple[str | None, ...] = ()):
         self.res = res
         self.theme = theme
+        self.themes = (theme, *base)   # a view's theme overlay first, then the themes under it
 
     def theme_item(self, attr: str) -> str | None:
-        """The value a theme (or its parents) gives an attribute, trying `name` and `android:name`."""
+        """The value the theme (an overlay, then the themes under it, each with its parents) gives an attribute,
+        trying `name` and `android:name`."""
         names = (attr, f"android:{attr}") if not attr.startswith("android:") else (attr, attr[8:])
-        style = self._style(self.theme)
-        seen = 0
-        while style is not None and seen < 32:
-            for n in names:
-                if n in style.items:
-                    return style.items[n]
-            style = self._style(style.parent)
-            seen += 1
+        for theme in self.themes:
+            style = self._style(theme)
+            seen = 0
+            while style is not None and seen < 32:
+                for n in names:
+                    if n in style.items:
+                        return style.items[n]
+                style = self._style(style.parent)
+                seen += 1
         return None
 
     def _style(self, ref: str | None) -> Style | None:
