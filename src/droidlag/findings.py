@@ -45,7 +45,7 @@ class Findings:
     warnings: list[str] = field(default_factory=list)
     ui_layouts: list[dict] = field(default_factory=list)        # one per app source tree (droidlag.ui.layouts)
     ui_hierarchies: list[dict] = field(default_factory=list)    # one per runtime view dump (droidlag.ui.hierarchy)
-    ui_layer_maps: list = field(default_factory=list)           # numpy layer counts, one per ui_hierarchies entry
+    ui_reports: list = field(default_factory=list)              # the HierarchyReport of each ui_hierarchies entry
 
     def headlines(self) -> list[dict]:
         """What was found, worst first, each in plain words."""
@@ -218,7 +218,7 @@ def _ui_one(item: InputFile, findings: Findings) -> None:
         d = report.to_dict()
         d["path"] = name
         findings.ui_hierarchies.append(d)
-        findings.ui_layer_maps.append(report.draws)   # the report layer draws it as the heat map
+        findings.ui_reports.append(report)   # the report layer draws its layer counts as the heat map
     else:
         from droidlag.io.android_res import read_app
         from droidlag.ui.layouts import analyze_layouts

@@ -144,3 +144,11 @@ def test_ui_headlines_in_analyze(corpus: Path):
     assert len(heads) == 2
     assert any("5 redundant UI layer(s) in 5 layout files (5 useless-parent)" in h["text"] for h in heads)
     assert any("(estimate)" in h["text"] for h in heads)
+
+
+def test_heatmap_outlines_drawing_views():
+    from droidlag.report.ui_html import OUTLINE_RGB
+    draws = np.full((10, 10), 2, dtype=np.uint8)
+    img = heatmap_rgb(draws, [(2, 2, 6, 6)])
+    assert tuple(img[2, 2]) == OUTLINE_RGB and tuple(img[5, 3]) == OUTLINE_RGB   # corner and bottom edge
+    assert tuple(img[3, 3]) == OVERDRAW_RGB[1] and tuple(img[0, 0]) == OVERDRAW_RGB[1]   # inside and outside

@@ -78,7 +78,7 @@ def run_hierarchy(args) -> int:
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        png = heatmap_png(report.draws)
+        png = heatmap_png(report.draws, report.boxes)
         (out / "heatmap.png").write_bytes(png)
         (out / "hierarchy.json").write_text(json.dumps(d, indent=1), encoding="utf-8")
         (out / "report.html").write_text(standalone_page("droidlag ui hierarchy", hierarchy_section(d, png)), encoding="utf-8")

@@ -12,24 +12,35 @@ import numpy as np
 # Android's overdraw tints, indexed by overdraw count (draws - 1); index 0 = no tint (drawn once), -1 = not drawn.
 OVERDRAW_RGB = [(255, 255, 255), (138, 150, 255), (120, 220, 120), (255, 140, 200), (230, 40, 40)]
 NOT_DRAWN_RGB = (235, 235, 235)
-LEGEND = [("drawn once (no tint)", OVERDRAW_RGB[0]), ("1x overdraw (blue)", OVERDRAW_RGB[1]),
+LEGEND = [("not drawn", NOT_DRAWN_RGB), ("drawn once (no tint)", OVERDRAW_RGB[0]), ("1x overdraw (blue)", OVERDRAW_RGB[1]),
           ("2x (green)", OVERDRAW_RGB[2]), ("3x (pink)", OVERDRAW_RGB[3]), ("4x+ (red)", OVERDRAW_RGB[4])]
 
 
-def heatmap_rgb(draws: np.ndarray) -> np.ndarray:
-    """An RGB image [h, w, 3] of a layer-count map: pixels drawn n times get the tint of overdraw n-1."""
+OUTLINE_RGB = (90, 90, 90)
+
+
+def heatmap_rgb(draws: np.ndarray, boxes: list[tuple[int, int, int, int]] | None = None) -> np.ndarray:
+    """An RGB image [h, w, 3] of a layer-count map: pixels drawn n times get the tint of overdraw n-1; `boxes`
+    (drawing views, in map pixels) are outlined so that the picture reads like the screen."""
     over = np.clip(draws.astype(np.int16) - 1, 0, 4)
     palette = np.array(OVERDRAW_RGB, dtype=np.uint8)
     img = palette[over]
     img[draws == 0] = NOT_DRAWN_RGB
+    h, w = draws.shape
+    for x0, y0, x1, y1 in boxes or []:
+        x0, y0, x1, y1 = max(0, x0), max(0, y0), min(w, x1) - 1, min(h, y1) - 1
+        if x1 <= x0 or y1 <= y0:
+            continue
+        img[y0, x0:x1 + 1] = img[y1, x0:x1 + 1] = OUTLINE_RGB
+        img[y0:y1 + 1, x0] = img[y0:y1 + 1, x1] = OUTLINE_RGB
     return img
 
 
-def heatmap_png(draws: np.ndarray) -> bytes:
+def heatmap_png(draws: np.ndarray, boxes: list[tuple[int, int, int, int]] | None = None) -> bytes:
     """The heat map as PNG bytes."""
     from PIL import Image
     buf = io.BytesIO()
-    Image.fromarray(heatmap_rgb(draws), "RGB").save(buf, format="PNG", optimize=True)
+    Image.fromarray(heatmap_rgb(draws, boxes), "RGB").save(buf, format="PNG", optimize=True)
     return buf.getvalue()
 
 
@@ -48,7 +59,7 @@ def hierarchy_section(report: dict, png: bytes | None) -> str:
                'border:1px solid #ccc">')
     legend = "".join(f'<span style="display:inline-block;margin-right:10px"><span style="display:inline-block;'
                      f'width:12px;height:12px;background:rgb{c};border:1px solid #999"></span> {e(t)}</span>'
-                     for t, c in LEGEND)
+                     for t, c in LEGEND) + '<div class="muted">grey lines: the drawing views</div>'
     rows = [[k.replace("_", " "), f"{100 * v:.1f}%"] for k, v in share.items()]
     worst = sorted(report.get("regions") or [], key=lambda r: (-r["max_layers"], -r["mean_layers"]))[:5]
     worst_text = "; ".join(f'({r["x"]},{r["y"]}) {r["max_layers"]} layers' for r in worst)

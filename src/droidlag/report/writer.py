@@ -43,8 +43,8 @@ def _heatmaps(findings, data: dict) -> None:
     import base64
 
     from droidlag.report.ui_html import heatmap_png
-    for hier, draws in zip(data.get("ui_hierarchies") or [], getattr(findings, "ui_layer_maps", []) or []):
-        hier["heatmap_png_base64"] = base64.b64encode(heatmap_png(draws)).decode()
+    for hier, report in zip(data.get("ui_hierarchies") or [], getattr(findings, "ui_reports", []) or []):
+        hier["heatmap_png_base64"] = base64.b64encode(heatmap_png(report.draws, report.boxes)).decode()
 
 
 def write_outputs(findings, out_dir: Path) -> dict[str, Path]:

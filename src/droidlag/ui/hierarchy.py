@@ -75,6 +75,8 @@ class HierarchyReport:
     assumption: str = ""
     activity: str | None = None
     redundant_classes: dict[str, int] = field(default_factory=dict)
+    boxes: list[tuple[int, int, int, int]] = field(default_factory=list)   # drawing views' visible boxes, in
+    scale: float = 1.0                                                     # `draws` pixels (screen px * scale)
 
     def overdraw_share(self) -> dict[str, float]:
         """Share of the screen by Android's overdraw count (layers beyond the first): `not_drawn`, `no_overdraw`
@@ -180,10 +182,12 @@ def analyze_hierarchy(h: ViewHierarchy, config: HierarchyConfig | None = None) -
         draws += 1
     order = _visible_nodes(h.root, (w, hgt))
     drawing = {id(n) for n, _ in order if _draws(n, h) and not (_is_framework(n) and n.children)}
+    boxes = []
     for n, (left, top, right, bottom) in order:
         if id(n) in drawing:
             y0, y1 = int(top * cfg.scale), max(int(top * cfg.scale) + 1, int(bottom * cfg.scale))
             x0, x1 = int(left * cfg.scale), max(int(left * cfg.scale) + 1, int(right * cfg.scale))
+            boxes.append((x0, y0, x1, y1))
             sub = draws[y0:y1, x0:x1]
             np.minimum(sub.astype(np.uint16) + 1, 255, out=sub, casting="unsafe")
     regions = []
@@ -203,7 +207,8 @@ def analyze_hierarchy(h: ViewHierarchy, config: HierarchyConfig | None = None) -
         classes[cv.cls] = classes.get(cv.cls, 0) + 1
     return HierarchyReport(h.path, h.format, h.screen, sum(1 for _ in h.root.walk()), len(drawing), draws, regions,
                            covered, chains, estimate=not h.has_opacity, assumption=_assumption(h, cfg),
-                           activity=h.activity, redundant_classes=dict(sorted(classes.items(), key=lambda kv: -kv[1])))
+                           activity=h.activity, redundant_classes=dict(sorted(classes.items(), key=lambda kv: -kv[1])),
+                           boxes=boxes, scale=cfg.scale)
 
 
 def _assumption(h: ViewHierarchy, cfg: HierarchyConfig) -> str:
