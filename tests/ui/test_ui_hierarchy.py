@@ -152,3 +152,19 @@ def test_heatmap_outlines_drawing_views():
     img = heatmap_rgb(draws, [(2, 2, 6, 6)])
     assert tuple(img[2, 2]) == OUTLINE_RGB and tuple(img[5, 3]) == OUTLINE_RGB   # corner and bottom edge
     assert tuple(img[3, 3]) == OVERDRAW_RGB[1] and tuple(img[0, 0]) == OVERDRAW_RGB[1]   # inside and outside
+
+
+def test_hostile_depth(tmp_path: Path):
+    """A very deep dumpsys tree is read without recursion; JSON nested beyond the parser's limit is refused."""
+    lines = ["View Hierarchy:"] + [" " * (2 + 2 * i) + f"android.widget.FrameLayout{{{i:x} V.E...... ........ "
+                                   "0,0-100,100}" for i in range(5000)]
+    p = tmp_path / "deep.txt"
+    p.write_text("\n".join(lines) + "\n")
+    h, _ = read_hierarchy(p)
+    assert sum(1 for _ in h.root.walk()) == 5000
+    r = analyze_hierarchy(h, HierarchyConfig(scale=0.1))
+    assert r.chains and r.chains[0].redundant == 4998   # 4999 containers (the 5000th is the leaf): one is kept
+    q = tmp_path / "deep.json"
+    q.write_text('{"activity_name": "a", "activity": {"root": ' + "[" * 100000 + "]" * 100000 + "}}")
+    with pytest.raises(InputError):
+        read_hierarchy(q)

@@ -60,6 +60,10 @@ def read_hierarchy(path: str | Path) -> tuple[ViewHierarchy, list[ReadWarning]]:
             doc = json.loads(data)
         except json.JSONDecodeError as e:
             raise InputError(p, f"broken JSON: {e.msg}", e.lineno) from None
+        except RecursionError:
+            raise InputError(p, "JSON nested too deeply") from None
+        if not isinstance(doc, dict):
+            raise InputError(p, "JSON is not an object")
         reader = _droidbot if kind == "droidbot" else _rico
         return reader(doc, str(p), warnings), warnings
     raise InputError(p, "not a view hierarchy (expected uiautomator XML, dumpsys activity top, DroidBot or RICO JSON)")

@@ -121,9 +121,12 @@ class ViewNode:
         return max(0, right - left) * max(0, bottom - top)
 
     def walk(self) -> Iterator[ViewNode]:
-        yield self
-        for c in self.children:
-            yield from c.walk()
+        """This view and its descendants in drawing order (pre-order), without recursion: dumps can be deep."""
+        stack = [self]
+        while stack:
+            n = stack.pop()
+            yield n
+            stack.extend(reversed(n.children))
 
 
 @dataclass
