@@ -100,3 +100,17 @@ def test_broken_and_hostile_xml_named_with_line(tmp_path: Path):
     assert list(res.layouts) == ["ok"]
     with pytest.raises(InputError):
         read_app([tmp_path / "nope"])
+
+
+def test_hostile_include_chain_does_not_overflow(tmp_path: Path):
+    """24 layouts, each 200 levels deep and including the next: expansion stops at a bounded depth."""
+    lay = tmp_path / "res" / "layout"
+    lay.mkdir(parents=True)
+    ns = 'xmlns:android="http://schemas.android.com/apk/res/android"'
+    for i in range(24):
+        inner = f'<include layout="@layout/l{i + 1}"/>' if i < 23 else "<TextView/>"
+        (lay / f"l{i}.xml").write_text(f"<FrameLayout {ns}>" + "<FrameLayout>" * 200 + inner
+                                       + "</FrameLayout>" * 201)
+    res, _ = read_app([tmp_path])
+    report = analyze_layouts(res)
+    assert report.files == 24 and report.unresolved_includes

@@ -31,6 +31,7 @@ WRAPPER_JOB_ATTRS = tuple(a for a in JOB_ATTRS if a not in ("android:visibility"
 MARGIN = re.compile(r"android:layout_margin")
 FILL = ("match_parent", "fill_parent")
 MAX_INCLUDE_DEPTH = 24
+MAX_EXPANDED_DEPTH = 300   # views nested this deep (includes expanded) stop expanding: far beyond any real layout
 # Material surfaces: their background feeds elevation overlays and lift-on-scroll tints, and drawers/bottom bars lie
 # over content, so a colour equal to the window's is not a plain repeat.
 MATERIAL_SURFACES = ("AppBarLayout", "BottomNavigationView", "NavigationView", "BottomAppBar", "NavigationRailView",
@@ -120,9 +121,19 @@ def _ref_name(ref: str | None) -> str | None:
     return ref.split("/", 1)[1]
 
 
+def _depth(n: Node | None) -> int:
+    d = 0
+    while n is not None:
+        d, n = d + 1, n.parent
+    return d
+
+
 def expand(res: AppResources, el: LayoutElement, unresolved: list[str], stack: tuple[str, ...] = (),
            parent: Node | None = None) -> list[Node]:
     """The views an element stands for: itself, or an included layout's root (or a `<merge>`'s children)."""
+    if el.tag == "include" and _depth(parent) >= MAX_EXPANDED_DEPTH:   # a hostile chain of deep includes
+        unresolved.append(el.get("layout") or "?")
+        return [Node(LayoutElement("include-unresolved", el.attrs, el.file, el.line), dict(el.attrs), [], parent)]
     if el.tag == "include":
         name = _ref_name(el.get("layout"))
         target = res.layout(name) if name else None
