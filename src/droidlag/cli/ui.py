@@ -95,6 +95,8 @@ def run_hierarchy(args) -> int:
         print(f"assumption: {report.assumption}")
     worst = sorted(report.regions, key=lambda r: -r["max_layers"])[:3]
     print("worst regions: " + "; ".join(f"({r['x']},{r['y']}) {r['max_layers']} layers" for r in worst))
+    if report.redundant_classes:
+        print("redundant components: " + ", ".join(f"{k} {v}" for k, v in report.redundant_classes.items()))
     for chain in report.chains:
         print(f"same-bounds chain, {chain.redundant} redundant: {' > '.join(chain.classes)} ({chain.source})")
     for cv in report.covered:

@@ -74,6 +74,10 @@ def hierarchy_section(report: dict, png: bytes | None) -> str:
            + _table(["overdraw", "share of screen"], rows)
            + (f'<p>Worst {e(worst[0]["size"])} px regions (x,y): {e(worst_text)}</p>' if worst else "")
            + "</div></div>"]
+    classes = report.get("redundant_classes") or {}
+    if classes:
+        out.append("<p>Redundant components by class: " + e(", ".join(f"{k.rsplit('.', 1)[-1]} {v}"
+                                                                      for k, v in classes.items())) + "</p>")
     if chains:
         out.append("<h3>Same-bounds single-child chains</h3>" + _table(
             ["classes (outer to inner)", "redundant layers", "bounds"],
