@@ -51,6 +51,9 @@ class Findings:
     gc_logs: dict[str, GcLog] = field(default_factory=dict)   # input path -> its GC lines (for hang evidence)
     gc_dumps: dict[str, list[ArtGcDump]] = field(default_factory=dict)   # input path -> its dumps' GC parts
     warnings: list[str] = field(default_factory=list)
+    ui_layouts: list[dict] = field(default_factory=list)        # one per app source tree (droidlag.ui.layouts)
+    ui_hierarchies: list[dict] = field(default_factory=list)    # one per runtime view dump (droidlag.ui.hierarchy)
+    ui_reports: list = field(default_factory=list)              # the HierarchyReport of each ui_hierarchies entry
 
     def headlines(self) -> list[dict]:
         """What was found, worst first, each in plain words."""
@@ -63,6 +66,7 @@ class Findings:
             out += frames_headlines(g, g.path)
         for r in self.gc:
             out += gc_headlines(r.to_dict())
+        out += ui_headlines(self.ui_layouts, self.ui_hierarchies)
         return sorted(out, key=lambda h: -h["severity"])
 
     def to_dict(self) -> dict:
@@ -80,7 +84,33 @@ class Findings:
             "hangs": hangs,
             "gc": [r.to_dict() for r in self.gc],
             "warnings": self.warnings,
+            "ui_layouts": self.ui_layouts,
+            "ui_hierarchies": self.ui_hierarchies,
         }
+
+
+def ui_headlines(layouts: list[dict], hierarchies: list[dict]) -> list[dict]:
+    """One line per app's layouts and per view dump: redundant layers are a cause of heavy UI work, not jank by
+    themselves, so they rank below slow frames and hangs (severity 2-9)."""
+    out: list[dict] = []
+    for lay in layouts:
+        n = len(lay.get("findings") or [])
+        kinds = ", ".join(f"{v} {k}" for k, v in sorted((lay.get("counts") or {}).items(), key=lambda kv: -kv[1]))
+        text = (f"{lay['path']}: {n} redundant UI layer(s) in {lay.get('files')} layout files ({kinds})" if n else
+                f"{lay['path']}: no redundant UI layer found in {lay.get('files')} layout files")
+        out.append({"severity": min(9, 2 + n / 10) if n else 1, "kind": "ui" if n else "ok",
+                    "level": "warn" if n else "ok", "source": lay["path"], "text": text})
+    for h in hierarchies:
+        share = h.get("overdraw_share") or {}
+        heavy = (share.get("3x") or 0) + (share.get("4x+") or 0)
+        chains = sum(c.get("redundant_layers") or 0 for c in h.get("same_bounds_chains") or [])
+        text = (f"{h['path']}: {h.get('mean_layers_per_pixel') or 0:.2f} layers per pixel"
+                f"{' (estimate)' if h.get('estimate') else ''}, {100 * heavy:.0f}% of the screen overdrawn 3x or "
+                f"more, {chains} redundant same-bounds container(s), {len(h.get('covered_views') or [])} fully "
+                "covered view(s)")
+        out.append({"severity": min(9, 2 + 20 * heavy + chains / 5), "kind": "ui", "level": "warn" if heavy or chains
+                    else "ok", "source": h["path"], "text": text})
+    return out
 
 
 def _extract(item: InputFile, tmp: Path) -> tuple[list[InputFile], list[ReadWarning]]:
@@ -184,10 +214,35 @@ def _analyze_one(item: InputFile, findings: Findings, hang_items: list[InputFile
         hang_items.append(item)
     elif item.kind == "logcat":
         item.status = "analyzed"   # its GC lines are read with the other logs, after the hangs
+    elif item.kind in ("view-hierarchy", "android-layouts"):
+        _ui_one(item, findings)
     elif item.kind == "chrome-json":
         item.status, item.reason = "skipped", "Chrome JSON trace (traceEvents), not an Android trace"
     else:
         item.status, item.reason = "skipped", f"no analysis for {item.kind} data"
+
+
+def _ui_one(item: InputFile, findings: Findings) -> None:
+    """A runtime view dump (overdraw, heat map) or an app's layouts (redundant layers)."""
+    name = item.display or str(item.path)
+    if item.kind == "view-hierarchy":
+        from droidlag.io.view_hierarchy import read_hierarchy
+        from droidlag.ui.hierarchy import analyze_hierarchy
+        h, warnings = read_hierarchy(item.path)
+        report = analyze_hierarchy(h)
+        d = report.to_dict()
+        d["path"] = name
+        findings.ui_hierarchies.append(d)
+        findings.ui_reports.append(report)   # the report layer draws its layer counts as the heat map
+    else:
+        from droidlag.io.android_res import read_app
+        from droidlag.ui.layouts import analyze_layouts
+        res, warnings = read_app([item.path])
+        d = analyze_layouts(res).to_dict()
+        d["path"] = name
+        findings.ui_layouts.append(d)
+    findings.warnings += [f"{name}: {w}" for w in warnings]
+    item.status = "analyzed"
 
 
 def _hangs(items: list[InputFile], config: HangsConfig | None) -> HangReport:
@@ -270,3 +325,52 @@ def _hang_gc_evidence(findings: Findings, config: GcConfig | None) -> None:
                                     bt.name if bt is not None else None, bt is not None and bt.tid == 1)
         if in_dump:
             ev.evidence["gc_in_dump"] = in_dump
+
+
+# --- Before/after a UI trim (issue 16): the SR/FF change beside the UI findings that were fixed. ---------------
+
+def _frame_counts(report: FramesReport) -> dict:
+    s = report.summary or {}
+    return {"frames": s.get("frames") or 0, "SR": s.get("sr"), "FF": s.get("ff"), "SR (threshold only)": s.get("sr_naive"),
+            "FF (threshold only)": s.get("ff_naive"), "SR %": s.get("sr_pct"), "FF %": s.get("ff_pct")}
+
+
+def _finding_key(f, root: str) -> tuple:
+    rel = str(Path(f.file).relative_to(root)) if f.file.startswith(root) else f.file
+    return (Path(rel).parent.name, Path(rel).name, f.kind, f.view_class, f.view_id)
+
+
+def compare_runs(before: str | Path, after: str | Path, layouts_before: list[str | Path] | None = None,
+                 layouts_after: list[str | Path] | None = None) -> dict:
+    """Frames of the same app before and after a change (SR/FF counts and rates, buffer-aware and threshold-only),
+    and when layout folders are given, the UI findings present before and gone after. Raises InputError for an
+    unreadable trace."""
+    from droidlag.io import read_trace
+    from droidlag.io.android_res import read_app
+    from droidlag.ui.layouts import analyze_layouts
+
+    counts, apps = {}, {}
+    for side, path in (("before", before), ("after", after)):
+        report = analyze_frames(read_trace(Path(path)))
+        counts[side] = _frame_counts(report)
+        apps[side] = [a.get("process") for a in (report.summary or {}).get("apps") or [] if a.get("process")]
+    change = {}
+    for k in counts["before"]:
+        b, a = counts["before"][k], counts["after"][k]
+        change[k] = None if b is None or a is None else round(a - b, 3)
+    notes = []
+    if apps["before"] and apps["after"] and apps["before"][0] != apps["after"][0]:
+        notes.append(f"the busiest app differs: {apps['before'][0]} before, {apps['after'][0]} after: "
+                     "the change may not be the trim's")
+    if counts["before"]["frames"] and counts["after"]["frames"]:
+        notes.append("compare rates (SR %, FF %) when the two runs have different numbers of frames")
+    out = {"before_trace": str(before), "after_trace": str(after), "apps": apps, "before": counts["before"],
+           "after": counts["after"], "change": change, "fixed_findings": [], "new_findings": [], "notes": notes}
+    if layouts_before and layouts_after:
+        reports = {}
+        for side, roots in (("before", layouts_before), ("after", layouts_after)):
+            res, _ = read_app(list(roots))
+            reports[side] = ({_finding_key(f, str(roots[0])): f for f in analyze_layouts(res).findings})
+        out["fixed_findings"] = [f.to_dict() for k, f in reports["before"].items() if k not in reports["after"]]
+        out["new_findings"] = [f.to_dict() for k, f in reports["after"].items() if k not in reports["before"]]
+    return out

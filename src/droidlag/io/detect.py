@@ -15,6 +15,8 @@ ANR = "anr"
 GFXINFO = "gfxinfo"
 CHROME_JSON = "chrome-json"
 LOGCAT = "logcat"
+VIEW_HIERARCHY = "view-hierarchy"
+ANDROID_LAYOUTS = "android-layouts"
 
 
 def looks_like_perfetto(data: bytes) -> bool:
@@ -109,6 +111,9 @@ def sniff_bytes(data: bytes) -> str | None:
         return ANR
     if _is_logcat(text):
         return LOGCAT
+    from droidlag.io.view_hierarchy import sniff_hierarchy
+    if sniff_hierarchy(head):   # last: a thread dump or gfxinfo that quotes a view dump stays what it is
+        return VIEW_HIERARCHY
     return None
 
 

@@ -53,6 +53,13 @@ def render(findings: dict) -> str:
     if hangs and hangs.get("events"):
         parts.append(_hangs_section(hangs))
     parts.append(gc_section(findings.get("gc") or []))
+    from droidlag.report.ui_html import hierarchy_section, layouts_section
+    for lay in findings.get("ui_layouts") or []:
+        parts.append(layouts_section(lay))
+    for hier in findings.get("ui_hierarchies") or []:
+        import base64
+        png = base64.b64decode(hier["heatmap_png_base64"]) if hier.get("heatmap_png_base64") else None
+        parts.append(hierarchy_section(hier, png))
     parts.append(_inputs_section(findings))
     title = "droidlag report"
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
