@@ -13,15 +13,20 @@ from pathlib import Path
 from droidlag import __version__
 from droidlag.errors import InputError, ReadWarning
 from droidlag.frames import FramesReport, analyze_frames
+from droidlag.gc.device import GcConfig, GcDumpReport, GcLogReport, summarize_gc_dumps, summarize_gc_log
+from droidlag.gc.evidence import hang_gc, hang_gc_from_dump
+from droidlag.gc.trace import TraceGcReport, analyze_trace_gc
 from droidlag.hangs import HangReport, HangsConfig, analyze_hangs
 from droidlag.io.inputs import InputFile, discover
+from droidlag.models.gc import ArtGcDump, GcLog
 from droidlag.models.trace import Trace
-from droidlag.report.narrative import frames_headlines, hang_headlines, hang_sentence, wait_for_graph
+from droidlag.report.narrative import frames_headlines, gc_headlines, hang_headlines, hang_sentence, wait_for_graph
 
 SCHEMA = "droidlag-findings"
 SCHEMA_VERSION = 1
 TRACE_KINDS = ("perfetto", "systrace")
 HANG_KINDS = ("anr", "bugreport")
+GC_LOG_KINDS = ("logcat", "anr", "bugreport")   # texts that can hold ART GC log lines
 MAX_ARCHIVE_DEPTH = 2
 
 
@@ -42,6 +47,9 @@ class Findings:
     traces: list[TraceFindings] = field(default_factory=list)
     gfxinfo: list[FramesReport] = field(default_factory=list)
     hangs: HangReport | None = None
+    gc: list[GcLogReport | GcDumpReport | TraceGcReport] = field(default_factory=list)
+    gc_logs: dict[str, GcLog] = field(default_factory=dict)   # input path -> its GC lines (for hang evidence)
+    gc_dumps: dict[str, list[ArtGcDump]] = field(default_factory=dict)   # input path -> its dumps' GC parts
     warnings: list[str] = field(default_factory=list)
     ui_layouts: list[dict] = field(default_factory=list)        # one per app source tree (droidlag.ui.layouts)
     ui_hierarchies: list[dict] = field(default_factory=list)    # one per runtime view dump (droidlag.ui.hierarchy)
@@ -57,6 +65,8 @@ class Findings:
         for g in self.gfxinfo:
             out += frames_headlines(g, g.path)
         out += ui_headlines(self.ui_layouts, self.ui_hierarchies)
+        for r in self.gc:
+            out += gc_headlines(r.to_dict())
         return sorted(out, key=lambda h: -h["severity"])
 
     def to_dict(self) -> dict:
@@ -72,6 +82,7 @@ class Findings:
             "traces": [{"path": t.path, "info": t.trace.summary(), "frames": t.frames.to_dict()} for t in self.traces],
             "gfxinfo": [g.to_dict() for g in self.gfxinfo],
             "hangs": hangs,
+            "gc": [r.to_dict() for r in self.gc],
             "warnings": self.warnings,
             "ui_layouts": self.ui_layouts,
             "ui_hierarchies": self.ui_hierarchies,
@@ -179,6 +190,7 @@ def analyze(paths: list[str | Path], progress: Callable[[str], None] | None = No
             except Exception as e:  # a bug must not lose the traces' findings
                 for i in hang_items:
                     i.status, i.reason = "failed", f"internal error: {type(e).__name__}: {e}"
+        _gc_logs(items, findings)
     return findings
 
 
@@ -189,6 +201,7 @@ def _analyze_one(item: InputFile, findings: Findings, hang_items: list[InputFile
         name = item.display or str(item.path)
         report = analyze_frames(trace)
         findings.traces.append(TraceFindings(name, trace, report))
+        _trace_gc(trace, name, findings)
         findings.warnings += [f"{name}: {w.message}" for w in trace.warnings]
         item.status = "analyzed"
     elif item.kind == "gfxinfo":
@@ -201,6 +214,8 @@ def _analyze_one(item: InputFile, findings: Findings, hang_items: list[InputFile
         hang_items.append(item)
     elif item.kind in ("view-hierarchy", "android-layouts"):
         _ui_one(item, findings)
+    elif item.kind == "logcat":
+        item.status = "analyzed"   # its GC lines are read with the other logs, after the hangs
     elif item.kind == "chrome-json":
         item.status, item.reason = "skipped", "Chrome JSON trace (traceEvents), not an Android trace"
     else:
@@ -246,6 +261,70 @@ def _hangs(items: list[InputFile], config: HangsConfig | None) -> HangReport:
             if ev.source.startswith(real):
                 ev.source = display + ev.source[len(real):]
     return report
+
+
+def _trace_gc(trace: Trace, name: str, findings: Findings) -> None:
+    """The trace's GC summary, if it holds any ART GC slices; a failure here never loses the frames."""
+    try:
+        report = analyze_trace_gc(trace)
+    except Exception as e:  # one analysis' bug must not lose the trace
+        findings.warnings.append(f"{name}: GC summary failed: internal error: {type(e).__name__}: {e}")
+        return
+    if report.processes:
+        report.source = name
+        findings.gc.append(report)
+
+
+def _gc_logs(items: list[InputFile], findings: Findings, config: GcConfig | None = None) -> None:
+    """ART GC lines and the GC part of process dumps in every logcat, dump text and bugreport: per-process
+    summaries, and hang evidence where a hang's blocked thread was stalled by GC in the same capture's log."""
+    from droidlag.io.art_gc_log import read_device_gc
+
+    for item in items:
+        if item.kind not in GC_LOG_KINDS or item.status == "skipped":
+            continue
+        name = item.display or str(item.path)
+        try:
+            log, dumps = read_device_gc(item.path)
+        except InputError as e:
+            if item.kind == "logcat":
+                item.status, item.reason = "failed", e.reason
+            continue
+        except Exception as e:  # one reader's bug must not lose the other findings
+            findings.warnings.append(f"{name}: GC lines not read: internal error: {type(e).__name__}: {e}")
+            continue
+        log.source = name
+        findings.gc_logs[name] = log   # hang sources are named the same way
+        findings.gc_dumps[name] = dumps
+        findings.warnings += [f"{name}: {w.message}" + (f" (line {w.line})" if w.line else "")
+                              for w in log.warnings[:20]]
+        if item.kind == "logcat" and not log.events:
+            item.reason = "logcat without ART GC lines"
+        if log.events:
+            findings.gc.append(summarize_gc_log(log, config))
+        if dumps:
+            findings.gc.append(summarize_gc_dumps(dumps, name))
+    _hang_gc_evidence(findings, config)
+
+
+def _hang_gc_evidence(findings: Findings, config: GcConfig | None) -> None:
+    """Each hang whose blocked thread waited for a GC in its capture's log (before the dump), or was dumped waiting
+    for one, says so."""
+    if not findings.hangs or not findings.gc_logs:
+        return
+    for ev in findings.hangs.events:
+        path = next((p for p in findings.gc_logs if ev.source.startswith(p)), None)
+        if path is None:
+            continue
+        bt = ev.blocked_thread
+        got = hang_gc(findings.gc_logs[path], ev.pid, bt.sys_tid if bt is not None else None,
+                      ev.evidence.get("dump_time"), config)
+        if got:
+            ev.evidence["gc_blocking"] = got
+        in_dump = hang_gc_from_dump(findings.gc_dumps.get(path, []), ev.pid, ev.evidence.get("dump_time"),
+                                    bt.name if bt is not None else None, bt is not None and bt.tid == 1)
+        if in_dump:
+            ev.evidence["gc_in_dump"] = in_dump
 
 
 # --- Before/after a UI trim (issue 16): the SR/FF change beside the UI findings that were fixed. ---------------
