@@ -64,9 +64,9 @@ class Findings:
             out += frames_headlines(t.frames, t.path)
         for g in self.gfxinfo:
             out += frames_headlines(g, g.path)
-        out += ui_headlines(self.ui_layouts, self.ui_hierarchies)
         for r in self.gc:
             out += gc_headlines(r.to_dict())
+        out += ui_headlines(self.ui_layouts, self.ui_hierarchies)
         return sorted(out, key=lambda h: -h["severity"])
 
     def to_dict(self) -> dict:
@@ -214,10 +214,10 @@ def _analyze_one(item: InputFile, findings: Findings, hang_items: list[InputFile
         item.status = "analyzed"
     elif item.kind in HANG_KINDS:
         hang_items.append(item)
-    elif item.kind in ("view-hierarchy", "android-layouts"):
-        _ui_one(item, findings)
     elif item.kind == "logcat":
         item.status = "analyzed"   # its GC lines are read with the other logs, after the hangs
+    elif item.kind in ("view-hierarchy", "android-layouts"):
+        _ui_one(item, findings)
     elif item.kind == "chrome-json":
         item.status, item.reason = "skipped", "Chrome JSON trace (traceEvents), not an Android trace"
     else:

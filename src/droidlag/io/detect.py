@@ -14,9 +14,9 @@ ZIP = "zip"
 ANR = "anr"
 GFXINFO = "gfxinfo"
 CHROME_JSON = "chrome-json"
+LOGCAT = "logcat"
 VIEW_HIERARCHY = "view-hierarchy"
 ANDROID_LAYOUTS = "android-layouts"
-LOGCAT = "logcat"
 
 
 def looks_like_perfetto(data: bytes) -> bool:

@@ -52,6 +52,7 @@ def render(findings: dict) -> str:
     hangs = findings.get("hangs")
     if hangs and hangs.get("events"):
         parts.append(_hangs_section(hangs))
+    parts.append(gc_section(findings.get("gc") or []))
     from droidlag.report.ui_html import hierarchy_section, layouts_section
     for lay in findings.get("ui_layouts") or []:
         parts.append(layouts_section(lay))
@@ -59,7 +60,6 @@ def render(findings: dict) -> str:
         import base64
         png = base64.b64decode(hier["heatmap_png_base64"]) if hier.get("heatmap_png_base64") else None
         parts.append(hierarchy_section(hier, png))
-    parts.append(gc_section(findings.get("gc") or []))
     parts.append(_inputs_section(findings))
     title = "droidlag report"
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
