@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 
 .PHONY: demo test bench venv clean
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/.installed: pyproject.toml native/Cargo.toml $(wildcard native/src/*.rs)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
@@ -31,4 +31,4 @@ bench: venv
 	 else echo "(pypy3 not installed: apt-get install pypy3 to see the event core under PyPy)"; fi
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info
+	rm -rf $(VENV) build src/*.egg-info native/target src/droidlag/_native*.so

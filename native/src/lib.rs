@@ -1,0 +1,125 @@
+//! droidlag's native trace ingest (the `droidlag._native` module): raw trace bytes into columns for the
+//! TraceBuilder. Integer columns come back as little-endian int64 `bytes` (numpy reads them without a copy);
+//! strings and the few nullable records as Python lists.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+mod perfetto;
+mod wire;
+
+use perfetto::{Decl, Decoder};
+
+/// An int64 column as bytes (native little-endian; the Python side makes a numpy view of it).
+fn col<'py>(py: Python<'py>, v: &[i64]) -> Bound<'py, PyBytes> {
+    // SAFETY: an i64 slice is plain data; its bytes are read, never written.
+    let bytes = unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) };
+    PyBytes::new(py, bytes)
+}
+
+fn cols<'py>(py: Python<'py>, group: &[Vec<i64>]) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(py, group.iter().map(|c| col(py, c)))
+}
+
+/// Reads a Perfetto trace fed in chunks (any split; a packet cut by a chunk boundary waits for the next chunk).
+#[pyclass(module = "droidlag._native")]
+struct PerfettoDecoder {
+    inner: Decoder,
+}
+
+#[pymethods]
+impl PerfettoDecoder {
+    #[new]
+    fn new() -> Self {
+        PerfettoDecoder { inner: Decoder::new() }
+    }
+
+    /// Decodes the complete packets of the next chunk of the file.
+    fn feed(&mut self, py: Python<'_>, chunk: &[u8]) {
+        let inner = &mut self.inner;
+        py.detach(|| inner.feed(chunk));
+    }
+
+    /// Byte offset of the first byte not yet decoded (the end of the last complete packet).
+    #[getter]
+    fn offset(&self) -> u64 {
+        self.inner.offset
+    }
+
+    /// (byte offset, why) where reading stopped at a broken record, else None.
+    #[getter]
+    fn stopped(&self) -> Option<(u64, String)> {
+        self.inner.stopped.clone()
+    }
+
+    /// Ends the input and returns every column (a dict; see droidlag.io.perfetto for the keys).
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let inner = &mut self.inner;
+        py.detach(|| {
+            inner.finish_input();
+            inner.finish();
+        });
+        let o = std::mem::take(&mut self.inner.out);
+        let d = PyDict::new(py);
+        d.set_item("packets", o.packets)?;
+        d.set_item("stopped", self.inner.stopped.clone())?;
+        d.set_item("sched_switch", cols(py, &o.sw)?)?;
+        d.set_item("sched_waking", cols(py, &o.wk)?)?;
+        d.set_item("sched_wakeup", cols(py, &o.wakeup)?)?;
+        d.set_item("cpu_idle", cols(py, &o.idle)?)?;
+        d.set_item("cpu_frequency", cols(py, &o.freq)?)?;
+        d.set_item("print", (col(py, &o.print_ts), col(py, &o.print_tid), o.print_buf))?;
+        d.set_item("comms", o.comms)?;
+        d.set_item("renames", o.renames)?;
+        d.set_item("names", o.names.into_iter().map(|(ts, _c, tid, pid, n)| (ts, tid, pid, n)).collect::<Vec<_>>())?;
+        let decls = PyList::empty(py);
+        for decl in o.decls {
+            match decl {
+                Decl::Process { pid, name, ppid } => decls.append((0, pid, name, ppid))?,
+                Decl::Thread { tid, pid, name } => decls.append((1, tid, pid, name))?,
+            }
+        }
+        d.set_item("decls", decls)?;
+        d.set_item("cpu_info", o.cpu_info)?;
+        d.set_item("metadata", o.metadata)?;
+        d.set_item("kernel", o.kernel)?;
+        d.set_item("binder_transaction", o.binder_tx)?;
+        d.set_item("binder_transaction_received", o.binder_rx)?;
+        d.set_item("sched_blocked_reason", o.blocked)?;
+        d.set_item("block_rq_issue", o.block_issue)?;
+        d.set_item("block_rq_complete", o.block_complete)?;
+        let ft = PyDict::new(py);
+        let s = &o.ft_start;
+        ft.set_item("ts", s.iter().map(|e| e.ts).collect::<Vec<_>>())?;
+        ft.set_item("cookie", s.iter().map(|e| e.cookie).collect::<Vec<_>>())?;
+        ft.set_item("member", s.iter().map(|e| e.member).collect::<Vec<_>>())?;
+        ft.set_item("pid", s.iter().map(|e| e.pid).collect::<Vec<_>>())?;
+        ft.set_item("token", s.iter().map(|e| e.token).collect::<Vec<_>>())?;
+        ft.set_item("display_frame_token", s.iter().map(|e| e.dft).collect::<Vec<_>>())?;
+        ft.set_item("layer_name", s.iter().map(|e| e.layer.clone()).collect::<Vec<_>>())?;
+        ft.set_item("jank_type", s.iter().map(|e| e.jank).collect::<Vec<_>>())?;
+        ft.set_item("present_type", s.iter().map(|e| e.present).collect::<Vec<_>>())?;
+        ft.set_item("on_time_finish", s.iter().map(|e| e.on_time).collect::<Vec<_>>())?;
+        ft.set_item("gpu_composition", s.iter().map(|e| e.gpu).collect::<Vec<_>>())?;
+        ft.set_item("prediction_type", s.iter().map(|e| e.prediction).collect::<Vec<_>>())?;
+        ft.set_item("jank_severity", s.iter().map(|e| e.severity).collect::<Vec<_>>())?;
+        d.set_item("frame_timeline_start", ft)?;
+        d.set_item("frame_timeline_end", o.ft_end.iter().map(|e| (e.0, e.2)).collect::<Vec<_>>())?;
+        d.set_item("frame_timeline_counts", (o.ft_events, o.ft_broken, o.ft_incomplete))?;
+        d.set_item("slice_begin", o.slice_begin)?;
+        d.set_item("slice_end", o.slice_end)?;
+        d.set_item("track_skipped", o.track_skipped)?;
+        d.set_item("foreign_clock_events", o.foreign_clock_events)?;
+        d.set_item("lost_bundles", o.lost_bundles)?;
+        d.set_item("unresolved_callers", o.unresolved_callers)?;
+        d.set_item("saw_waking", o.saw_waking)?;
+        d.set_item("unconvertible_clocks", o.unconvertible_clocks)?;
+        Ok(d)
+    }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PerfettoDecoder>()?;
+    Ok(())
+}
