@@ -89,11 +89,13 @@ def _child(mode: str, path: str, runs: int) -> dict:
     for _ in range(runs):
         gc.collect()
         t0 = time.perf_counter()
-        b = reader.TraceBuilder("perfetto", path)
-        packets = reader.parse_packets(data, path, b)
+        dec = reader.PerfettoDecoder()
+        dec.feed(data)
+        cols = dec.finish()
         t1 = time.perf_counter()
-        reader._PacketReader(b, packets).run()
-        del packets
+        b = reader.TraceBuilder("perfetto", path)
+        reader.fill_builder(b, cols)
+        del cols
         t2 = time.perf_counter()
         b.build()
         t3 = time.perf_counter()
@@ -135,7 +137,7 @@ def main() -> int:
               f"{t['read'] / t['decode']:>7.1f}{size / 1e6 / t['read']:>7.1f}"
               f"{t['parse'] * 1e3:>8.1f}{t['loop'] * 1e3:>8.1f}{t['build'] * 1e3:>8.1f}"
               f"{py / size:>9.2f}{rss / size:>7.2f}{rss_dec / size:>9.2f}")
-    print("parse = decode (+ salvage), loop = packet reader, build = TraceBuilder.build(); "
+    print("parse = native decode to columns, loop = columns into the TraceBuilder, build = TraceBuilder.build(); "
           "rss = peak RSS growth of one read, rss-dec = of the bare decode")
     return 0
 

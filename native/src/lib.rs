@@ -106,8 +106,7 @@ impl PerfettoDecoder {
         d.set_item("frame_timeline_start", ft)?;
         d.set_item("frame_timeline_end", o.ft_end.iter().map(|e| (e.0, e.2)).collect::<Vec<_>>())?;
         d.set_item("frame_timeline_counts", (o.ft_events, o.ft_broken, o.ft_incomplete))?;
-        d.set_item("slice_begin", o.slice_begin)?;
-        d.set_item("slice_end", o.slice_end)?;
+        d.set_item("track_slices", o.slices)?;
         d.set_item("track_skipped", o.track_skipped)?;
         d.set_item("foreign_clock_events", o.foreign_clock_events)?;
         d.set_item("lost_bundles", o.lost_bundles)?;

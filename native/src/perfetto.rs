@@ -117,8 +117,8 @@ pub struct Out {
     pub ft_events: i64,
     pub ft_broken: i64,
     pub ft_incomplete: i64,
-    pub slice_begin: Vec<(i64, i64, i64, String)>, // ts, tid, pid, name (track events on thread tracks)
-    pub slice_end: Vec<(i64, i64)>,                // ts, tid
+    // track events on thread tracks, in file order: ts, tid, pid, name (None: the slice ends)
+    pub slices: Vec<(i64, i64, i64, Option<String>)>,
     pub track_skipped: i64,
     pub foreign_clock_events: i64,
     pub lost_bundles: i64,
@@ -1051,11 +1051,7 @@ impl Decoder {
                 self.out.track_skipped += 1;
                 continue;
             };
-            if te.begin {
-                self.out.slice_begin.push((ts, tid, pid, te.name));
-            } else {
-                self.out.slice_end.push((ts, tid));
-            }
+            self.out.slices.push((ts, tid, pid, te.begin.then_some(te.name)));
         }
         let mut u: Vec<u32> = unconvertible.into_iter().collect();
         u.sort();

@@ -183,6 +183,12 @@ class TraceBuilder:
         except ValueError:
             self.warn(f"atrace payload with bad number: {payload[:80]!r}", line=line)
 
+    def atrace_many(self, ts: list[int], tid: list[int], payloads: list[str]) -> None:
+        """Many atrace payloads at once (ts in ns, emitting thread, payload text), each as `atrace` takes it."""
+        atrace = self.atrace
+        for t, thread, payload in zip(ts, tid, payloads):
+            atrace(t, thread, payload)
+
     def slice_begin(self, ts: int, tid: int, name: str, pid: int | None = None) -> None:
         """A thread slice begins (track events and other sources that are not atrace text)."""
         self._see(ts)
