@@ -5,6 +5,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+mod atrace;
 mod perfetto;
 mod wire;
 
@@ -68,7 +69,8 @@ impl PerfettoDecoder {
         d.set_item("sched_wakeup", cols(py, &o.wakeup)?)?;
         d.set_item("cpu_idle", cols(py, &o.idle)?)?;
         d.set_item("cpu_frequency", cols(py, &o.freq)?)?;
-        d.set_item("print", (col(py, &o.print_ts), col(py, &o.print_tid), o.print_buf))?;
+        let seq = o.print_seq;
+        d.set_item("atrace", SliceEvents { ev: o.atrace, seq })?;
         d.set_item("comms", o.comms)?;
         d.set_item("renames", o.renames)?;
         d.set_item("names", o.names.into_iter().map(|(ts, _c, tid, pid, n)| (ts, tid, pid, n)).collect::<Vec<_>>())?;
@@ -117,8 +119,93 @@ impl PerfettoDecoder {
     }
 }
 
+/// A trace's slice events (atrace payloads parsed as they come, and begin/end events from other sources), each
+/// numbered in arrival order, which breaks ties at equal timestamps; `nest` makes them the slice table.
+#[pyclass(module = "droidlag._native")]
+struct SliceEvents {
+    ev: atrace::Parsed,
+    seq: i64,
+}
+
+#[pymethods]
+impl SliceEvents {
+    #[new]
+    fn new() -> Self {
+        SliceEvents { ev: atrace::Parsed::default(), seq: 0 }
+    }
+
+    fn __len__(&self) -> usize {
+        self.ev.ts.len()
+    }
+
+    /// One atrace payload written at ts (ns) by thread tid; line: where it came from, for warnings.
+    #[pyo3(signature = (ts, tid, payload, line=None))]
+    fn atrace(&mut self, ts: i64, tid: i64, payload: &str, line: Option<i64>) {
+        self.seq += 1;
+        self.ev.payload(ts, tid, payload, self.seq, line);
+    }
+
+    /// A counter sample (ts ns) from a source other than atrace, kept in arrival order with atrace's.
+    #[pyo3(signature = (ts, name, value, cpu=None, pid=None))]
+    fn counter(&mut self, ts: i64, name: String, value: f64, cpu: Option<i64>, pid: Option<i64>) {
+        self.ev.counter(ts, name, value, cpu, pid);
+    }
+
+    /// A thread slice begins (pid None: the thread's process, looked up when nesting).
+    #[pyo3(signature = (ts, tid, name, pid=None))]
+    fn begin(&mut self, ts: i64, tid: i64, name: String, pid: Option<i64>) {
+        self.seq += 1;
+        self.ev.event(ts, self.seq, tid, pid, atrace::K_BEGIN, Some(name), None, None);
+    }
+
+    fn end(&mut self, ts: i64, tid: i64) {
+        self.seq += 1;
+        self.ev.event(ts, self.seq, tid, None, atrace::K_END, None, None, None);
+    }
+
+    /// What the payloads read so far imply beyond slices, handed over once: (thread pids [(tid, pid)], counter
+    /// samples (ts bytes, names, values bytes, pids, cpus), warnings [(what, payload head, line)], (min ts, max ts)).
+    #[allow(clippy::type_complexity)]
+    fn take_effects<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let e = &mut self.ev;
+        let threads = std::mem::take(&mut e.threads);
+        let values: Vec<f64> = std::mem::take(&mut e.c_value);
+        // SAFETY: f64 is plain data
+        let vbytes = unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, values.len() * 8) };
+        let counters = (col(py, &std::mem::take(&mut e.c_ts)), std::mem::take(&mut e.c_name), PyBytes::new(py, vbytes),
+                        std::mem::take(&mut e.c_pid), std::mem::take(&mut e.c_cpu));
+        let warnings = std::mem::take(&mut e.warnings);
+        let range = (e.min_ts.take(), e.max_ts.take());
+        Ok((threads, counters, warnings, range).into_pyobject(py)?.into_any())
+    }
+
+    /// The slice table's columns: events nested per thread (see atrace.rs), slices open at the end running to
+    /// `end`. tids/pids: each thread's process, for begin events that name none.
+    fn nest<'py>(&mut self, py: Python<'py>, tids: Vec<i64>, pids: Vec<i64>, end: i64) -> PyResult<Bound<'py, PyDict>> {
+        let thread_pid: std::collections::HashMap<i64, i64> = tids.into_iter().zip(pids).collect();
+        let ev = &self.ev;
+        let s = py.detach(|| atrace::nest(ev, &thread_pid, end));
+        let d = PyDict::new(py);
+        d.set_item("ts", col(py, &s.ts))?;
+        d.set_item("dur", col(py, &s.dur))?;
+        d.set_item("tid", col(py, &s.tid))?;
+        d.set_item("pid", s.pid)?;
+        d.set_item("name", s.name)?;
+        d.set_item("depth", col(py, &s.depth))?;
+        d.set_item("parent_id", s.parent)?;
+        d.set_item("kind", PyBytes::new(py, &s.kind))?;
+        d.set_item("cookie", s.cookie)?;
+        d.set_item("track", s.track)?;
+        d.set_item("closed", PyBytes::new(py, &s.closed.iter().map(|c| *c as u8).collect::<Vec<u8>>()))?;
+        d.set_item("unmatched_ends", s.unmatched_ends)?;
+        d.set_item("unclosed", s.unclosed)?;
+        Ok(d)
+    }
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PerfettoDecoder>()?;
+    m.add_class::<SliceEvents>()?;
     Ok(())
 }

@@ -6,6 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::atrace::Parsed;
 use crate::wire::{repeated, text, Reader, Val, WireResult};
 
 pub const BOOTTIME: u32 = 6;
@@ -92,10 +93,9 @@ pub struct Out {
     pub wakeup: [Vec<i64>; 4],
     pub idle: [Vec<i64>; 3], // ts, state, cpu
     pub freq: [Vec<i64>; 3], // ts, kHz, cpu
-    // atrace print: ts, tid; payload text
-    pub print_ts: Vec<i64>,
-    pub print_tid: Vec<i64>,
-    pub print_buf: Vec<String>,
+    // atrace prints, parsed (slice events, counters, thread pids, warnings)
+    pub atrace: Parsed,
+    pub print_seq: i64,
     pub comms: Vec<(i64, String)>, // first comm seen per tid, in order
     pub renames: Vec<(i64, i64, String)>, // (ts, tid, new comm): task_rename
     pub names: Vec<(i64, u32, i64, Option<i64>, String)>, // (ts, clock, tid, pid, name): process_tree threads
@@ -150,6 +150,7 @@ struct Mark {
     lens: [usize; 32],
     saw_waking: bool,
     counters: [i64; 6],
+    atrace_side: (usize, usize, Option<i64>, Option<i64>),
 }
 
 /// The decoder state across packets and chunks.
@@ -268,13 +269,14 @@ impl Decoder {
             o.wk[0].len(), o.wk[1].len(), o.wk[2].len(), o.wk[3].len(),
             o.wakeup[0].len(), o.wakeup[1].len(), o.wakeup[2].len(), o.wakeup[3].len(),
             o.idle[0].len(), o.idle[1].len(), o.idle[2].len(), o.freq[0].len(), o.freq[1].len(), o.freq[2].len(),
-            o.print_ts.len(), o.comms.len(), o.renames.len(), o.names.len(), o.decls.len(), o.cpu_info.len(),
+            o.atrace.ts.len() + (o.atrace.c_ts.len() << 32), o.comms.len(), o.renames.len(), o.names.len(), o.decls.len(), o.cpu_info.len(),
             o.metadata.len(), o.binder_tx.len(), o.binder_rx.len(), o.blocked.len(),
             o.block_issue.len() + (o.block_complete.len() << 32), o.ft_start.len() + (o.ft_end.len() << 32),
             self.track_events.len() + (self.snapshots.len() << 32),
         ];
         Mark {
             lens,
+            atrace_side: o.atrace.side_lens(),
             saw_waking: o.saw_waking,
             counters: [o.ft_events, o.ft_broken, o.ft_incomplete, o.foreign_clock_events, o.lost_bundles,
                        o.unresolved_callers],
@@ -290,9 +292,7 @@ impl Decoder {
         self.wakeup_comms.truncate(l[9]);
         for (i, c) in o.idle.iter_mut().enumerate() { c.truncate(l[13 + i]); }
         for (i, c) in o.freq.iter_mut().enumerate() { c.truncate(l[16 + i]); }
-        o.print_ts.truncate(l[19]);
-        o.print_tid.truncate(l[19]);
-        o.print_buf.truncate(l[19]);
+        o.atrace.truncate(l[19] & 0xFFFF_FFFF, l[19] >> 32, m.atrace_side);
         for (tid, _) in o.comms.drain(l[20]..) {
             self.comm_seen.remove(&tid);
         }
@@ -862,9 +862,9 @@ impl Decoder {
                 self.comm(next, f.bytes(5));
             }
             FE_PRINT => {
-                o.print_ts.push(ts);
-                o.print_tid.push(pid);
-                o.print_buf.push(text(f.bytes(2)));
+                o.print_seq += 1;
+                let buf = String::from_utf8_lossy(f.bytes(2));
+                o.atrace.payload(ts, pid, &buf, o.print_seq, None);
             }
             FE_CPU_IDLE => {
                 o.idle[0].push(ts);

@@ -10,6 +10,7 @@ with a warning naming the byte offset.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 
@@ -29,6 +30,15 @@ def read_perfetto(data: bytes, path: str) -> Trace:
 
     Raises InputError when no packet can be read; anything skipped or salvaged is in `Trace.warnings`."""
     return read_perfetto_chunks([data], path)
+
+
+def read_perfetto_file(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> Trace:
+    """Read a plain (not gzipped) Perfetto trace file in chunks of chunk_bytes, never holding it whole."""
+    try:
+        with open(path, "rb") as f:
+            return read_perfetto_chunks(iter(lambda: f.read(chunk_bytes), b""), str(path))
+    except OSError as e:
+        raise InputError(path, f"cannot read: {e.strerror or e}") from None
 
 
 def read_perfetto_chunks(chunks: Iterable[bytes], path: str) -> Trace:
@@ -74,8 +84,7 @@ def fill_builder(b: TraceBuilder, cols: dict) -> None:
             b.thread(ident, x, y)
     for processor, index, khz in cols["cpu_info"]:
         b.cpu_max_frequency(processor if processor is not None else index, khz)
-    ts, tid, payloads = cols["print"]
-    b.atrace_many(_i64(ts).tolist(), _i64(tid).tolist(), payloads)
+    b.adopt_slice_events(cols["atrace"])
     _ftrace_events(b, cols)
     _sched(b, cols)
     events, broken, incomplete = cols["frame_timeline_counts"]
