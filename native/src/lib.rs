@@ -2,11 +2,13 @@
 //! TraceBuilder. Integer columns come back as little-endian int64 `bytes` (numpy reads them without a copy);
 //! strings and the few nullable records as Python lists.
 
+use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 mod atrace;
 mod perfetto;
+mod states;
 mod wire;
 
 use perfetto::{Decl, Decoder};
@@ -203,9 +205,44 @@ impl SliceEvents {
     }
 }
 
+fn slice_of<'a>(py: Python<'_>, buf: &'a PyBuffer<i64>) -> PyResult<&'a [i64]> {
+    let cells = buf.as_slice(py).ok_or_else(|| pyo3::exceptions::PyValueError::new_err("need a contiguous int64 array"))?;
+    // SAFETY: ReadOnlyCell<i64> has the layout of i64; the arrays are not written while this runs
+    Ok(unsafe { std::slice::from_raw_parts(cells.as_ptr() as *const i64, cells.len()) })
+}
+
+/// Thread-state interval columns from the sched stream (see states.rs): ts, kind, cpu, a, b, aux int64 arrays in
+/// insertion order; cat: each state code's category (0 runnable, 1 D, 2 other) as bytes. Returns a dict of int64
+/// bytes columns: ts, dur, tid, state (code), cpu and waker (NONE = i64 min for null), blocked (payload index, -1).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn thread_states<'py>(py: Python<'py>, ts: PyBuffer<i64>, kind: PyBuffer<i64>, cpu: PyBuffer<i64>, a: PyBuffer<i64>,
+                      b: PyBuffer<i64>, aux: PyBuffer<i64>, cat: &[u8], running: i64, runnable: i64, end: i64)
+                      -> PyResult<Bound<'py, PyDict>> {
+    let inp = states::Input {
+        ts: slice_of(py, &ts)?, kind: slice_of(py, &kind)?, cpu: slice_of(py, &cpu)?, a: slice_of(py, &a)?,
+        b: slice_of(py, &b)?, aux: slice_of(py, &aux)?,
+    };
+    let n = inp.ts.len();
+    if [inp.kind.len(), inp.cpu.len(), inp.a.len(), inp.b.len(), inp.aux.len()].iter().any(|l| *l != n) {
+        return Err(pyo3::exceptions::PyValueError::new_err("sched columns of different lengths"));
+    }
+    let r = py.detach(|| states::derive(&inp, cat, running, runnable, end));
+    let d = PyDict::new(py);
+    d.set_item("ts", col(py, &r.ts))?;
+    d.set_item("dur", col(py, &r.dur))?;
+    d.set_item("tid", col(py, &r.tid))?;
+    d.set_item("state", col(py, &r.state))?;
+    d.set_item("cpu", col(py, &r.cpu))?;
+    d.set_item("waker", col(py, &r.waker))?;
+    d.set_item("blocked", col(py, &r.blocked))?;
+    Ok(d)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PerfettoDecoder>()?;
     m.add_class::<SliceEvents>()?;
+    m.add_function(wrap_pyfunction!(thread_states, m)?)?;
     Ok(())
 }

@@ -427,17 +427,12 @@ class TraceBuilder:
         """Thread-state intervals from the sched stream, per thread as a small state machine: a switch closes the
         open interval of prev (which goes to prev_state) and of next (which goes Running); a waking closes a
         sleeping interval (anything but Running/R/R+) and opens R; a blocked reason closes a D interval, opens R,
-        and names the function of the thread's latest closed D interval. Done with numpy over all threads at once:
-        between two switches of a thread only the first waking (or, after D, the first waking or blocked reason)
-        changes anything."""
+        and names the function of the thread's latest closed D interval (derive_thread_states, natively)."""
         self._flush_sched_lists()
         if not self._sched_chunks:
             return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
         ts, kind, cpu, a, b, aux = (np.concatenate(col) for col in zip(*self._sched_chunks))
         self._sched_chunks = [(ts, kind, cpu, a, b, aux)]     # one chunk from here on: no second copy held
-        order = np.lexsort((np.arange(len(ts)), kind, ts))   # by (ts, kind), ties in insertion order
-        ts, kind, cpu, a, b, aux = ts[order], kind[order], cpu[order], a[order], b[order], aux[order]
-        del order
         return derive_thread_states(ts, kind, cpu, a, b, aux, self._state_codes, self._blocked, self._end)
 
     def _build_binder(self) -> pl.DataFrame:
