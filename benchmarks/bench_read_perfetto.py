@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -137,13 +138,14 @@ def _systrace_rows(runs: int) -> list[float]:
     return speeds
 
 
-def _frames_end_to_end(path: Path) -> tuple[float, int]:
-    """`droidlag frames --json` on the file: wall time (s) and the child's peak RSS (bytes)."""
-    exe = Path(sys.executable).with_name("droidlag")
+def _frames_end_to_end(path: Path) -> tuple[float, int, int]:
+    """`droidlag frames --json` on the file: wall time (s), that process's own peak RSS (bytes), exit code."""
     t0 = time.perf_counter()
-    subprocess.run([str(exe), "frames", str(path), "--json"], capture_output=True, check=False)
+    proc = subprocess.Popen([sys.executable, "-m", "droidlag.cli", "frames", str(path), "--json"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
     dt = time.perf_counter() - t0
-    return dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    return dt, usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status)
 
 
 def main() -> int:
@@ -178,7 +180,8 @@ def main() -> int:
     if big_rows:
         print(f"  peak RSS <= 1.5x file (1 GB trace): {big_rows[0][2]:.2f}x  {_verdict(big_rows[0][2] <= 1.5)}")
     if frames:
-        print(f"  droidlag frames on the {args.big_mb} MB trace: {frames[0]:.1f} s, peak RSS {frames[1] / 1e9:.2f} GB")
+        print(f"  droidlag frames on the {args.big_mb} MB trace: {frames[0]:.1f} s, peak RSS {frames[1] / 1e9:.2f} GB "
+              f"({frames[1] / BIG.stat().st_size:.2f}x the file), exit code {frames[2]}")
     return 0
 
 

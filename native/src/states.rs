@@ -34,15 +34,11 @@ pub struct Rows {
     pub blocked: Vec<i64>, // index into the blocked-reason payloads, -1 none
 }
 
+/// One thread's view of one event: 16 bytes, the rest is read from the event (sorted position p = pos / 2; an odd
+/// pos is the IN side of a switch).
 struct Action {
     tid: i64,
     pos: u64,
-    ts: i64,
-    kind: i64,
-    state: i64,
-    cpu: i64,
-    waker: i64,
-    aux: i64,
 }
 
 /// cat: category of each state code; running / runnable: the codes of "Running" and "R". Open intervals run to
@@ -56,28 +52,35 @@ pub fn derive(inp: &Input, cat: &[u8], running: i64, runnable: i64, end: i64) ->
     let mut acts: Vec<Action> = Vec::with_capacity(n + n / 2);
     for (p, &i) in order.iter().enumerate() {
         let i = i as usize;
-        let (ts, kind) = (inp.ts[i], inp.kind[i]);
         let pos = 2 * p as u64;
-        if kind == SWITCH {
+        if inp.kind[i] == SWITCH {
             if inp.a[i] != 0 {
-                acts.push(Action { tid: inp.a[i], pos, ts, kind, state: inp.aux[i], cpu: NONE, waker: NONE, aux: NONE });
+                acts.push(Action { tid: inp.a[i], pos });
             }
             if inp.b[i] != 0 {
-                acts.push(Action { tid: inp.b[i], pos: pos + 1, ts, kind, state: running, cpu: inp.cpu[i], waker: NONE,
-                                   aux: NONE });
+                acts.push(Action { tid: inp.b[i], pos: pos + 1 });
+            }
+        } else {
+            acts.push(Action { tid: inp.a[i], pos });
+        }
+    }
+    acts.sort_unstable_by_key(|x| (x.tid, x.pos));
+    // (ts, kind, state, cpu, waker, aux) of an action
+    let view = |x: &Action| -> (i64, i64, i64, i64, i64, i64) {
+        let i = order[(x.pos / 2) as usize] as usize;
+        let kind = inp.kind[i];
+        if kind == SWITCH {
+            if x.pos % 2 == 0 {
+                (inp.ts[i], kind, inp.aux[i], NONE, NONE, NONE)
+            } else {
+                (inp.ts[i], kind, running, inp.cpu[i], NONE, NONE)
             }
         } else {
             let waking = kind == WAKING;
-            acts.push(Action {
-                tid: inp.a[i], pos, ts, kind, state: runnable,
-                cpu: if waking { inp.cpu[i] } else { NONE },
-                waker: if waking { inp.b[i] } else { NONE },
-                aux: inp.aux[i],
-            });
+            (inp.ts[i], kind, runnable, if waking { inp.cpu[i] } else { NONE }, if waking { inp.b[i] } else { NONE },
+             inp.aux[i])
         }
-    }
-    drop(order);
-    acts.sort_unstable_by_key(|x| (x.tid, x.pos));
+    };
     let cat_of = |code: i64| -> u8 { cat.get(code as usize).copied().unwrap_or(CAT_OTHER) };
     let mut out = Rows::default();
     let mut j = 0;
@@ -89,13 +92,13 @@ pub fn derive(inp: &Input, cat: &[u8], running: i64, runnable: i64, end: i64) ->
         let mut latest_d: Option<usize> = None;
         let mut k = j;
         while k < acts.len() && acts[k].tid == tid {
-            let x = &acts[k];
-            let is_sw = x.kind == SWITCH;
+            let (x_ts, x_kind, x_state, x_cpu, x_waker, x_aux) = view(&acts[k]);
+            let is_sw = x_kind == SWITCH;
             if is_sw || k == j {
-                seg_cat = if is_sw { cat_of(x.state) } else { CAT_OTHER };
+                seg_cat = if is_sw { cat_of(x_state) } else { CAT_OTHER };
                 triggered = false;
             }
-            let trig = (x.kind == WAKING && seg_cat != CAT_RUNNABLE) || (x.kind == BLOCKED && seg_cat == CAT_D);
+            let trig = (x_kind == WAKING && seg_cat != CAT_RUNNABLE) || (x_kind == BLOCKED && seg_cat == CAT_D);
             let effective = is_sw || (trig && !triggered);
             if trig {
                 triggered = true;
@@ -103,22 +106,22 @@ pub fn derive(inp: &Input, cat: &[u8], running: i64, runnable: i64, end: i64) ->
             if effective {
                 if out.ts.len() > first_row {
                     let prev = out.ts.len() - 1;
-                    out.dur[prev] = x.ts - out.ts[prev];
+                    out.dur[prev] = x_ts - out.ts[prev];
                     if cat_of(out.state[prev]) == CAT_D {
                         latest_d = Some(prev);
                     }
                 }
-                out.ts.push(x.ts);
-                out.dur.push(end - x.ts);
+                out.ts.push(x_ts);
+                out.dur.push(end - x_ts);
                 out.tid.push(tid);
-                out.state.push(x.state);
-                out.cpu.push(if x.kind == BLOCKED { NONE } else { x.cpu });
-                out.waker.push(x.waker);
+                out.state.push(x_state);
+                out.cpu.push(if x_kind == BLOCKED { NONE } else { x_cpu });
+                out.waker.push(x_waker);
                 out.blocked.push(-1);
             }
-            if x.kind == BLOCKED {
+            if x_kind == BLOCKED {
                 if let Some(row) = latest_d {
-                    out.blocked[row] = x.aux;
+                    out.blocked[row] = x_aux;
                 }
             }
             k += 1;

@@ -65,6 +65,7 @@ def read_perfetto_chunks(chunks: Iterable[bytes], path: str) -> Trace:
         builder.warn(f"trace is truncated or corrupt: {why} at byte {stop} of {size}; "
                      f"read the {cols['packets']} packet(s) before it", offset=stop)
     fill_builder(builder, cols)
+    del cols     # the builder holds what it needs (numpy views of the same buffers)
     return builder.build()
 
 
