@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench venv clean
+.PHONY: demo test test-fast bench venv clean
 
 $(BIN)/.installed: pyproject.toml native/Cargo.toml $(wildcard native/src/*.rs)
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,9 @@ demo: venv
 
 test: venv
 	$(BIN)/python -m pytest -q
+
+test-fast: venv   # the quick tier: no corpus, no slow tests
+	$(BIN)/python -m pytest -q -m "not slow and not corpus"
 
 bench: venv
 	$(BIN)/python benchmarks/bench_read_perfetto.py

@@ -57,6 +57,7 @@ def _corpus_trace_files(corpus: Path) -> list[Path]:
     return files
 
 
+@pytest.mark.slow
 def test_every_corpus_systrace_file_reads_or_fails_cleanly(corpus):
     files = _corpus_trace_files(corpus)
     assert len(files) >= 15

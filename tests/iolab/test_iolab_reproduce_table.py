@@ -1,4 +1,6 @@
 """The reproduce table explains every figure that misses its tolerance."""
+import pytest
+
 from droidlag.iolab.reproduce import format_table
 
 
@@ -38,3 +40,27 @@ def test_reproduce_chart_is_written(tmp_path):
     out = tmp_path / "r.png"
     plot_reproduce({"rows": rows}, str(out))
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# The misses of the published calibration (docs/iolab.md, and the closing note of the WAM issue), written down
+# from that run: a change to the simulator that moves any row across its tolerance shows here by name.
+KNOWN_MISSES = {
+    "Gallery launch, FG+BG / FG only",
+    "Camera suspension, FG+BG / FG only",
+    "Game loading, FG+BG",
+    "faio-fid delay cut, camera",
+    "FastTrack vs stock, six BG apps",
+    "SmartIO read slowdown under writes, rand",
+}
+
+
+@pytest.mark.slow
+def test_reproduce_fast_rows_pass_and_miss_as_calibrated():
+    """A real `iolab reproduce` (the simulator rows, seed 0, no WAM days): 19 rows, 13 within tolerance, and the
+    six misses are exactly the documented ones."""
+    from droidlag.iolab.reproduce import reproduce
+
+    rows = reproduce(seed=0, wam=False)["rows"]
+    missed = {r["figure"] for r in rows if not r["within_tolerance"]}
+    assert len(rows) == 19
+    assert missed == KNOWN_MISSES

@@ -203,14 +203,18 @@ def test_policy_names_are_checked():
         WamPolicy("sometimes")
 
 
+@pytest.mark.slow
 def test_wam_cli(capsys):
     assert main(["iolab", "wam", "--policy", "bogus"]) == 2
     assert "unknown WAM policy" in capsys.readouterr().err
     assert main(["iolab", "wam", "--sweep", "1,x"]) == 2
+    assert main(["iolab", "wam", "--scale", "0"]) == 2
     assert main(["iolab", "wam", "--policy", "realtime,practical", "--days", "1", "--warmup-days", "0",
-                 "--unit-kb", "64", "--json"]) == 0
+                 "--unit-kb", "64", "--scale", "0.125", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert [r["policy"] for r in out["runs"]] == ["realtime", "practical@6GB"]
+    # an 8 GB phone writing an eighth of the day's volumes, with the threshold scaled alike (6 GB -> 0.75 GB)
+    assert out["flash"]["user_bytes"] == 8 * 10**9 and out["usage"]["cache_bytes_per_day"] == 12 * 2**30 // 8
+    assert [r["policy"] for r in out["runs"]] == ["realtime", "practical@0.75GB"]
     assert out["runs"][0]["syncs"] > 0 and "rand_vs_realtime_pct" in out["runs"][1]
 
 

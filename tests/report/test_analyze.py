@@ -5,6 +5,7 @@ import json
 import zipfile
 from pathlib import Path
 
+import pytest
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from droidlag.cli import main
@@ -16,6 +17,7 @@ PIXEL6A = "traces/perfetto_pixel6a_a13_warm_startup_sched_binder_freq_frametimel
 AIDL = "anr/chkbugreport_aidldeadlock_vm_traces.txt"
 
 
+@pytest.mark.slow
 def test_whole_corpus_goes_through_analyze(corpus: Path, tmp_path: Path):
     findings = analyze([corpus / d for d in ("traces", "systrace", "gfxinfo", "anr", "bugreport")])
     statuses = {i.status for i in findings.inputs}

@@ -1,12 +1,14 @@
 """The report of real data opens in headless Chromium without errors, with its plots and wait-for graph."""
 from pathlib import Path
 
+import pytest
 from browser import open_page
 
 from droidlag.findings import analyze
 from droidlag.report.writer import write_outputs
 
 
+@pytest.mark.slow
 def test_real_report_renders(corpus: Path, tmp_path: Path):
     findings = analyze([corpus / "traces/systrace_meizu_flyme_2019_list_jank.dataonly.html.gz",
                         corpus / "anr/chkbugreport_aidldeadlock_vm_traces.txt",

@@ -41,8 +41,8 @@ def run(args) -> int:
         if not report.files:
             print("droidlag: no files found in " + ", ".join(args.paths), file=sys.stderr)
         elif args.json:   # the summary (stdout) already listed them otherwise
-            for e in report.errors:
-                print(f"droidlag: {e}", file=sys.stderr)
+            for err in report.errors:
+                print(f"droidlag: {err}", file=sys.stderr)
         return EXIT_NO_INPUT
     return 0
 

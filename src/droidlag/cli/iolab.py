@@ -62,6 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--warmup-days", type=int, default=1)
     w.add_argument("--fill", type=float, default=None, help="fraction of /data in use (default: the usage profile's)")
     w.add_argument("--unit-kb", type=int, default=16, help="FTL mapping unit in KB, 4 to 64 (4 = the flash page; coarser is faster)")
+    w.add_argument("--scale", type=float, default=1.0,
+                   help="a smaller phone for quick runs: device size, daily write volumes and the S_d threshold "
+                        "times this fraction (0 < F <= 1)")
     w.add_argument("--seed", type=int, default=0)
     w.add_argument("--plot", metavar="PNG", help="write a chart")
     w.add_argument("--json", action="store_true")
@@ -154,8 +157,8 @@ def run_host(args) -> int:
     pols = [p.strip() for p in args.policies.split(",") if p.strip()] if args.policies else None
     bad = [e for e in exps if e not in EXPERIMENTS] + [p for p in pols or [] if p not in POLICIES]
     try:
-        weights = tuple(int(w) for w in args.cgroup_weights.split(","))
-        if len(weights) != 2 or not all(1 <= w <= 1000 for w in weights):
+        fg_bg = [int(w) for w in args.cgroup_weights.split(",")]
+        if len(fg_bg) != 2 or not all(1 <= w <= 1000 for w in fg_bg):
             raise ValueError
     except ValueError:
         bad.append(f"--cgroup-weights {args.cgroup_weights} (want FG,BG in 1..1000)")
@@ -166,7 +169,7 @@ def run_host(args) -> int:
               f"{', '.join(EXPERIMENTS)}; policies: {', '.join(POLICIES)}", file=sys.stderr)
         return 2
     res = run_host_lab(size_mb=args.size_mb, runtime_s=args.runtime, scratch_parent=args.scratch, policies=pols,
-                       experiments=exps, cgroup_weights=weights, wam_rounds=args.wam_rounds)
+                       experiments=exps, cgroup_weights=(fg_bg[0], fg_bg[1]), wam_rounds=args.wam_rounds)
     if args.json:
         print_json(res)
     else:
@@ -201,7 +204,7 @@ def run_wam_cli(args) -> int:
     bad = []
     pols = [p.strip() for p in args.policy.split(",") if p.strip()]
     bad += [f"unknown WAM policy {p!r}" for p in pols if p not in wam.WAM_POLICIES]
-    thresholds = []
+    thresholds: list[float] = []
     if args.sweep:
         try:
             thresholds = list(wam.DEFAULT_SWEEP_GB) if args.sweep == "default" else \
@@ -216,12 +219,15 @@ def run_wam_cli(args) -> int:
         bad.append("--unit-kb must be a multiple of 4 between 4 and 64")
     if args.fill is not None and not 0.1 <= args.fill <= 0.97:
         bad.append("--fill must be between 0.1 and 0.97")
+    if not 0 < args.scale <= 1:
+        bad.append("--scale must be in (0, 1]")
     if bad or not pols:
         print(f"droidlag: {'; '.join(bad) or '--policy is empty'} (policies: {', '.join(wam.WAM_POLICIES)})",
               file=sys.stderr)
         return 2
     usage = wam.UsageProfile() if args.fill is None else replace(wam.UsageProfile(), fs_used_fraction=args.fill)
-    kw = dict(days=args.days, warmup_days=args.warmup_days, seed=args.seed, usage=usage,
+    usage, flash = wam.scaled_phone(args.scale, usage)
+    kw = dict(days=args.days, warmup_days=args.warmup_days, seed=args.seed, usage=usage, flash=flash,
               unit_bytes=args.unit_kb * 1024)
     from tqdm import tqdm
 
@@ -232,9 +238,9 @@ def run_wam_cli(args) -> int:
         with tqdm(total=n_runs * (args.days + args.warmup_days), unit="sim-day", file=sys.stderr, leave=False,
                   disable=None) as bar:
             if thresholds:
-                out = wam.sweep(thresholds, progress=bar.update, **kw)
+                out = wam.sweep([t * args.scale for t in thresholds], progress=bar.update, **kw)
             else:
-                out = wam.compare(pols, threshold_gb=args.threshold_gb, progress=bar.update, **kw)
+                out = wam.compare(pols, threshold_gb=args.threshold_gb * args.scale, progress=bar.update, **kw)
     except FileSystemFull as e:
         print(f"droidlag: {e}: lower --fill or --unit-kb", file=sys.stderr)
         return 2

@@ -109,7 +109,7 @@ def plot_wam(out: dict, path: str) -> None:
         ax.bar(names, [r["snr_stalls"] for r in runs], color="k", label="system sync > 60 s (SNR)")
         ax.set_ylabel(f"stalls in {out['days']} day(s)")
         ax.legend()
-        xs = range(len(names))
+        xs = list(range(len(names)))
         ax2.bar([x - 0.2 for x in xs], [r["rand_write_mbps"] for r in runs], 0.4, label="random")
         ax2.bar([x + 0.2 for x in xs], [r["seq_write_mbps"] for r in runs], 0.4, label="sequential")
         ax2.set_xticks(list(xs), names)

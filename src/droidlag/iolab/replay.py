@@ -114,7 +114,7 @@ def _warn(warnings, path, line_no, msg):
 
 
 def _parse_blkparse(path, lines, warnings) -> list[TraceRecord]:
-    events = {}
+    events: dict = {}
     for i, line in enumerate(lines, 1):
         m = _BLKPARSE.match(line)
         if not m:

@@ -197,7 +197,7 @@ def reproduce(seed: int = 0, scale: float = 1.0, wam: bool = True, progress=None
                          "without idling, so idling stays off" if scn == "rand-read" else
                          "the model's sequential read loses less than the phone's: no in-device read-ahead "
                          "that concurrent writes would break"))
-    for scn, paper in (("smartio-launch", 37.8), ("smartio-runtime", 29.6)):
+    for scn, paper_cut in (("smartio-launch", 37.8), ("smartio-runtime", 29.6)):
         base = run_scenario(scn, "cfq", "emmc", seed=seed, scale=scale)
         new = run_scenario(scn, "smartio", "emmc", seed=seed, scale=scale)
         per_app = len(base.fg_ns) // 20 or 1
@@ -207,7 +207,7 @@ def reproduce(seed: int = 0, scale: float = 1.0, wam: bool = True, progress=None
             if sum(base.fg_ns[lo:hi]):
                 cuts.append(_cut(sum(base.fg_ns[lo:hi]), sum(new.fg_ns[lo:hi])))
         mean_cut = _cut(sum(base.fg_ns), sum(new.fg_ns))
-        rows.append(_why(_pp_row(f"SmartIO {scn.split('-')[1]} delay cut, up to", paper, max(cuts, default=0.0),
+        rows.append(_why(_pp_row(f"SmartIO {scn.split('-')[1]} delay cut, up to", paper_cut, max(cuts, default=0.0),
                                  note=f"best of {SMARTIO_GROUPS} app groups (mean per group); all apps "
                                  f"{mean_cut:.1f}%; {per_app} op(s) per app"),
                          "reads first with writes bounded at 100 ms cut the read waits behind writes",

@@ -184,7 +184,7 @@ class Trace:
                 "rows": ft.height,
                 "display_actual": int(((ft["kind"] == "actual") & (ft["scope"] == "display")).sum()) if ft.height else 0,
                 "surface_actual": int(((ft["kind"] == "actual") & (ft["scope"] == "surface")).sum()) if ft.height else 0,
-                "surface_jank_types": dict(sorted(jank_counts.items(), key=lambda kv: -kv[1])),
+                "surface_jank_types": dict(sorted(jank_counts.items(), key=lambda kv: (-kv[1], kv[0]))),
             },
             "cpus": {str(c): {"max_freq_khz": self.cpu_max_freq_khz.get(c), "class": self.cpu_class.get(c)}
                      for c in sorted(set(self.cpu_max_freq_khz) | set(self.cpu_class))},

@@ -20,7 +20,7 @@ V2_WEIGHT_FILES = ("io.bfq.weight", "io.weight")
 
 def parse_cgroup_mounts(mounts_text: str) -> dict:
     """{'v1_blkio': mountpoint or None, 'v2': mountpoint or None} from /proc/mounts text."""
-    out = {"v1_blkio": None, "v2": None}
+    out: dict[str, str | None] = {"v1_blkio": None, "v2": None}
     for line in mounts_text.splitlines():
         parts = line.split()
         if len(parts) < 4:
@@ -183,7 +183,7 @@ def parse_service_bytes(text: str, devno: str, version: int) -> dict:
 def service_bytes(groups: WeightedGroups, devno: str) -> dict:
     """Per group, bytes the block layer charged to it on the device (None where the file is missing)."""
     names = ("blkio.bfq.io_service_bytes", "blkio.throttle.io_service_bytes") if groups.version == 1 else ("io.stat",)
-    out = {}
+    out: dict = {}
     for g in groups.weights:
         out[g] = None
         for n in names:

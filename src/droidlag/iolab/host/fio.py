@@ -10,6 +10,14 @@ def fio_path() -> str | None:
     return shutil.which("fio")
 
 
+def _fio() -> str:
+    """fio's path; callers check `fio_path()` before they run anything."""
+    path = fio_path()
+    if path is None:
+        raise RuntimeError("fio is not installed (apt-get install fio)")
+    return path
+
+
 def _job(name: str, opts: dict) -> str:
     return f"[{name}]\n" + "".join(f"{k}={v}\n" for k, v in opts.items() if v is not None)
 
@@ -44,7 +52,7 @@ def check_job_errors(res: dict) -> None:
 def run_fio(jobfile_text: str, jobfile_path: str, timeout_s: float) -> dict:
     with open(jobfile_path, "w") as f:
         f.write(jobfile_text)
-    p = subprocess.run([fio_path(), "--output-format=json", jobfile_path], capture_output=True, text=True,
+    p = subprocess.run([_fio(), "--output-format=json", jobfile_path], capture_output=True, text=True,
                        timeout=timeout_s)
     if p.returncode != 0:
         raise RuntimeError(fio_error(p.stdout, p.stderr, p.returncode))
@@ -82,7 +90,7 @@ def reader_writer_jobs(target: str, runtime_s: int, with_writers: bool, reader_p
 
 def job_stats(res: dict) -> dict:
     """Reader latency (ms) and writer throughput (MB/s) from fio's JSON."""
-    out = {"reader": None, "writers_mb_s": 0.0}
+    out: dict = {"reader": None, "writers_mb_s": 0.0}
     for j in res.get("jobs", []):
         if j["jobname"] == "fg-reader":
             r = j["read"]
@@ -100,7 +108,7 @@ def start_fio(jobfile_text: str, jobfile_path: str, procs_file: str | None = Non
     (writes its pid to the file) and then becomes fio, so fio and every job it forks run in the group."""
     with open(jobfile_path, "w") as f:
         f.write(jobfile_text)
-    cmd = [fio_path(), "--output-format=json", jobfile_path]
+    cmd = [_fio(), "--output-format=json", jobfile_path]
     if procs_file:
         cmd = ["sh", "-c", 'echo $$ > "$0" || exit 97; exec "$@"', procs_file] + cmd
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

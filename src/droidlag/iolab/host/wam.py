@@ -205,7 +205,7 @@ def _run_mode(scratch: Path, mode: str, size_mb: int, rounds: int, file_mb: int,
         phases = [("idle", t_idle, time.monotonic())]
         fill_s = delete_s = 0.0
         filled = deleted = 0
-        alloc = {}
+        alloc: dict = {}
         for _r in range(rounds):
             t0 = time.monotonic()
             filled += _fill(mnt / "bg", size_mb, file_mb, chunk)

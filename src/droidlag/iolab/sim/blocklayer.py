@@ -6,6 +6,7 @@ dispatch (return None) and is asked again at the next submission or completion.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import count
 
 from droidlag.iolab.sim.device import OP_FLUSH, OP_READ, OP_WRITE, Device
@@ -34,8 +35,8 @@ class Request:
         self.boosted = False
         self.submit_ns = self.dispatch_ns = self.done_ns = -1
         self.done: Event | None = None
-        self.cb = None
-        self.extents = None
+        self.cb: Callable[[Request], None] | None = None
+        self.extents: list | None = None
         self.sched_key = None  # the scheduler queue it was dispatched from (CFQ's per-queue accounting)
 
     @property
@@ -81,6 +82,7 @@ class BlockLayer:
             self.queued_async += 1
         self.sched.add(req, self.engine.now)
         self.dispatch()
+        assert req.done is not None, "a submitted request has its completion event"
         return req.done
 
     def async_full(self) -> bool:
@@ -96,6 +98,7 @@ class BlockLayer:
         """`task` blocks until `req` completes: inheritance policies may boost the request."""
         if req.done_ns < 0:
             self.policy.on_wait(req, task, self)
+        assert req.done is not None, "a submitted request has its completion event"
         return req.done
 
     def boost(self, req: Request) -> None:
@@ -151,6 +154,7 @@ class BlockLayer:
             self.log.append((req.submit_ns, req.dispatch_ns, req.done_ns, req.op, req.nbytes, req.fg, req.pid))
         if req.cb is not None:
             req.cb(req)
+        assert req.done is not None
         req.done.fire(req)
         self.dispatch()
 

@@ -86,7 +86,7 @@ class Event:
             return
         self.fired = True
         self.value = value
-        cbs = self.callbacks
+        cbs = self.callbacks or []
         self.callbacks = None
         eng = self.engine
         for cb in cbs:
@@ -97,6 +97,7 @@ class Event:
         if self.fired:
             self.engine.at(self.engine.now, cb, self.value)
         else:
+            assert self.callbacks is not None  # a pending event keeps its list until it fires
             self.callbacks.append(cb)
 
 
@@ -144,7 +145,7 @@ def all_of(engine: Engine, events: list[Event]) -> Event:
         return out
     left[0] = len(pending)
     for e in pending:
-        e.callbacks.append(one)
+        e.add(one)
     return out
 
 
@@ -158,8 +159,8 @@ class Lock:
         self.engine = engine
         self.holder = None
         self.waiters: list = []  # [(prio, seq, task, event)]
-        self.priority_of = None
-        self.on_contended = None  # callback(lock, waiter_task) for inheritance policies
+        self.priority_of: Callable[[Any], int] | None = None
+        self.on_contended: Callable[[Any, Any], None] | None = None  # callback(lock, waiter_task) for inheritance policies
         self.acquisitions = 0
         self.wait_ns = 0
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from droidlag.iolab.sim.blocklayer import Request
 from droidlag.iolab.sim.device import OP_DISCARD, OP_FLUSH, OP_READ, OP_WRITE
@@ -57,7 +58,8 @@ class Extent:
     __slots__ = ("owner", "file", "lba", "pages", "state", "req")
 
     def __init__(self, owner: int, file: int, lba: int, pages: int, state: int):
-        self.owner, self.file, self.lba, self.pages, self.state, self.req = owner, file, lba, pages, state, None
+        self.owner, self.file, self.lba, self.pages, self.state = owner, file, lba, pages, state
+        self.req: Request | None = None
 
 
 class PageCache:
@@ -89,7 +91,7 @@ class PageCache:
         self.freerun = (self.bg_thresh + self.dirty_limit) // 2
         self.setpoint = (self.freerun + self.dirty_limit) // 2
         self._dirtiers: dict[int, int] = {}  # pid -> last time it dirtied pages (who shares the bdi's rate)
-        self._io_sleeper = None  # (BG lock holder asleep on a writeback I/O in reclaim, its wake-up event)
+        self._io_sleeper: tuple[Any, Event] | None = None  # (BG lock holder asleep on a writeback I/O in reclaim, its wake-up event)
         if self.policy.fpm:
             chained = self.lock.on_contended
 
@@ -235,7 +237,7 @@ class PageCache:
 
     def _writeback_done(self, req: Request) -> None:
         fg_lbas = self.stack.fg_lbas
-        for e in req.extents:
+        for e in req.extents or ():
             e.state = CLEAN
             e.req = None
             self.writeback -= e.pages
@@ -389,7 +391,7 @@ class PageCache:
                     batch = []
         if batch:
             self._submit_writeback(batch, task, sync=True)
-        seen = set()
+        seen: set = set()
         for e in mine:
             req = e.req
             if req is not None and req.id not in seen and req.done_ns < 0:

@@ -13,6 +13,23 @@ from droidlag.iolab.wam.day import ANR_NS, SNR_NS, WAM_POLICIES, PhoneDays, WamP
 from droidlag.iolab.wam.usage import GB, KB, UsageProfile
 
 DEFAULT_SWEEP_GB = (1, 2, 3, 4, 6, 8, 12, 16)
+_SCALED_USAGE_BYTES = ("cache_bytes_per_day", "cache_quota", "media_bytes_per_day", "video_median", "update_median")
+
+
+def scaled_phone(fraction: float, usage: UsageProfile | None = None,
+                 flash: FlashProfile = UFS21_64GB) -> tuple[UsageProfile, FlashProfile]:
+    """A smaller phone for quick runs: the device's capacity and idle-GC budget, and the day's write volumes
+    (caches, their quota, media, videos, updates), all times `fraction`. Counts of events (unlocks, syncs,
+    files per batch) and the file sizes of small files stay, so the FTL sees the same kind of traffic."""
+    from dataclasses import replace
+
+    if not 0 < fraction <= 1:
+        raise ValueError("fraction must be in (0, 1]")
+    usage = usage or UsageProfile()
+    usage = replace(usage, **{k: int(getattr(usage, k) * fraction) for k in _SCALED_USAGE_BYTES})
+    flash = replace(flash, name=f"{flash.name}x{fraction:g}", user_bytes=int(flash.user_bytes * fraction),
+                    idle_free_bytes=int(flash.idle_free_bytes * fraction))
+    return usage, flash
 
 
 def compare(policies=WAM_POLICIES, days: int = 3, warmup_days: int = 1, seed: int = 0,

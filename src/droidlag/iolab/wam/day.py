@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from droidlag.iolab.sim.engine import MS, Engine, S
+from droidlag.iolab.sim.engine import MS, Engine, Event, S
 from droidlag.iolab.sim.ftl import FTL, UFS21_64GB, FlashProfile
 from droidlag.iolab.wam.fs import FileSystem, extents
 from droidlag.iolab.wam.usage import (
@@ -178,7 +178,7 @@ class PhoneDays:
         self.last_trim_end = -DAY
         self.resume_group = 0
         self.trimming = False
-        self._wake = None
+        self._wake: Event | None = None
         self.measuring = False
         self.syncs: list[tuple] = []  # (t, who, tag, latency_ns, discard_wait_ns)
         self.samples: list[dict] = []
@@ -267,7 +267,7 @@ class PhoneDays:
         fs, tag = self.fs, a.tag
         units: list[np.ndarray] = []
         if tag == "update":  # the previous version of an app, about the size of the new one
-            apps = fs.files.get("app", {})
+            apps: dict = fs.files.get("app", {})
             if apps:
                 fid = min(apps, key=lambda f: abs(len(apps[f]) * fs.unit - a.nbytes))
                 units.append(fs.delete("app", fid))
@@ -284,7 +284,7 @@ class PhoneDays:
         elif tag == "media":  # the user frees what the file system grew by, picking among older media
             target = int(self.usage.fs_used_fraction * self.ftl.n_lpn)
             over = fs.used_units - target
-            media = fs.files.get("media", {})
+            media: dict = fs.files.get("media", {})
             while over > 0 and media:
                 ids = list(media)[: max(1, len(media) // 2)]
                 u = fs.delete("media", ids[self.rng.randrange(len(ids))])
@@ -297,7 +297,7 @@ class PhoneDays:
         older media first."""
         fs = self.fs
         limit = int(0.97 * self.ftl.n_lpn) - fs.units_for(nbytes)
-        media = fs.files.get("media", {})
+        media: dict = fs.files.get("media", {})
         units = []
         while fs.used_units > limit and media:
             units.append(fs.delete("media", next(iter(media))))
@@ -306,8 +306,8 @@ class PhoneDays:
     def _trim_cache(self, kind: str) -> None:
         fs, quota = self.fs, self.usage.cache_quota // self.usage.cache_apps
         units = []
-        while fs.bytes_by_kind.get(kind, 0) > quota:
-            units.append(fs.delete(kind, fs.oldest(kind)))
+        while fs.bytes_by_kind.get(kind, 0) > quota and (oldest := fs.oldest(kind)) is not None:
+            units.append(fs.delete(kind, oldest))
         self._freed_files(units)
 
     def _freed_files(self, files: list[np.ndarray]) -> None:

@@ -71,7 +71,8 @@ def _lognormal(rng: random.Random, median: float, sigma: float) -> float:
 
 
 def _poisson_times(rng: random.Random, rate_per_ns: float, start: int, end: int) -> list[int]:
-    out, t = [], start
+    out: list[int] = []
+    t = start
     if rate_per_ns <= 0:
         return out
     while True:

@@ -4,6 +4,7 @@ priority inheritance. Baselines leave everything off."""
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 
 class Policy:
@@ -43,7 +44,7 @@ class FifoScheduler:
 
     def __init__(self):
         self.q: deque = deque()
-        self.blk = None
+        self.blk: Any = None  # the BlockLayer, set by attach()
 
     def attach(self, blk) -> None:
         self.blk = blk
@@ -71,7 +72,7 @@ class TwoLevelScheduler:
         self.high: deque = deque()
         self.low: deque = deque()
         self.is_high = is_high
-        self.blk = None
+        self.blk: Any = None  # the BlockLayer, set by attach()
 
     def attach(self, blk) -> None:
         self.blk = blk

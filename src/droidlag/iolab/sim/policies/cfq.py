@@ -21,6 +21,7 @@ then beats SmartIO at launches, so the papers' numbers agree with idling off (se
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 from droidlag.iolab.sim.engine import MS
 from droidlag.iolab.sim.policies.base import Policy
@@ -42,10 +43,10 @@ class CfqScheduler:
         self.idle_until = -1
         self.idle_enabled = False
         self.queues: dict = {}
-        self.rr = {c: deque() for c in CLASS_ORDER}
-        self.active = None
+        self.rr: dict[str, deque] = {c: deque() for c in CLASS_ORDER}
+        self.active: Any = None
         self.slice_end = 0
-        self.blk = None
+        self.blk: Any = None  # the BlockLayer, set by attach()
         self.n = 0
 
     def attach(self, blk) -> None:

@@ -3,6 +3,7 @@ or the oldest write is past its 5 s deadline (reads: 500 ms)."""
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 from droidlag.iolab.sim.device import OP_READ
 from droidlag.iolab.sim.engine import MS
@@ -20,7 +21,7 @@ class DeadlineScheduler:
         self.batch_reads = True
         self.batch_left = 0
         self.starved = 0
-        self.blk = None
+        self.blk: Any = None  # the BlockLayer, set by attach()
 
     def attach(self, blk) -> None:
         self.blk = blk

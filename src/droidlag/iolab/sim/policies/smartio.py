@@ -57,7 +57,7 @@ class SmartioScheduler(CfqScheduler):
 
     def __init__(self, write_bound_ns: int = 100 * MS, write_concurrency: int = 1):
         super().__init__()
-        self.reads = {c: deque() for c in CLASS_ORDER}
+        self.reads: dict[str, deque] = {c: deque() for c in CLASS_ORDER}
         self.writes_fifo: deque = deque()  # every queued write in arrival order (for the bound)
         self.write_bound = write_bound_ns
         self.write_concurrency = write_concurrency
