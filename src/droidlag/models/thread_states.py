@@ -32,9 +32,9 @@ def derive_thread_states(ts: np.ndarray, kind: np.ndarray, cpu: np.ndarray, a: n
     names = list(state_codes)
     cat = bytes(_CAT_RUNNABLE if s in (RUNNING, "R", "R+") else _CAT_D if s.startswith("D") else _CAT_OTHER
                 for s in names)
-    cols = [np.ascontiguousarray(c, dtype=np.int64) for c in (ts, kind, cpu, a, b, aux)]
-    r = _native_thread_states(*cols, cat, state_codes[RUNNING], state_codes["R"], end)
-    del cols
+    c = [np.ascontiguousarray(x, dtype=np.int64) for x in (ts, kind, cpu, a, b, aux)]
+    r = _native_thread_states(c[0], c[1], c[2], c[3], c[4], c[5], cat, state_codes[RUNNING], state_codes["R"], end)
+    del c
     if not r["ts"]:
         return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
     col = lambda k: np.frombuffer(r[k], dtype=np.int64)  # noqa: E731

@@ -160,7 +160,7 @@ class TraceBuilder:
 
     def _apply_atrace_effects(self) -> None:
         threads, (c_ts, c_names, c_values, c_pids, c_cpus), warnings, (lo, hi) = self._slice_ev.take_effects()
-        if lo is not None:
+        if lo is not None and hi is not None:
             self._see(lo)
             self._see(hi)
         for tid, pid in threads:
