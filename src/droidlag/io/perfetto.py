@@ -83,8 +83,10 @@ def fill_builder(b: TraceBuilder, cols: dict) -> None:
             b.process(ident, x, y)
         else:
             b.thread(ident, x, y)
-    for processor, index, khz in cols["cpu_info"]:
-        b.cpu_max_frequency(processor if processor is not None else index, khz)
+    for _processor, index, khz in cols["cpu_info"]:
+        # CpuInfo lists one entry per CPU in CPU order; `processor` is its model name ("AArch64 Processor rev 0"),
+        # not a number, so the position is the CPU (the reader used to key by that name when present)
+        b.cpu_max_frequency(index, khz)
     b.adopt_slice_events(cols["atrace"])
     _ftrace_events(b, cols)
     _sched(b, cols)
