@@ -59,3 +59,13 @@ def test_same_input_gives_byte_identical_outputs(tmp_path: Path):
                      for n in ("findings.json", "report.html")})
     assert outs[0]["findings.json"] == outs[1]["findings.json"]
     assert outs[0]["report.html"] == outs[1]["report.html"]
+
+
+def test_demo_ui_example_gives_a_heat_map(tmp_path: Path, capsys):
+    """The bundled DroidBot dump: 49 views (its `views` list, counted here with json), a heat map written."""
+    example = EXAMPLES / "ui" / "droidbot_album_state.json"
+    n_views = len(json.loads(example.read_text(encoding="utf-8"))["views"])
+    assert main(["ui", "hierarchy", str(example), "--out", str(tmp_path), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["views"] == n_views == 49 and d["estimate"] is True
+    assert (tmp_path / "heatmap.png").read_bytes()[:4] == b"\x89PNG"

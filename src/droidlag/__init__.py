@@ -14,4 +14,21 @@ def analyze(paths, progress=None):
     return _analyze([paths] if isinstance(paths, (str, Path)) else list(paths), progress=progress)
 
 
-__all__ = ["analyze", "read_trace", "Trace", "InputError", "ReadWarning", "__version__"]
+def ui_layouts(app_dir, context=()):
+    """Redundant UI layers in an app's layout files (`droidlag ui layouts`): a `droidlag.ui.LayoutReport`."""
+    from droidlag.io.android_res import read_app
+    from droidlag.ui import analyze_layouts
+    res, _ = read_app([app_dir, *context], report_roots=1)
+    return analyze_layouts(res)
+
+
+def ui_hierarchy(path):
+    """Overdraw and redundant layers in a runtime view dump (`droidlag ui hierarchy`): a
+    `droidlag.ui.HierarchyReport` (its `draws` array is the per-pixel layer count)."""
+    from droidlag.io.view_hierarchy import read_hierarchy
+    from droidlag.ui import analyze_hierarchy
+    return analyze_hierarchy(read_hierarchy(path)[0])
+
+
+__all__ = ["analyze", "read_trace", "Trace", "InputError", "ReadWarning", "ui_layouts", "ui_hierarchy",
+           "__version__"]

@@ -13,15 +13,20 @@ from pathlib import Path
 from droidlag import __version__
 from droidlag.errors import InputError, ReadWarning
 from droidlag.frames import FramesReport, analyze_frames
+from droidlag.gc.device import GcConfig, GcDumpReport, GcLogReport, summarize_gc_dumps, summarize_gc_log
+from droidlag.gc.evidence import hang_gc, hang_gc_from_dump
+from droidlag.gc.trace import TraceGcReport, analyze_trace_gc
 from droidlag.hangs import HangReport, HangsConfig, analyze_hangs
 from droidlag.io.inputs import InputFile, discover
+from droidlag.models.gc import ArtGcDump, GcLog
 from droidlag.models.trace import Trace
-from droidlag.report.narrative import frames_headlines, hang_headlines, hang_sentence, wait_for_graph
+from droidlag.report.narrative import frames_headlines, gc_headlines, hang_headlines, hang_sentence, wait_for_graph
 
 SCHEMA = "droidlag-findings"
 SCHEMA_VERSION = 1
 TRACE_KINDS = ("perfetto", "systrace")
 HANG_KINDS = ("anr", "bugreport")
+GC_LOG_KINDS = ("logcat", "anr", "bugreport")   # texts that can hold ART GC log lines
 MAX_ARCHIVE_DEPTH = 2
 
 
@@ -42,7 +47,13 @@ class Findings:
     traces: list[TraceFindings] = field(default_factory=list)
     gfxinfo: list[FramesReport] = field(default_factory=list)
     hangs: HangReport | None = None
+    gc: list[GcLogReport | GcDumpReport | TraceGcReport] = field(default_factory=list)
+    gc_logs: dict[str, GcLog] = field(default_factory=dict)   # input path -> its GC lines (for hang evidence)
+    gc_dumps: dict[str, list[ArtGcDump]] = field(default_factory=dict)   # input path -> its dumps' GC parts
     warnings: list[str] = field(default_factory=list)
+    ui_layouts: list[dict] = field(default_factory=list)        # one per app source tree (droidlag.ui.layouts)
+    ui_hierarchies: list[dict] = field(default_factory=list)    # one per runtime view dump (droidlag.ui.hierarchy)
+    ui_reports: list = field(default_factory=list)              # the HierarchyReport of each ui_hierarchies entry
 
     def headlines(self) -> list[dict]:
         """What was found, worst first, each in plain words."""
@@ -53,6 +64,9 @@ class Findings:
             out += frames_headlines(t.frames, t.path)
         for g in self.gfxinfo:
             out += frames_headlines(g, g.path)
+        for r in self.gc:
+            out += gc_headlines(r.to_dict())
+        out += ui_headlines(self.ui_layouts, self.ui_hierarchies)
         return sorted(out, key=lambda h: -h["severity"])
 
     def to_dict(self) -> dict:
@@ -68,8 +82,35 @@ class Findings:
             "traces": [{"path": t.path, "info": t.trace.summary(), "frames": t.frames.to_dict()} for t in self.traces],
             "gfxinfo": [g.to_dict() for g in self.gfxinfo],
             "hangs": hangs,
+            "gc": [r.to_dict() for r in self.gc],
             "warnings": self.warnings,
+            "ui_layouts": self.ui_layouts,
+            "ui_hierarchies": self.ui_hierarchies,
         }
+
+
+def ui_headlines(layouts: list[dict], hierarchies: list[dict]) -> list[dict]:
+    """One line per app's layouts and per view dump: redundant layers are a cause of heavy UI work, not jank by
+    themselves, so they rank below slow frames and hangs (severity 2-9)."""
+    out: list[dict] = []
+    for lay in layouts:
+        n = len(lay.get("findings") or [])
+        kinds = ", ".join(f"{v} {k}" for k, v in sorted((lay.get("counts") or {}).items(), key=lambda kv: -kv[1]))
+        text = (f"{lay['path']}: {n} redundant UI layer(s) in {lay.get('files')} layout files ({kinds})" if n else
+                f"{lay['path']}: no redundant UI layer found in {lay.get('files')} layout files")
+        out.append({"severity": min(9, 2 + n / 10) if n else 1, "kind": "ui" if n else "ok",
+                    "level": "warn" if n else "ok", "source": lay["path"], "text": text})
+    for h in hierarchies:
+        share = h.get("overdraw_share") or {}
+        heavy = (share.get("3x") or 0) + (share.get("4x+") or 0)
+        chains = sum(c.get("redundant_layers") or 0 for c in h.get("same_bounds_chains") or [])
+        text = (f"{h['path']}: {h.get('mean_layers_per_pixel') or 0:.2f} layers per pixel"
+                f"{' (estimate)' if h.get('estimate') else ''}, {100 * heavy:.0f}% of the screen overdrawn 3x or "
+                f"more, {chains} redundant same-bounds container(s), {len(h.get('covered_views') or [])} fully "
+                "covered view(s)")
+        out.append({"severity": min(9, 2 + 20 * heavy + chains / 5), "kind": "ui", "level": "warn" if heavy or chains
+                    else "ok", "source": h["path"], "text": text})
+    return out
 
 
 def _extract(item: InputFile, tmp: Path) -> tuple[list[InputFile], list[ReadWarning]]:
@@ -149,6 +190,7 @@ def analyze(paths: list[str | Path], progress: Callable[[str], None] | None = No
             except Exception as e:  # a bug must not lose the traces' findings
                 for i in hang_items:
                     i.status, i.reason = "failed", f"internal error: {type(e).__name__}: {e}"
+        _gc_logs(items, findings)
     return findings
 
 
@@ -159,6 +201,7 @@ def _analyze_one(item: InputFile, findings: Findings, hang_items: list[InputFile
         name = item.display or str(item.path)
         report = analyze_frames(trace)
         findings.traces.append(TraceFindings(name, trace, report))
+        _trace_gc(trace, name, findings)
         findings.warnings += [f"{name}: {w.message}" for w in trace.warnings]
         item.status = "analyzed"
     elif item.kind == "gfxinfo":
@@ -169,10 +212,37 @@ def _analyze_one(item: InputFile, findings: Findings, hang_items: list[InputFile
         item.status = "analyzed"
     elif item.kind in HANG_KINDS:
         hang_items.append(item)
+    elif item.kind == "logcat":
+        item.status = "analyzed"   # its GC lines are read with the other logs, after the hangs
+    elif item.kind in ("view-hierarchy", "android-layouts"):
+        _ui_one(item, findings)
     elif item.kind == "chrome-json":
         item.status, item.reason = "skipped", "Chrome JSON trace (traceEvents), not an Android trace"
     else:
         item.status, item.reason = "skipped", f"no analysis for {item.kind} data"
+
+
+def _ui_one(item: InputFile, findings: Findings) -> None:
+    """A runtime view dump (overdraw, heat map) or an app's layouts (redundant layers)."""
+    name = item.display or str(item.path)
+    if item.kind == "view-hierarchy":
+        from droidlag.io.view_hierarchy import read_hierarchy
+        from droidlag.ui.hierarchy import analyze_hierarchy
+        h, warnings = read_hierarchy(item.path)
+        report = analyze_hierarchy(h)
+        d = report.to_dict()
+        d["path"] = name
+        findings.ui_hierarchies.append(d)
+        findings.ui_reports.append(report)   # the report layer draws its layer counts as the heat map
+    else:
+        from droidlag.io.android_res import read_app
+        from droidlag.ui.layouts import analyze_layouts
+        res, warnings = read_app([item.path])
+        d = analyze_layouts(res).to_dict()
+        d["path"] = name
+        findings.ui_layouts.append(d)
+    findings.warnings += [f"{name}: {w}" for w in warnings]
+    item.status = "analyzed"
 
 
 def _hangs(items: list[InputFile], config: HangsConfig | None) -> HangReport:
@@ -191,3 +261,116 @@ def _hangs(items: list[InputFile], config: HangsConfig | None) -> HangReport:
             if ev.source.startswith(real):
                 ev.source = display + ev.source[len(real):]
     return report
+
+
+def _trace_gc(trace: Trace, name: str, findings: Findings) -> None:
+    """The trace's GC summary, if it holds any ART GC slices; a failure here never loses the frames."""
+    try:
+        report = analyze_trace_gc(trace)
+    except Exception as e:  # one analysis' bug must not lose the trace
+        findings.warnings.append(f"{name}: GC summary failed: internal error: {type(e).__name__}: {e}")
+        return
+    if report.processes:
+        report.source = name
+        findings.gc.append(report)
+
+
+def _gc_logs(items: list[InputFile], findings: Findings, config: GcConfig | None = None) -> None:
+    """ART GC lines and the GC part of process dumps in every logcat, dump text and bugreport: per-process
+    summaries, and hang evidence where a hang's blocked thread was stalled by GC in the same capture's log."""
+    from droidlag.io.art_gc_log import read_device_gc
+
+    for item in items:
+        if item.kind not in GC_LOG_KINDS or item.status == "skipped":
+            continue
+        name = item.display or str(item.path)
+        try:
+            log, dumps = read_device_gc(item.path)
+        except InputError as e:
+            if item.kind == "logcat":
+                item.status, item.reason = "failed", e.reason
+            continue
+        except Exception as e:  # one reader's bug must not lose the other findings
+            findings.warnings.append(f"{name}: GC lines not read: internal error: {type(e).__name__}: {e}")
+            continue
+        log.source = name
+        findings.gc_logs[name] = log   # hang sources are named the same way
+        findings.gc_dumps[name] = dumps
+        findings.warnings += [f"{name}: {w.message}" + (f" (line {w.line})" if w.line else "")
+                              for w in log.warnings[:20]]
+        if item.kind == "logcat" and not log.events:
+            item.reason = "logcat without ART GC lines"
+        if log.events:
+            findings.gc.append(summarize_gc_log(log, config))
+        if dumps:
+            findings.gc.append(summarize_gc_dumps(dumps, name))
+    _hang_gc_evidence(findings, config)
+
+
+def _hang_gc_evidence(findings: Findings, config: GcConfig | None) -> None:
+    """Each hang whose blocked thread waited for a GC in its capture's log (before the dump), or was dumped waiting
+    for one, says so."""
+    if not findings.hangs or not findings.gc_logs:
+        return
+    for ev in findings.hangs.events:
+        path = next((p for p in findings.gc_logs if ev.source.startswith(p)), None)
+        if path is None:
+            continue
+        bt = ev.blocked_thread
+        got = hang_gc(findings.gc_logs[path], ev.pid, bt.sys_tid if bt is not None else None,
+                      ev.evidence.get("dump_time"), config)
+        if got:
+            ev.evidence["gc_blocking"] = got
+        in_dump = hang_gc_from_dump(findings.gc_dumps.get(path, []), ev.pid, ev.evidence.get("dump_time"),
+                                    bt.name if bt is not None else None, bt is not None and bt.tid == 1)
+        if in_dump:
+            ev.evidence["gc_in_dump"] = in_dump
+
+
+# --- Before/after a UI trim (issue 16): the SR/FF change beside the UI findings that were fixed. ---------------
+
+def _frame_counts(report: FramesReport) -> dict:
+    s = report.summary or {}
+    return {"frames": s.get("frames") or 0, "SR": s.get("sr"), "FF": s.get("ff"), "SR (threshold only)": s.get("sr_naive"),
+            "FF (threshold only)": s.get("ff_naive"), "SR %": s.get("sr_pct"), "FF %": s.get("ff_pct")}
+
+
+def _finding_key(f, root: str) -> tuple:
+    rel = str(Path(f.file).relative_to(root)) if f.file.startswith(root) else f.file
+    return (Path(rel).parent.name, Path(rel).name, f.kind, f.view_class, f.view_id)
+
+
+def compare_runs(before: str | Path, after: str | Path, layouts_before: list[str | Path] | None = None,
+                 layouts_after: list[str | Path] | None = None) -> dict:
+    """Frames of the same app before and after a change (SR/FF counts and rates, buffer-aware and threshold-only),
+    and when layout folders are given, the UI findings present before and gone after. Raises InputError for an
+    unreadable trace."""
+    from droidlag.io import read_trace
+    from droidlag.io.android_res import read_app
+    from droidlag.ui.layouts import analyze_layouts
+
+    counts, apps = {}, {}
+    for side, path in (("before", before), ("after", after)):
+        report = analyze_frames(read_trace(Path(path)))
+        counts[side] = _frame_counts(report)
+        apps[side] = [a.get("process") for a in (report.summary or {}).get("apps") or [] if a.get("process")]
+    change = {}
+    for k in counts["before"]:
+        b, a = counts["before"][k], counts["after"][k]
+        change[k] = None if b is None or a is None else round(a - b, 3)
+    notes = []
+    if apps["before"] and apps["after"] and apps["before"][0] != apps["after"][0]:
+        notes.append(f"the busiest app differs: {apps['before'][0]} before, {apps['after'][0]} after: "
+                     "the change may not be the trim's")
+    if counts["before"]["frames"] and counts["after"]["frames"]:
+        notes.append("compare rates (SR %, FF %) when the two runs have different numbers of frames")
+    out = {"before_trace": str(before), "after_trace": str(after), "apps": apps, "before": counts["before"],
+           "after": counts["after"], "change": change, "fixed_findings": [], "new_findings": [], "notes": notes}
+    if layouts_before and layouts_after:
+        reports = {}
+        for side, roots in (("before", layouts_before), ("after", layouts_after)):
+            res, _ = read_app(list(roots))
+            reports[side] = ({_finding_key(f, str(roots[0])): f for f in analyze_layouts(res).findings})
+        out["fixed_findings"] = [f.to_dict() for k, f in reports["before"].items() if k not in reports["after"]]
+        out["new_findings"] = [f.to_dict() for k, f in reports["after"].items() if k not in reports["before"]]
+    return out

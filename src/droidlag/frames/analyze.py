@@ -16,6 +16,7 @@ from droidlag.frames.config import FramesConfig
 from droidlag.frames.segment import STAGES, segment_frames, surfaceflinger_pids
 from droidlag.frames.summary import summarize
 from droidlag.frames.verdicts import FF, NOT_POSSIBLE, OK, SR, apply_verdicts, naive_expr
+from droidlag.gc.evidence import frames_with_gc
 from droidlag.models.gfxinfo import GfxinfoDump
 from droidlag.models.trace import Trace
 
@@ -56,6 +57,8 @@ class FramesReport:
                  "verdict": r["verdict"], "naive_verdict": r["naive_verdict"],
                  "causes": by_frame.get(r["frame_id"], [])}
             d.update({k: r[k] for k in keep})
+            if r.get("gc_blocking"):   # the frame overlapped a blocking GC on its own threads
+                d["gc_blocking"] = json.loads(r["gc_blocking"])
             frames.append(d)
         return {"source": self.source, "path": self.path, "summary": self.summary, "notes": self.notes,
                 "warnings": self.warnings, "frames": frames}
@@ -78,6 +81,7 @@ def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesRe
     notes = list(seg.notes)
     sf = surfaceflinger_pids(trace)
     frames, counters_used = apply_verdicts(trace, seg.frames, config, seg.vsync_period_ns, sf)
+    frames = frames_with_gc(trace, frames)
     causes, cause_extra = _causes(trace, frames, config, notes, seg.vsync_period_ns)
     extra = cause_extra | {"vsync_period_source": seg.vsync_period_source, "bufferqueue_counters": counters_used,
              "non_hwui_apps": seg.non_hwui_apps,

@@ -217,6 +217,8 @@ class _EventMaker:
             evidence["blocked_wchan"] = blocked.wchan
         if unit.header.watchdog:
             evidence["watchdog"] = unit.header.watchdog
+        if p.time:   # lets the gatherer put the hang against the capture's GC log
+            evidence["dump_time"] = p.time
         self.count += 1
         name = Path(unit.source.split("#")[0].split("!")[0]).name
         tid = blocked.tid if blocked.tid is not None else blocked.sys_tid

@@ -14,6 +14,9 @@ ZIP = "zip"
 ANR = "anr"
 GFXINFO = "gfxinfo"
 CHROME_JSON = "chrome-json"
+LOGCAT = "logcat"
+VIEW_HIERARCHY = "view-hierarchy"
+ANDROID_LAYOUTS = "android-layouts"
 
 
 def looks_like_perfetto(data: bytes) -> bool:
@@ -44,6 +47,12 @@ _ANR_MARK = re.compile(
     r"^(----- pid \d+ at |----- Waiting Channels: pid \d+|\"[^\"\n]*\" (daemon )?prio=\d+ tid=\d+|DALVIK THREADS"
     r"|Crash type: 'anr'|Subject: (Input dispatching|Broadcast of|executing service|ContentProvider)"
     r"|\"[^\"\n]*\" sysTid=\d+|sysTid=\d+\s|------ BLOCKED PROCESS WAIT-CHANNELS|------ VM TRACES)", re.M)
+# logcat lines: threadtime (optionally with year/uid), time/brief/tag/thread, Android Studio; each bounded.
+_LOGCAT_LINE = re.compile(
+    r"^(?:(?:\d{4}-)?\d\d-\d\d\s{1,4}\d\d:\d\d:\d\d\.\d{1,9}\s{1,8}(?:[\w.]{1,16}\s{1,8})?\d{1,10}[\s-]{1,8}\d{1,10}"
+    r"[\s/]|(?:\d\d-\d\d\s{1,4}\d\d:\d\d:\d\d\.\d{1,9}\s{1,8})?[VDIWEF][/(][^\n]{0,64}?\(\s{0,8}\d{1,10}(?::\s{0,8}\d{1,10})?\)"
+    r"\s{0,4}:? )", re.M)
+_LOGCAT_NEED = 5
 _GFXINFO_MARK = re.compile(r"^(\*\* Graphics info for pid \d+|Applications Graphics Acceleration Info:|---PROFILEDATA---"
                            r"|DUMP OF SERVICE graphicsstats:)", re.M)
 
@@ -55,6 +64,20 @@ def _has_ftrace_lines(text: str, need: int) -> bool:
             seen += 1
             if seen >= need:
                 return True
+    return False
+
+
+def _is_logcat(text: str) -> bool:
+    """Several logcat-formatted lines, or one ART GC line in a logcat format (a log cut down to its GC lines)."""
+    seen = 0
+    for _ in _LOGCAT_LINE.finditer(text):
+        seen += 1
+        if seen >= _LOGCAT_NEED:
+            return True
+    if seen:
+        from droidlag.io.art_gc_log import read_gc_log_text
+        log = read_gc_log_text(text, "<sniff>")
+        return any(e.pid is not None or e.ts_ns is not None for e in log.events)
     return False
 
 
@@ -86,6 +109,11 @@ def sniff_bytes(data: bytes) -> str | None:
         return GFXINFO
     if _ANR_MARK.search(text):
         return ANR
+    if _is_logcat(text):
+        return LOGCAT
+    from droidlag.io.view_hierarchy import sniff_hierarchy
+    if sniff_hierarchy(head):   # last: a thread dump or gfxinfo that quotes a view dump stays what it is
+        return VIEW_HIERARCHY
     return None
 
 
@@ -103,5 +131,5 @@ def load(path: str | Path) -> tuple[str, bytes, list[ReadWarning]]:
     kind = sniff_bytes(data)
     if kind is None:
         raise InputError(path, "not a format droidlag reads (expected a Perfetto trace, systrace/atrace, "
-                         "thread dump, gfxinfo or bugreport)")
+                         "thread dump, gfxinfo, logcat or bugreport)")
     return kind, data, warnings

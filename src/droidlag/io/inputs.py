@@ -69,6 +69,10 @@ def discover(paths: list[str | Path]) -> list[InputFile]:
         if not p.exists():
             found.append(InputFile(p, None, "skipped", "no such file or folder"))
             continue
+        from droidlag.io.android_res import looks_like_app_tree
+        if p.is_dir() and looks_like_app_tree(p):   # an app's source tree: its layouts are one input
+            found.append(InputFile(p, "android-layouts"))
+            continue
         files = walk(p) if p.is_dir() else [p]
         if p.is_dir() and not files:
             found.append(InputFile(p, None, "skipped", "folder holds no files"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from html import escape
 
 from droidlag.report import plots
+from droidlag.report.gc_html import gc_section
 from droidlag.report.graph_svg import wait_for_graph_svg
 
 CSS = """
@@ -51,6 +52,14 @@ def render(findings: dict) -> str:
     hangs = findings.get("hangs")
     if hangs and hangs.get("events"):
         parts.append(_hangs_section(hangs))
+    parts.append(gc_section(findings.get("gc") or []))
+    from droidlag.report.ui_html import hierarchy_section, layouts_section
+    for lay in findings.get("ui_layouts") or []:
+        parts.append(layouts_section(lay))
+    for hier in findings.get("ui_hierarchies") or []:
+        import base64
+        png = base64.b64decode(hier["heatmap_png_base64"]) if hier.get("heatmap_png_base64") else None
+        parts.append(hierarchy_section(hier, png))
     parts.append(_inputs_section(findings))
     title = "droidlag report"
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -169,6 +178,10 @@ def _frame_detail(f: dict, t0: int) -> str:
     body = []
     if f.get("buffer_evidence"):
         body.append(f"<p>Buffer: {e(f['buffer_evidence'])}</p>")
+    gc = f.get("gc_blocking")
+    if gc:   # the frame overlapped a GC wait or a GC run on its own threads
+        names = ", ".join(sorted({f"{s['slice']} on {s['thread']}" for s in gc.get("slices") or []}))
+        body.append(f"<p>Blocking GC during the frame: {ms(gc.get('blocking_gc_ns'))} ({e(names)})</p>")
     rows = [[c.get("name"), pct(c.get("share")), pct(c.get("normal_share")), _evidence_text(c.get("evidence"))]
             for c in causes]
     if rows:

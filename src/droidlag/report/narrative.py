@@ -184,3 +184,67 @@ def wait_for_graph(ev: dict) -> dict:
             if (a, b) not in have and a != b:
                 edges.append({"src": a, "dst": b, "kind": "cycle", "label": "waits for"})
     return {"nodes": list(nodes.values()), "edges": edges}
+
+
+def _mb(b) -> str:
+    return f"{b / 1024**2:.0f} MB" if b is not None else "?"
+
+
+def _dur(ns: int) -> str:
+    if ns >= 10_000_000_000:
+        return f"{ns / 1e9:.1f} s"
+    return f"{ns / 1e6:.0f} ms" if ns >= 10_000_000 else f"{ns / 1e6:.2f} ms"
+
+
+def gc_sentence(p: dict) -> str:
+    """One process's GC cost in plain words (p: ProcessGc.to_dict())."""
+    who = f"{p.get('process') or '?'} (pid {p['pid']})" if p.get("pid") is not None else (p.get("process") or "?")
+    parts = []
+    if p["collections"]:
+        kinds = sorted(p["by_kind"].items(), key=lambda kv: -kv[1])
+        parts.append(f"{p['collections']} GC runs (" + ", ".join(f"{k} {n}" for k, n in kinds[:3])
+                     + (", ..." if len(kinds) > 3 else "") + f"), {_dur(p['gc_wall_ns'])} of GC wall time")
+    if p["pauses"]:
+        pc = p["pause_percentiles_ns"]
+        parts.append(f"{p['pauses']} pauses, {p['pause_total_ns'] / 1e6:.1f} ms in all "
+                     f"(p90 {pc.get('p90', 0) / 1e6:.2f} ms, max {p['pause_max_ns'] / 1e6:.2f} ms)")
+    elif p["pause_total_ns"]:   # dumps: a sum and a longest, no single pauses
+        parts.append(f"paused {_dur(p['pause_total_ns'])} in all (longest {p['pause_max_ns'] / 1e6:.2f} ms)")
+    if p.get("gc_cpu_ns") is not None:
+        parts.append(f"GC CPU {p['gc_cpu_ns'] / 1e6:.1f} ms")
+    elif p.get("heap_task_daemon_cpu_ns"):
+        parts.append(f"HeapTaskDaemon CPU {_dur(p['heap_task_daemon_cpu_ns'])}")
+    if p.get("blocking_gc_ns"):
+        parts.append(f"{p['blocking_started']} blocking GCs took {_dur(p['blocking_gc_ns'])}, threads waited "
+                     f"{_dur(p['blocked_ns'])} for GCs in all")
+    stalled = [t for t in p["threads"] if t["waits"] or t["started"]]
+    if stalled:
+        main = next((t for t in stalled if t["main_thread"]), None)
+        parts.append(f"blocking GC stalled {len(stalled)} thread(s) {p['blocking_waits'] + p['blocking_started']} "
+                     f"times, {_dur(p['blocked_ns'])} of waiting logged in all threads"
+                     + (f", the main thread {main['waits'] + main['started']} times for "
+                        f"{_dur(main['waited_ns'])}" if main else ""))
+    h = p["heap"]
+    if h.get("limit_bytes"):
+        parts.append(f"heap up to {_mb(h.get('used_max_bytes'))} of its {_mb(h['limit_bytes'])} limit"
+                     + (f", clamped {h['clamps']} times" if h.get("clamps") else ""))
+    if h.get("out_of_memory"):
+        parts.append(f"{h['out_of_memory']} OutOfMemoryError(s)")
+    span = (p["last_ns"] - p["first_ns"]) if p.get("first_ns") is not None and p.get("last_ns") is not None else 0
+    when = f" over {_dur(span)}" if span >= 1_000_000_000 else ""
+    return f"{who}{when}: " + "; ".join(parts) if parts else f"{who}: GC lines without cost figures"
+
+
+def gc_headlines(report: dict) -> list[dict]:
+    """One headline per GC report (log or trace): its worst process; a warning when a main thread was stalled by a
+    blocking GC, information otherwise."""
+    procs = report.get("processes") or []
+    if not procs:
+        return []
+    p = procs[0]
+    if not (p["collections"] or p["blocking_waits"] or p["blocking_started"] or p["heap"].get("out_of_memory")):
+        return []   # only heap trims or pauses: in the report's GC section, not a headline
+    main = any(t["main_thread"] and (t["waits"] or t["started"]) for t in p["threads"])
+    more = f" ({len(procs) - 1} more process(es) in the report)" if len(procs) > 1 else ""
+    return [{"severity": 45 if main else 10, "kind": "gc", "level": "warn" if main else "muted",
+             "source": report["source"], "text": f"{report['source']}: GC: {gc_sentence(p)}{more}"}]

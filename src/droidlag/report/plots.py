@@ -81,3 +81,22 @@ def frame_timeline(frames: list[dict], title: str, t0_ns: int) -> str:
     if stage_names:
         ax.legend(fontsize=7, ncol=4, loc="upper right")
     return _svg(fig)
+
+
+def gc_timeline(timeline: dict, title: str) -> str:
+    """A process's GC over time: per bucket, the share of wall time in logged collections and in main-thread waits
+    for a blocking GC (%), from ProcessGc.timeline."""
+    width = timeline["width_ns"]
+    n = len(timeline["gc_wall_ns"])
+    xs = [i * width / 1e9 for i in range(n)]
+    fig, ax = plt.subplots(figsize=(10, 2.6))
+    gc = [100 * v / width for v in timeline["gc_wall_ns"]]
+    main = [100 * v / width for v in timeline["main_blocked_ns"]]
+    ax.bar(xs, gc, width=width / 1e9, align="edge", color="#4e79a7", label="GC running (logged collections)")
+    ax.bar(xs, main, width=width / 1e9, align="edge", color="#c0392b", alpha=0.8,
+           label="main thread waiting for a blocking GC")
+    ax.set_xlabel(f"time since the first GC line (s), {width / 1e9:.0f} s buckets")
+    ax.set_ylabel("% of wall time")
+    ax.set_title(title, fontsize=10, parse_math=False)
+    ax.legend(fontsize=8, loc="upper right")
+    return _svg(fig)

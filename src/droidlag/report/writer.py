@@ -38,6 +38,15 @@ def _slug(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:80] or "trace"
 
 
+def _heatmaps(findings, data: dict) -> None:
+    """Each view hierarchy's overdraw heat map, as PNG for the page (not in findings.json)."""
+    import base64
+
+    from droidlag.report.ui_html import heatmap_png
+    for hier, report in zip(data.get("ui_hierarchies") or [], getattr(findings, "ui_reports", []) or []):
+        hier["heatmap_png_base64"] = base64.b64encode(heatmap_png(report.draws, report.boxes)).decode()
+
+
 def write_outputs(findings, out_dir: Path) -> dict[str, Path]:
     """Write findings.json, report.html and the Perfetto exports into out_dir; returns what was written."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -54,6 +63,7 @@ def write_outputs(findings, out_dir: Path) -> dict[str, Path]:
         written[name] = out_dir / name
     (out_dir / "findings.json").write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
     written["findings.json"] = out_dir / "findings.json"
+    _heatmaps(findings, data)
     (out_dir / "report.html").write_text(render(data), encoding="utf-8")
     written["report.html"] = out_dir / "report.html"
     return written

@@ -1,0 +1,497 @@
+"""ART's garbage-collection log lines in any text (logcat in every `-v` format, Android Studio's logcat, a pasted
+`flutter run` console, bugreports) -> a `GcLog` of `GcLogEvent`s.
+
+The messages are ART's own log statements (art/runtime/gc/heap.cc, thread_list.cc, Android 5 to 14):
+`<cause> <collector> GC freed N(SIZE) AllocSpace objects, N(SIZE) LOS objects, P% free, USED/TOTAL, paused D[,D]
+total D` (newer ART modules: `SIZE AllocSpace bytes`; before Android 8 pauses were joined by ", "), `Waiting for a
+blocking GC <cause>`, `Starting a blocking GC <cause>`, `WaitForGcToComplete blocked <cause> on <cause> for D` (older:
+`blocked for D for cause <cause>`), `Clamp target GC heap from SIZE to SIZE`, `Forcing collection of SoftReferences
+for SIZE allocation`, `Throwing OutOfMemoryError "Failed to allocate ..."` and `Suspending all threads took: D`.
+Sizes are PrettySize (B, KB, MB, GB: powers of 1024), durations PrettyDuration (ns, us, ms, s).
+
+Messages are found first (a search over the whole text for their fixed words, so a bugreport's 200,000 lines cost
+one pass in C), then each hit's line prefix is read by the logcat format it is in; a prefix no format explains still
+gives the event, without pid and time, and a warning says how many. Lines with the fixed words whose message does not
+parse are skipped with a warning naming the line."""
+from __future__ import annotations
+
+import calendar
+import re
+from collections import Counter
+from pathlib import Path
+
+from droidlag.errors import InputError, ReadWarning
+from droidlag.models.gc import (
+    CLAMP,
+    COLLECTION,
+    OOM,
+    SOFT_REFS,
+    STARTING_BLOCKING,
+    SUSPEND_ALL,
+    WAIT_DONE,
+    WAITING_BLOCKING,
+    ArtGcDump,
+    CollectorStats,
+    GcLog,
+    GcLogEvent,
+    generation_of,
+)
+
+_SIZE = r"\d+(?:\.\d+)?[KMGT]?B"
+_DUR = r"\d+(?:\.\d+)?(?:ns|us|ms|s)"
+# The fixed words every message has; a search over the text for each finds the candidate lines.
+MARK_WORDS = (" GC freed ", "a blocking GC ", "WaitForGcToComplete blocked", "Clamp target GC heap from ",
+              "Forcing collection of SoftReferences for ", 'Throwing OutOfMemoryError "Failed to allocate',
+              "Suspending all threads took: ")
+
+
+_COLLECTION = re.compile(
+    rf"(?P<cause>[A-Z][A-Za-z]*) (?P<collector>[a-z][a-z +]*?)(?: \(sampled\))? GC freed "
+    rf"(?:(?P<objs>\d+)\((?P<bytes>{_SIZE})\) AllocSpace objects|(?P<bytes2>{_SIZE}) AllocSpace bytes), "
+    rf"(?P<los>\d+)\((?P<losbytes>{_SIZE})\) LOS objects, "
+    rf"(?P<free>\d+)% free, ?(?P<used>{_SIZE})(?:\([^)]*\))?/(?P<foot>{_SIZE}), "
+    rf"paused (?P<pauses>{_DUR}(?:, ?{_DUR})*) total (?P<total>{_DUR})")
+_BLOCKING = re.compile(r"(?P<what>Waiting for|Starting) a blocking GC (?P<cause>[A-Za-z]+)")
+_WAIT_DONE = re.compile(rf"WaitForGcToComplete blocked (?:(?P<cause>[A-Za-z]+) on (?P<on>[A-Za-z]+) for "
+                        rf"(?P<dur>{_DUR})|for (?P<dur2>{_DUR})(?: for cause (?P<cause2>[A-Za-z]+))?)")
+_CLAMP = re.compile(rf"Clamp target GC heap from (?P<a>{_SIZE}) to (?P<b>{_SIZE})")
+_SOFT = re.compile(rf"Forcing collection of SoftReferences for (?P<size>{_SIZE}) allocation")
+_OOM = re.compile(rf"Throwing OutOfMemoryError \"Failed to allocate a (?P<n>\d+) byte allocation with \d+ free bytes "
+                  rf"and {_SIZE} until OOM(?:, target footprint \d+, growth limit (?P<limit>\d+))?")
+_SUSPEND = re.compile(rf"Suspending all threads took: (?P<dur>{_DUR})")
+
+# Line prefixes, one per logcat format (`logcat -v`: threadtime, time, brief, tag, thread, process, long; with
+# year/uid/usec/epoch/monotonic/zone modifiers; Android Studio's old and new layouts). Each ends where the message
+# begins.
+_WHEN = r"(?:(?P<date>(?:\d{4}-)?\d\d-\d\d)\s+(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)|(?P<secs>\d+\.\d+))(?:\s+[+-]\d{4})?"
+_PREFIXES = [
+    re.compile(rf"^\s*{_WHEN}\s+(?:(?P<uid>[\w.]+)\s+)?(?P<pid>\d+)\s+(?P<tid>\d+)\s+[VDIWEFAS]\s+(?P<tag>.*?)\s*:\s*$"),
+    re.compile(r"^\s*(?P<date>\d{4}-\d\d-\d\d)\s+(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)\s+(?P<pid>\d+)-(?P<tid>\d+)"
+               r"(?P<cols>\s.*?)?\s+[VDIWEFA]\s+$"),
+    re.compile(r"^\s*(?P<date>\d{4}-\d\d-\d\d)\s+(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)\s+(?P<pid>\d+)-(?P<tid>\d+)/"
+               r"(?P<package>\S+)\s+[VDIWEFA]/(?P<tag>.*?)\s*:\s*$"),
+    re.compile(rf"(?:^\s*{_WHEN}\s+|^|[\s,\]])[VDIWEFA]/(?P<tag>[^\s(][^(]*?)\s*\(\s*(?P<pid>\d+)"
+               r"(?::\s*(?P<tid>\d+))?\)\s*:\s*$"),
+    re.compile(r"^\s*[VDIWEFA]\(\s*(?P<pid>\d+)(?::\s*(?P<tid>\d+))?\)\s*$"),
+    re.compile(rf"(?:^\s*{_WHEN}\s+|^|[\s,\]])[VDIWEFA]/(?P<tag>[^\s(][^(:]*?)\s*:\s*$"),
+]
+_LONG_HEADER = re.compile(rf"^\[\s*{_WHEN}\s+(?:(?P<uid>[\w.]+):?\s+)?(?P<pid>\d+):\s*(?P<tid>0x[0-9a-fA-F]+|\d+)\s+"
+                          r"[VDIWEFA]/(?P<tag>.*?)\s*\]\s*$")
+_DUMPSTATE_YEAR = re.compile(r"^== dumpstate: (\d{4})-\d\d-\d\d", re.M)
+_SIZE_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
+_DUR_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+DEFAULT_YEAR = 2000   # a leap year, so that a logged 02-29 is a valid date when the year is unknown
+_EPOCH_MIN_S = 10**9
+MAX_LINE = 8192       # a real GC line is under 400 characters; longer ones are junk and would cost regex time  # `-v epoch` seconds are past 2001; `-v monotonic` seconds since boot are far below
+
+
+def size_bytes(s: str) -> int:
+    """ART's PrettySize text (`6128KB`, `0B`, `1.5MB`) in bytes."""
+    num = s.rstrip("KMGTB")
+    return int(round(float(num) * _SIZE_UNITS[s[len(num):]]))
+
+
+def duration_ns(s: str) -> int:
+    """ART's PrettyDuration text (`76us`, `114.471ms`, `1.481s`) in ns."""
+    num = s.rstrip("nsum")
+    return int(round(float(num) * _DUR_UNITS[s[len(num):]]))
+
+
+def _message(line: str) -> tuple[int, dict] | None:
+    """(offset of the message in the line, event fields) or None when no message parses."""
+    if " GC freed " in line:
+        m = _COLLECTION.search(line)
+        if not m:
+            return None
+        g = m.group
+        fields = dict(kind=COLLECTION, cause=g("cause"), collector=g("collector"),
+                      generation=generation_of(g("collector")),
+                      freed_objects=int(g("objs")) if g("objs") else None,
+                      freed_bytes=size_bytes(g("bytes") or g("bytes2")), freed_los_objects=int(g("los")),
+                      freed_los_bytes=size_bytes(g("losbytes")), free_percent=int(g("free")),
+                      heap_used_bytes=size_bytes(g("used")), heap_footprint_bytes=size_bytes(g("foot")),
+                      pauses_ns=tuple(duration_ns(p.strip()) for p in g("pauses").split(",")),
+                      duration_ns=duration_ns(g("total")))
+        return m.start(), fields
+    for rx, make in _SIMPLE:
+        m = rx.search(line)
+        if m:
+            return m.start(), make(m)
+    return None
+
+
+def _blocking(m: re.Match) -> dict:
+    return {"kind": WAITING_BLOCKING if m.group("what") == "Waiting for" else STARTING_BLOCKING,
+            "cause": m.group("cause")}
+
+
+def _wait_done(m: re.Match) -> dict:
+    if m.group("dur"):
+        return {"kind": WAIT_DONE, "cause": m.group("cause"), "blocked_on": m.group("on"),
+                "duration_ns": duration_ns(m.group("dur"))}
+    return {"kind": WAIT_DONE, "cause": m.group("cause2"), "duration_ns": duration_ns(m.group("dur2"))}
+
+
+def _clamp(m: re.Match) -> dict:
+    to = size_bytes(m.group("b"))
+    return {"kind": CLAMP, "heap_from_bytes": size_bytes(m.group("a")), "heap_to_bytes": to, "heap_limit_bytes": to}
+
+
+def _oom(m: re.Match) -> dict:
+    limit = m.group("limit")
+    return {"kind": OOM, "size_bytes": int(m.group("n")), "heap_limit_bytes": int(limit) if limit else None}
+
+
+_SIMPLE = [
+    (_BLOCKING, _blocking),
+    (_WAIT_DONE, _wait_done),
+    (_CLAMP, _clamp),
+    (_SOFT, lambda m: {"kind": SOFT_REFS, "size_bytes": size_bytes(m.group("size"))}),
+    (_OOM, _oom),
+    (_SUSPEND, lambda m: {"kind": SUSPEND_ALL, "duration_ns": duration_ns(m.group("dur"))}),
+]
+
+
+class _Clock:
+    """Turns prefix times into ns and remembers which clock the log is on."""
+
+    def __init__(self, year: int):
+        self.year = year
+        self.kind: str | None = None
+        self.yearless = False   # some date was logged without a year
+
+    def ns(self, g: dict) -> int | None:
+        if g.get("secs"):
+            secs = g["secs"]
+            whole, _, frac = secs.partition(".")
+            self.kind = self.kind or ("epoch" if int(whole) >= _EPOCH_MIN_S else "monotonic")
+            return int(whole) * 1_000_000_000 + int((frac + "000000000")[:9])
+        date, time_ = g.get("date"), g.get("time")
+        if not date or not time_:
+            return None
+        parts = date.split("-")
+        year = int(parts[0]) if len(parts) == 3 else self.year
+        self.yearless = self.yearless or len(parts) != 3
+        month, day = int(parts[-2]), int(parts[-1])
+        hms, _, frac = time_.partition(".")
+        h, mi, s = (int(x) for x in hms.split(":"))
+        try:
+            secs = calendar.timegm((year, month, day, h, mi, s, 0, 0, 0))
+        except (ValueError, OverflowError):
+            return None
+        if not (1 <= month <= 12 and 1 <= day <= 31 and h < 24 and mi < 60 and s < 62):
+            return None
+        self.kind = self.kind or "wall"
+        return secs * 1_000_000_000 + int((frac + "000000000")[:9])
+
+
+def _prefix_fields(prefix: str, previous: str, clock: _Clock) -> dict | None:
+    """pid, tid, tag, package and ts_ns from a line's prefix (or the `-v long` header line before it); None when
+    no format explains the prefix."""
+    if not prefix.strip():
+        m = _LONG_HEADER.match(previous.strip()) if previous else None
+        if not m:
+            return {}
+        g = m.groupdict()
+        tid = g["tid"]
+        return {"pid": int(g["pid"]), "tid": int(tid, 16) if tid.startswith("0x") else int(tid),
+                "tag": g["tag"] or None, "ts_ns": clock.ns(g)}
+    for rx in _PREFIXES:
+        m = rx.search(prefix)
+        if m:
+            return _fields_of(m.groupdict(), clock)
+    return None
+
+
+def _fields_of(g: dict, clock: _Clock) -> dict:
+    out: dict = {"ts_ns": clock.ns(g)}
+    if g.get("pid"):
+        out["pid"] = int(g["pid"])
+    if g.get("tid"):
+        out["tid"] = int(g["tid"])
+    tag, package = g.get("tag"), g.get("package")
+    cols = (g.get("cols") or "").split()
+    if cols:   # Android Studio: "tag package", either column may be blank
+        if len(cols) >= 2:
+            tag, package = cols[0], cols[-1]
+        elif "." in cols[0]:
+            package = cols[0]
+        else:
+            tag = cols[0]
+    out["tag"] = tag.strip() if tag and tag.strip() else None
+    out["package"] = package if package and not package.startswith("pid-") else None
+    return out
+
+
+def year_of_bugreport(text: str) -> int | None:
+    """The capture year from a bugreport's `== dumpstate: YYYY-MM-DD` header, if present."""
+    m = _DUMPSTATE_YEAR.search(text, 0, 65536)
+    return int(m.group(1)) if m else None
+
+
+def _mark_positions(text: str) -> list[int]:
+    """Where the fixed words of GC messages occur, in text order (str.find per word: C speed, no regex engine)."""
+    out: list[int] = []
+    for word in MARK_WORDS:
+        i = text.find(word)
+        while i >= 0:
+            out.append(i)
+            i = text.find(word, i + len(word))
+    out.sort()
+    return out
+
+
+class _Repeats:
+    """A log is in time order. Where the time goes back by more than a second and the lines that follow repeat
+    earlier ones word for word, the text holds a second copy of a stretch (a log pasted twice, a bugreport section
+    repeating the tail of another): those lines are read once. Counted per line text, so a line genuinely logged
+    several times in one millisecond keeps all its copies."""
+
+    BACK_NS = 1_000_000_000
+
+    def __init__(self) -> None:
+        self.seen: Counter[str] = Counter()
+        self.replayed: Counter[str] = Counter()
+        self.max_ts: int | None = None
+        self.replaying = False
+        self.skipped: list[int] = []
+
+    def is_repeat(self, line: str, ts: int | None, line_no: int) -> bool:
+        if ts is None:
+            return False
+        back = self.max_ts is not None and ts < self.max_ts - self.BACK_NS
+        if (back or self.replaying) and self.seen[line] > self.replayed[line]:
+            self.replaying = True
+            self.replayed[line] += 1
+            self.skipped.append(line_no)
+            return True
+        self.replaying = False
+        self.replayed.clear()
+        self.seen[line] += 1
+        self.max_ts = ts if self.max_ts is None else max(self.max_ts, ts)
+        return False
+
+
+def read_gc_log_text(text: str, source: str, year: int | None = None) -> GcLog:
+    """Every ART GC line in `text` as events, in text order; repeated copies of a stretch of the log are read once
+    (see _Repeats), with a warning. year: for dates logged without one (default: the bugreport header's year if
+    the text has one)."""
+    year = year or year_of_bugreport(text)
+    log = GcLog(source=source, year=year or DEFAULT_YEAR, year_known=year is not None)
+    clock = _Clock(year or DEFAULT_YEAR)
+    repeats = _Repeats()
+    line_no, counted_to, last_line_start = 1, 0, -1
+    unknown_prefix: list[int] = []
+    for hit in _mark_positions(text):
+        start = text.rfind("\n", 0, hit) + 1
+        if start == last_line_start:
+            continue   # two marks on one line
+        last_line_start = start
+        end = text.find("\n", hit)
+        end = len(text) if end < 0 else end
+        line_no += text.count("\n", counted_to, start)
+        counted_to = start
+        line = text[start:end].rstrip("\r")
+        if len(line) > MAX_LINE:
+            log.warnings.append(ReadWarning(source, f"line of {len(line)} characters with GC words; skipped",
+                                            line=line_no))
+            continue
+        got = _message(line)
+        if got is None:
+            log.warnings.append(ReadWarning(source, "GC log line not understood; skipped", line=line_no))
+            continue
+        offset, fields = got
+        prev = ""
+        if not line[:offset].strip() and start > 0:
+            p_end = start - 1
+            p_start = text.rfind("\n", 0, p_end) + 1
+            prev = text[p_start:p_end]
+        pf = _prefix_fields(line[:offset], prev, clock)
+        if pf is None:
+            unknown_prefix.append(line_no)
+            pf = {}
+        if repeats.is_repeat(line, pf.get("ts_ns"), line_no):
+            continue
+        log.events.append(GcLogEvent(line=line_no, **pf, **fields))
+    log.lines_scanned = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    log.clock = clock.kind
+    log.year_known = log.year_known or (clock.kind == "wall" and not clock.yearless)
+    if repeats.skipped:
+        log.warnings.append(ReadWarning(source, f"{len(repeats.skipped)} GC line(s) repeat earlier lines after the "
+                                                "time went back (a log copied twice, or a section repeating "
+                                                "another): read once", line=repeats.skipped[0]))
+    if unknown_prefix:
+        log.warnings.append(ReadWarning(source, f"{len(unknown_prefix)} GC line(s) with a prefix in no known logcat "
+                                                "format: read without process, thread or time",
+                                        line=unknown_prefix[0]))
+    return log
+
+
+# ART's SIGQUIT dump (Heap::DumpForSigQuit, DumpGcPerformanceInfo): per-process GC totals since start.
+_DUMP_START = re.compile(r"^----- pid (\d+) at ([^\n]{0,64}?) -----[ \t\r]*$", re.M)
+_CMDLINE = re.compile(r"^Cmd line: ?([^\n\r]*)", re.M)
+_HIST = re.compile(r"^Start Dumping histograms for (\d+) iterations for ([^\n\r]+?)\s*$", re.M)
+_PAUSED = re.compile(r"^([a-z][^\n:]*?) paused:\s+Sum: (\S+) [^\n]*?Max: (\S+)\s*$", re.M)
+_TOTAL = re.compile(r"^([a-z][^\n:]*?) total time: (\S+) mean time: \S+\s*$", re.M)
+_FREED = re.compile(r"^([a-z][^\n:]*?) freed: (\d+) objects with total size (\S+)\s*$", re.M)
+_HEAP = re.compile(r"^Heap: (\d+)% free, (\S+)/(\S+); \d+ objects", re.M)
+_HEAP_TASK_DAEMON = re.compile(r'^"HeapTaskDaemon"[^\n]*\n((?:[ \t]+\|[^\n]*\n){1,8})', re.M)
+_COLLECTOR_WORDS = re.compile(r"copying|sweep|compact|semispace|mark")
+_WAITING_FOR_GC = re.compile(r'^"([^"\n]{0,200})"(?: daemon)? prio=\d+ tid=(\d+) (WaitingForGcToComplete|WaitingPerformingGc)',
+                             re.M)
+_SCHEDSTAT = re.compile(r"schedstat=\( ?(\d+) \d+ \d+ ?\)")
+_TICKS = re.compile(r"utm=(\d+) stm=(\d+)(?:[^\n]*?HZ=(\d+))?")
+_DUMP_TOTALS = [   # (field, regex, parser)
+    ("gc_count", re.compile(r"^Total GC count: (\d+)", re.M), int),
+    ("gc_time_ns", re.compile(r"^Total GC time: (\S+)", re.M), "dur"),
+    ("blocking_gc_count", re.compile(r"^Total blocking GC count: (\d+)", re.M), int),
+    ("blocking_gc_time_ns", re.compile(r"^Total blocking GC time: (\S+)", re.M), "dur"),
+    ("wait_for_gc_ns", re.compile(r"^Total time waiting for GC to complete: (\S+)", re.M), "dur"),
+    ("mutator_paused_ns", re.compile(r"^Total mutator paused time: (\S+)", re.M), "dur"),
+    ("max_memory_bytes", re.compile(r"^Max memory (\S+)", re.M), "size"),
+    ("bytes_allocated", re.compile(r"^Total bytes allocated (\S+)", re.M), "size"),
+    ("bytes_freed", re.compile(r"^Total bytes freed (\S+)", re.M), "size"),
+]
+
+
+def _value(text: str, how) -> int | None:
+    try:
+        if how == "dur":
+            return 0 if text == "0" else duration_ns(text)
+        if how == "size":
+            return size_bytes(text)
+        return how(text)
+    except (ValueError, KeyError):
+        return None
+
+
+def _collectors(block: str) -> list[CollectorStats]:
+    stats: dict[str, dict] = {}
+    for m in _HIST.finditer(block):
+        stats.setdefault(m.group(2), {})["iterations"] = int(m.group(1))
+    for m in _PAUSED.finditer(block):
+        stats.setdefault(m.group(1), {}).update(paused_ns=_value(m.group(2), "dur"),
+                                                paused_max_ns=_value(m.group(3), "dur"))
+    for m in _TOTAL.finditer(block):
+        stats.setdefault(m.group(1), {})["total_ns"] = _value(m.group(2), "dur")
+    for m in _FREED.finditer(block):
+        stats.setdefault(m.group(1), {}).update(freed_objects=int(m.group(2)), freed_bytes=_value(m.group(3), "size"))
+    # "JIT timings" and other histograms share the format: keep collectors only
+    return [CollectorStats(name, **v) for name, v in stats.items() if _COLLECTOR_WORDS.search(name)]
+
+
+def _daemon_cpu(block: str) -> int | None:
+    at = block.find('\n"HeapTaskDaemon"')
+    m = _HEAP_TASK_DAEMON.match(block, at + 1) if at >= 0 else None
+    if not m:
+        return None
+    lines = m.group(1)
+    ss = _SCHEDSTAT.search(lines)
+    if ss and int(ss.group(1)) > 0:
+        return int(ss.group(1))
+    t = _TICKS.search(lines)
+    if t:
+        hz = int(t.group(3) or 100)
+        return (int(t.group(1)) + int(t.group(2))) * 1_000_000_000 // max(1, hz)
+    return None
+
+
+def _dump(block: str, source: str, line: int, pid: int, when: str) -> ArtGcDump | None:
+    d = ArtGcDump(source=source, line=line, pid=pid, time=when.strip() or None)
+    cmd = _CMDLINE.search(block, 0, 4096)
+    d.process = cmd.group(1).strip() if cmd else None
+    threads_at = block.find("\nDALVIK THREADS")
+    head = block[:threads_at] if threads_at >= 0 else block   # ART prints the heap section before the threads
+    heap_at = head.find("\nHeap: ")
+    head = head[heap_at:] if heap_at >= 0 else head
+    for name, rx, how in _DUMP_TOTALS:
+        m = rx.search(head)
+        if m:
+            setattr(d, name, _value(m.group(1), how))
+    h = _HEAP.search(head)
+    if h:
+        d.heap_free_percent = int(h.group(1))
+        d.heap_used_bytes, d.heap_total_bytes = _value(h.group(2), "size"), _value(h.group(3), "size")
+    d.collectors = _collectors(head)
+    if d.gc_count is None and not d.collectors and h is None:
+        return None   # a native process or a dump without ART's heap section
+    d.heap_task_daemon_cpu_ns = _daemon_cpu(block)
+    if "WaitingForGcToComplete" in block or "WaitingPerformingGc" in block:
+        d.threads_waiting_for_gc = [(m.group(1), int(m.group(2)) == 1, m.group(3))
+                                    for m in _WAITING_FOR_GC.finditer(block)]
+    return d
+
+
+def read_gc_dumps_text(text: str, source: str) -> list[ArtGcDump]:
+    """The GC part of every ART process dump (`----- pid N at TIME -----` ... `----- end N -----`) in `text`."""
+    out: list[ArtGcDump] = []
+    starts = []
+    i = text.find("----- pid ")
+    while i >= 0:   # str.find, then the full header checked where the words are (a multiline regex is slow)
+        if i == 0 or text[i - 1] == "\n":
+            m = _DUMP_START.match(text, i)
+            if m:
+                starts.append(m)
+        i = text.find("----- pid ", i + 10)
+    line, counted = 1, 0
+    for k, m in enumerate(starts):
+        stop = starts[k + 1].start() if k + 1 < len(starts) else len(text)
+        end = text.find(f"----- end {m.group(1)} -----", m.end(), stop)
+        line += text.count("\n", counted, m.start())
+        counted = m.start()
+        d = _dump(text[m.end():end if end >= 0 else stop], source, line, int(m.group(1)), m.group(2))
+        if d is not None:
+            out.append(d)
+    return out
+
+
+def decode_text(data: bytes) -> str:
+    """Log bytes as text: UTF-8 with a BOM dropped; undecodable bytes replaced (logs carry binary junk)."""
+    return data.decode("utf-8", "replace").lstrip("\ufeff")
+
+
+def _texts(path: str | Path, data: bytes | None) -> tuple[list[tuple[str, str]], bool, list[ReadWarning]]:
+    """(name, text) of a file (gzip undone) or of a bugreport zip's `bugreport*.txt` entries; whether it was a zip;
+    warnings. InputError when nothing can be read."""
+    from droidlag.io.archive import open_zip, safe_entries
+    from droidlag.io.source import GZIP_MAGIC, gunzip, read_bytes
+
+    warnings: list[ReadWarning] = []
+    if data is None:
+        data = read_bytes(path)
+    if data[:2] == GZIP_MAGIC:
+        data = gunzip(data, path, warnings)
+    if data[:4] != b"PK\x03\x04":
+        return [(str(path), decode_text(data))], False, warnings
+
+    def wanted(info) -> bool:
+        base = info.filename.lower().rsplit("/", 1)[-1]
+        return base.startswith("bugreport") and base.endswith(".txt")
+
+    texts = [(f"{path}!{name}", decode_text(raw)) for name, raw in safe_entries(path, open_zip(path, data), warnings,
+                                                                                  wanted)]
+    if not texts:
+        raise InputError(path, "zip holds no bugreport text (bugreport*.txt) to read GC lines from")
+    return texts, True, warnings
+
+
+def read_device_gc(path: str | Path, data: bytes | None = None,
+                   year: int | None = None) -> tuple[GcLog, list[ArtGcDump]]:
+    """Everything ART says about GC in one file, decoded once: its GC log lines (a bugreport's repeated log tails
+    read once) and the GC part of every process dump in it. InputError when the file cannot be read at all."""
+    texts, zipped, warnings = _texts(path, data)
+    logs = [read_gc_log_text(text, name, year) for name, text in texts]
+    dumps = [d for name, text in texts for d in read_gc_dumps_text(text, name)]
+    log = logs[0]
+    for other in logs[1:]:
+        log.events += other.events
+        log.warnings += other.warnings
+        log.lines_scanned += other.lines_scanned
+    log.source = str(path)
+    log.warnings[:0] = warnings
+    return log, dumps
+
+
+def read_gc_log(path: str | Path, data: bytes | None = None, year: int | None = None) -> GcLog:
+    """The GC lines of a logcat or text file (gzip undone), or of a bugreport zip's main text."""
+    return read_device_gc(path, data, year)[0]
