@@ -98,6 +98,8 @@ def ui_headlines(layouts: list[dict], hierarchies: list[dict]) -> list[dict]:
         kinds = ", ".join(f"{v} {k}" for k, v in sorted((lay.get("counts") or {}).items(), key=lambda kv: -kv[1]))
         text = (f"{lay['path']}: {n} redundant UI layer(s) in {lay.get('files')} layout files ({kinds})" if n else
                 f"{lay['path']}: no redundant UI layer found in {lay.get('files')} layout files")
+        if lay.get("notes"):
+            text += "; " + "; ".join(lay["notes"])
         out.append({"severity": min(9, 2 + n / 10) if n else 1, "kind": "ui" if n else "ok",
                     "level": "warn" if n else "ok", "source": lay["path"], "text": text})
     for h in hierarchies:

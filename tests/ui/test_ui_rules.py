@@ -167,3 +167,13 @@ def test_theme_overlay_and_tint_change_the_colour(tmp_path):
                   'android:backgroundTint="#ff00ff00"/>\n</LinearLayout>'}, values, manifest=manifest)
     kinds = [k for k in _kinds(r) if k[2] == "window-background-repeat"]
     assert kinds == [("plain", 2, "window-background-repeat")]
+
+
+def test_unknown_window_background_is_said_not_hidden(tmp_path):
+    """Without a theme the window rules cannot run: the report says so instead of a silent all-clear."""
+    r = _app(tmp_path, {"a": '<LinearLayout NS MM android:background="#ffffff">\n<TextView/>\n'
+                             '<include layout="@layout/from_a_library"/></LinearLayout>'})
+    report = analyze_layouts(r)
+    assert report.findings == []
+    assert any("window background unknown" in n for n in report.notes)
+    assert any("@layout/from_a_library" in n for n in report.notes)

@@ -58,6 +58,8 @@ def run_layouts(args) -> int:
         rel = f.file[len(root):].lstrip("/") if f.file.startswith(root) else f.file
         print(f"{rel}:{f.line}: {f.kind}: {f.view_class}" + (f" @id/{f.view_id}" if f.view_id else "")
               + f" (+{f.layers} layer): {f.fix}")
+    for n in report.notes:
+        print(f"note: {n}")
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
     return 0

@@ -224,7 +224,9 @@ def _process(events: list[GcLogEvent], config: GcConfig) -> ProcessGc:
     first = events[0]
     names = [e.process for e in events if e.process]
     tags = [e.tag for e in events if e.tag]
-    p = ProcessGc(pid=first.pid, process=max(set(names), key=names.count) if names else (tags[0] if tags else None))
+    # the most frequent name; ties go to the first seen (sets have no stable order)
+    p = ProcessGc(pid=first.pid, process=max(dict.fromkeys(names), key=names.count) if names else
+                  (tags[0] if tags else None))
     pauses: list[int] = []
     stalls: dict[int | None, ThreadStall] = {}
     for e in events:

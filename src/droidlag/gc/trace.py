@@ -199,7 +199,7 @@ def analyze_trace_gc(trace: Trace, config: GcConfig | None = None) -> TraceGcRep
     heap size where the `Heap size (KB)` counter is traced."""
     config = config or GcConfig()
     rows = _classify(trace)
-    counts = {k: int(n) for k, n in rows.group_by("gc_kind", maintain_order=True).len().iter_rows()} if rows.height else {}
+    counts = {k: int(n) for k, n in rows.group_by("gc_kind").len().sort("gc_kind").iter_rows()} if rows.height else {}
     pids = sorted({int(p) for p in rows["pid"].drop_nulls().to_list()}) if rows.height else []
     gc_tids = set(rows.filter(pl.col("gc_kind") == "run")["tid"].to_list()) if rows.height else set()
     gc_tids |= {t.tid for t in trace.threads.values() if t.name == GC_DAEMON and t.pid in pids}

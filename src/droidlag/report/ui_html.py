@@ -99,6 +99,7 @@ def layouts_section(report: dict) -> str:
              f["view_class"], f.get("view_id") or "", f["layers"], f["fix"]] for f in report.get("findings") or []]
     return (f'<section class="ui-layouts"><h2>Layouts: {e(report.get("path"))}</h2><p>{e(report.get("files"))} '
             f'layout files; findings by kind: {e(head)}</p>'
+            + "".join(f'<p class="warn">{e(n)}</p>' for n in report.get("notes") or [])
             + _table(["file:line", "kind", "view", "id", "layers", "fix"], rows) + "</section>")
 
 

@@ -15,6 +15,10 @@ DRAWING_LEAVES = ("TextView", "ImageView", "Button", "EditText", "CheckBox", "Sw
                   "SeekBar", "VideoView", "SurfaceView", "TextureView", "WebView", "CardView", "Toolbar",
                   "ImageButton", "Chip", "Spinner", "RatingBar", "CheckedTextView", "ToggleButton", "View")
 FRAMEWORK_IDS = ("android:id/",)
+# Scrolling containers clear WILL_NOT_DRAW to draw a selector, dividers or edge glows, not a background: a draw
+# flag on them says nothing about covering their bounds.
+SCROLLERS = ("ListView", "GridView", "RecyclerView", "ScrollView", "NestedScrollView", "ViewPager", "ViewPager2",
+             "AbsListView", "ExpandableListView")
 
 
 @dataclass
@@ -110,7 +114,7 @@ def _is_framework(n: ViewNode) -> bool:
 def _draws(n: ViewNode, h: ViewHierarchy) -> bool:
     """Whether a view paints: the format's flag when it has one, else leaves of drawing classes."""
     if h.has_draw_flags and n.draws is not None:
-        return n.draws
+        return n.draws and not (n.children and n.simple_class.endswith(SCROLLERS))
     if n.children:
         return False
     return n.simple_class.endswith(DRAWING_LEAVES) and n.simple_class != "ViewStub"
@@ -181,7 +185,9 @@ def analyze_hierarchy(h: ViewHierarchy, config: HierarchyConfig | None = None) -
     if cfg.window_background:
         draws += 1
     order = _visible_nodes(h.root, (w, hgt))
-    drawing = {id(n) for n, _ in order if _draws(n, h) and not (_is_framework(n) and n.children)}
+    # the DecorView paints the window background, already counted once; other framework views (the action bar's
+    # container, ...) are layers like any other
+    drawing = {id(n) for n, _ in order if _draws(n, h) and not n.simple_class.endswith("DecorView")}
     boxes = []
     for n, (left, top, right, bottom) in order:
         if id(n) in drawing:
@@ -217,7 +223,8 @@ def _assumption(h: ViewHierarchy, cfg: HierarchyConfig) -> str:
         return base.rstrip("; ")
     if h.has_draw_flags:
         how = ("RICO's draw field (View.willNotDraw)" if h.format == "rico" else "the D (draws) flag of dumpsys")
-        return (base + f"a view draws when {how} says so, over its whole bounds; opacity is not recorded, so a "
+        return (base + f"a view draws when {how} says so, over its whole bounds (scrolling containers excepted: "
+                "their flag is for selectors, dividers and edge glows); opacity is not recorded, so a "
                 "covering view is taken as opaque only when it draws and is an image/video/web view or a "
                 "container that draws (a background)")
     return (base + f"{h.format} records no drawing or opacity data, so leaves of drawing classes (text, image, "

@@ -73,6 +73,7 @@ class LayoutReport:
     layouts: int = 0
     files: int = 0
     unresolved_includes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # what could not be checked, and why
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -82,7 +83,7 @@ class LayoutReport:
 
     def to_dict(self) -> dict:
         return {"layouts": self.layouts, "files": self.files, "counts": self.counts(),
-                "unresolved_includes": sorted(set(self.unresolved_includes)),
+                "unresolved_includes": sorted(set(self.unresolved_includes)), "notes": self.notes,
                 "findings": [f.to_dict() for f in self.findings]}
 
 
@@ -216,9 +217,11 @@ class _Checker:
         self.deep_done: set[str] = set()
         self.included = {_ref_name(el.get("layout")) for vs in res.layouts.values() for v in vs
                          for el in v.root.walk() if el.tag == "include"}
-        self.windows: dict[str, str] = {}   # window background key -> a theme of this app that paints it
+        self.windows: dict[str, str] = {}   # window background colour -> a theme of this app that paints it
+        self.window_known = False
         for theme in [res.app_theme, *res.activity_themes.values()]:
             key = Resolver(res, theme).window_background().key if theme else None
+            self.window_known |= key is not None
             if key and key.startswith("#"):
                 self.windows.setdefault(key, str(theme).split("/")[-1])
 
@@ -471,4 +474,19 @@ def analyze_layouts(res: AppResources, config: LayoutConfig | None = None) -> La
             n_layouts += lf.path in res.report_files
             checker.check_layout(lf)
     findings = sorted(checker.findings.values(), key=lambda f: (f.file, f.line, f.kind))
-    return LayoutReport(findings, len(res.layouts), n_layouts, checker.unresolved)
+    return LayoutReport(findings, len(res.layouts), n_layouts, checker.unresolved, _notes(res, checker))
+
+
+def _notes(res: AppResources, checker: _Checker) -> list[str]:
+    """Rules that could not run, said plainly so that no finding is not taken for no problem."""
+    notes = []
+    if not checker.window_known:
+        where = ("no AndroidManifest.xml with an android:theme was found" if res.app_theme is None else
+                 f"the theme {res.app_theme} or its window background is not in these sources (a library's?)")
+        notes.append(f"window background unknown: {where}, so only backgrounds that name ?android:windowBackground "
+                     "were found to repeat it; pass the folder holding the app's themes and manifest with --context")
+    missing = sorted(set(checker.unresolved))
+    if missing:
+        notes.append(f"{len(missing)} included layout(s) not found (library layouts?): " + ", ".join(missing[:8])
+                     + (" ..." if len(missing) > 8 else "") + "; what they hold was not checked")
+    return notes
