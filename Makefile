@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 
 .PHONY: demo test test-fast bench bench-gc-lbo venv clean
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/.installed: pyproject.toml native/Cargo.toml $(wildcard native/src/*.rs)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
@@ -39,4 +39,4 @@ bench-gc-lbo: venv
 	$(BIN)/python benchmarks/bench_gc_lbo.py
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info
+	rm -rf $(VENV) build src/*.egg-info native/target src/droidlag/_native*.so

@@ -1,26 +1,30 @@
-"""Speed and memory of the Perfetto reader against the bare protobuf decode of the same file, printed as ratios.
+"""Speed and memory of trace ingest (the native core) against baselines measured in the same run, printed as ratios.
 
-Goal (from the issue): read_perfetto at most 2x the bare `perfetto_trace_pb2.Trace().ParseFromString`, and peak
-memory under 3x the file size. Times are the best of N runs. Memory is measured two ways, each file in fresh
-subprocesses so runs share no heap: tracemalloc's peak (Python allocations only: upb's arena and polars' buffers
-are outside it) and the growth of the peak resident set (ru_maxrss over the RSS just before the call), which sees
-everything. The RSS growth of the bare decode is printed too, as the floor any reader built on it starts from.
+Goals (issue 13): Perfetto -> Trace at most 2x the bare `perfetto_trace_pb2.Trace().ParseFromString` (upb) of the same
+file and at least 100 MB/s, on every corpus trace and on a 1 GB concatenation of them (Perfetto traces are
+concatenations of packets; it is generated in /tmp, never committed); systrace text -> Trace at least 100 MB/s,
+against `bytes.splitlines` of the same bytes; peak RSS at most 3x the file (1.5x for the 1 GB trace); `droidlag
+frames` end to end on the 1 GB trace, time and memory. Each measurement runs in a fresh subprocess, so runs share no
+heap; RSS is the growth of the peak resident set over the RSS before the call (libraries imported and warmed up).
+Times are the best of N runs (one run for the 1 GB trace).
 """
 from __future__ import annotations
 
 import argparse
 import gc
 import json
+import os
 import resource
 import subprocess
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _corpus import perfetto_traces  # noqa: E402
+from _corpus import corpus_root, perfetto_traces  # noqa: E402
+
+BIG = Path("/tmp/droidlag-bench-1gb.perfetto-trace")
 
 
 def best_of(fn, runs: int) -> float:
@@ -39,7 +43,14 @@ def _rss_bytes() -> int:
         return int(f.read().split()[1]) * resource.getpagesize()
 
 
-def _warm_up_libraries() -> None:
+def _peak_growth(fn) -> int:
+    gc.collect()
+    before = _rss_bytes()
+    fn()
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+
+
+def _warm_up() -> None:
     """Build a tiny Trace so that polars' one-time costs (thread pool, lazy modules) are not charged to the file."""
     from droidlag.models.trace_builder import TraceBuilder
     b = TraceBuilder("warm-up", "mem")
@@ -47,60 +58,31 @@ def _warm_up_libraries() -> None:
     b.atrace(5, 1, "E|1")
     b.sched_switch(0, 0, 0, "R", 1)
     b.sched_waking(2, 2, 0, 1)
-    b.sched_switch(3, 0, 1, "S", 2)
-    b.cpu_frequency(1, 0, 1000)
-    b.binder_transaction(1, 1, 1, False)
-    b.block_issue(1, 1, 1, 1, "R")
-    b.frame_timeline_start(1, 1, "actual", "surface", 1, 1, jank_type="None")
-    b.frame_timeline_end(4, 1)
+    b.counter_many([1, 2], "cpufreq", [1.0, 2.0], cpu=0)
     b.build().summary()
 
 
 def _child(mode: str, path: str, runs: int) -> dict:
     """One measurement in this (fresh) process; printed as JSON for the parent."""
-    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
-
-    from droidlag.io import perfetto as reader
-    data = Path(path).read_bytes()
-
-    def decode():
-        pb.Trace().ParseFromString(data)
-
-    def read():
-        reader.read_perfetto(data, path)
-
-    if mode in ("rss-read", "rss-decode"):
-        _warm_up_libraries()
-        gc.collect()
-        before = _rss_bytes()
-        (read if mode == "rss-read" else decode)()
-        return {"rss_growth": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before}
-    if mode == "tracemalloc":
-        gc.collect()
-        tracemalloc.start()
-        read()
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        return {"py_peak": peak}
-    # times: warm up (imports, polars, caches), then best-of-N of decode, the whole read, and its three phases
-    read()
-    out = {"decode": best_of(decode, runs), "read": best_of(read, runs)}
-    phases = {"parse": [], "loop": [], "build": []}
-    for _ in range(runs):
-        gc.collect()
-        t0 = time.perf_counter()
-        b = reader.TraceBuilder("perfetto", path)
-        packets = reader.parse_packets(data, path, b)
-        t1 = time.perf_counter()
-        reader._PacketReader(b, packets).run()
-        del packets
-        t2 = time.perf_counter()
-        b.build()
-        t3 = time.perf_counter()
-        for v, dt in zip(phases.values(), (t1 - t0, t2 - t1, t3 - t2)):
-            v.append(dt)
-    out.update({k: min(v) for k, v in phases.items()})
-    return out
+    from droidlag.io import read_trace
+    if mode == "perfetto-times":
+        from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+        data = Path(path).read_bytes()
+        decode = best_of(lambda: pb.Trace().ParseFromString(data), runs)
+        del data
+        _warm_up()
+        return {"decode": decode, "read": best_of(lambda: read_trace(path), runs)}
+    if mode == "rss-read":
+        _warm_up()
+        return {"rss": _peak_growth(lambda: read_trace(path))}
+    if mode == "systrace":
+        from droidlag.io.detect import load
+        from droidlag.io.systrace import read_systrace
+        _, data, _ = load(path)
+        _warm_up()
+        return {"bytes": len(data), "split": best_of(lambda: data.splitlines(), runs),
+                "read": best_of(lambda: read_systrace(data, path), runs)}
+    raise ValueError(mode)
 
 
 def _run_child(mode: str, path: Path, runs: int) -> dict:
@@ -109,9 +91,67 @@ def _run_child(mode: str, path: Path, runs: int) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+def _make_big(files: list[Path], target: int) -> Path:
+    """The corpus traces concatenated until the file reaches `target` bytes (kept in /tmp between runs)."""
+    if BIG.exists() and BIG.stat().st_size >= target:
+        return BIG
+    blob = b"".join(p.read_bytes() for p in files)
+    with open(BIG, "wb") as f:
+        for _ in range(-(-target // len(blob))):
+            f.write(blob)
+    return BIG
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def _perfetto_rows(files: list[Path], runs: int) -> list[tuple]:
+    print(f"{'Perfetto trace':<34}{'MB':>8}{'upb ms':>9}{'read ms':>9}{'x upb':>7}{'MB/s':>7}{'rss/file':>9}")
+    rows = []
+    for path in files:
+        size = path.stat().st_size
+        t = _run_child("perfetto-times", path, runs)
+        rss = _run_child("rss-read", path, 1)["rss"]
+        ratio, mbs = t["read"] / t["decode"], size / 1e6 / t["read"]
+        rows.append((ratio, mbs, rss / size))
+        print(f"{path.name[:33]:<34}{size / 1e6:>8.1f}{t['decode'] * 1e3:>9.1f}{t['read'] * 1e3:>9.1f}"
+              f"{ratio:>7.2f}{mbs:>7.0f}{rss / size:>9.2f}")
+    return rows
+
+
+def _systrace_rows(runs: int) -> list[float]:
+    root = corpus_root()
+    files = sorted((root / "traces").glob("systrace_*")) + sorted(
+        p for p in (root / "systrace").rglob("*") if p.is_file() and p.suffix in (".html", ".txt"))
+    print(f"\n{'systrace file':<34}{'MB':>8}{'split ms':>9}{'read ms':>9}{'x split':>8}{'MB/s':>7}")
+    speeds = []
+    for path in files:
+        try:
+            t = _run_child("systrace", path, runs)
+        except subprocess.CalledProcessError:
+            continue      # not a readable trace (the corpus keeps damaged samples on purpose)
+        mbs = t["bytes"] / 1e6 / t["read"]
+        speeds.append(mbs)
+        print(f"{path.name[:33]:<34}{t['bytes'] / 1e6:>8.2f}{t['split'] * 1e3:>9.1f}{t['read'] * 1e3:>9.1f}"
+              f"{t['read'] / t['split']:>8.1f}{mbs:>7.0f}")
+    return speeds
+
+
+def _frames_end_to_end(path: Path) -> tuple[float, int, int]:
+    """`droidlag frames --json` on the file: wall time (s), that process's own peak RSS (bytes), exit code."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "droidlag.cli", "frames", str(path), "--json"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    dt = time.perf_counter() - t0
+    return dt, usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=7, help="timed runs per file; the best counts (default 7)")
+    ap.add_argument("--runs", type=int, default=5, help="timed runs per corpus file; the best counts (default 5)")
+    ap.add_argument("--big-mb", type=int, default=1000, help="size of the concatenated trace, MB (0: skip it)")
     ap.add_argument("--child", nargs=2, metavar=("MODE", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -121,22 +161,27 @@ def main() -> int:
     if not files:
         print("real corpus not found: expected ../shared/corpus beside the repository (or set DROIDLAG_CORPUS)")
         return 1
-    print(f"{'file':<30}{'MB':>6}{'decode':>8}{'read':>8}{'x dec':>7}{'MB/s':>7}"
-          f"{'parse':>8}{'loop':>8}{'build':>8}{'py-peak':>9}{'rss':>7}{'rss-dec':>9}")
-    print(f"{'':<30}{'':>6}{'ms':>8}{'ms':>8}{'':>7}{'':>7}{'ms':>8}{'ms':>8}{'ms':>8}"
-          f"{'/file':>9}{'/file':>7}{'/file':>9}")
-    for path in files:
-        size = path.stat().st_size
-        t = _run_child("times", path, args.runs)
-        py = _run_child("tracemalloc", path, 1)["py_peak"]
-        rss = _run_child("rss-read", path, 1)["rss_growth"]
-        rss_dec = _run_child("rss-decode", path, 1)["rss_growth"]
-        print(f"{path.name[:29]:<30}{size / 1e6:>6.2f}{t['decode'] * 1e3:>8.1f}{t['read'] * 1e3:>8.1f}"
-              f"{t['read'] / t['decode']:>7.1f}{size / 1e6 / t['read']:>7.1f}"
-              f"{t['parse'] * 1e3:>8.1f}{t['loop'] * 1e3:>8.1f}{t['build'] * 1e3:>8.1f}"
-              f"{py / size:>9.2f}{rss / size:>7.2f}{rss_dec / size:>9.2f}")
-    print("parse = decode (+ salvage), loop = packet reader, build = TraceBuilder.build(); "
-          "rss = peak RSS growth of one read, rss-dec = of the bare decode")
+    rows = _perfetto_rows(files, args.runs)
+    big_rows, frames = [], None
+    if args.big_mb:
+        big = _make_big(files, args.big_mb * 1_000_000)
+        big_rows = _perfetto_rows([big], 1)
+        frames = _frames_end_to_end(big)
+    speeds = _systrace_rows(args.runs)
+    print("\nGoals (ratios measured in this run):")
+    worst = max(r[0] for r in rows + big_rows)
+    slowest = min(r[1] for r in rows + big_rows)
+    print(f"  Perfetto -> Trace <= 2x bare upb decode: worst {worst:.2f}x  {_verdict(worst <= 2)}")
+    print(f"  Perfetto -> Trace >= 100 MB/s: slowest {slowest:.0f} MB/s  {_verdict(slowest >= 100)}")
+    if speeds:
+        print(f"  systrace text -> Trace >= 100 MB/s: slowest {min(speeds):.0f} MB/s  {_verdict(min(speeds) >= 100)}")
+    worst_rss = max(r[2] for r in rows)
+    print(f"  peak RSS <= 3x file (corpus traces): worst {worst_rss:.2f}x  {_verdict(worst_rss <= 3)}")
+    if big_rows:
+        print(f"  peak RSS <= 1.5x file (1 GB trace): {big_rows[0][2]:.2f}x  {_verdict(big_rows[0][2] <= 1.5)}")
+    if frames:
+        print(f"  droidlag frames on the {args.big_mb} MB trace: {frames[0]:.1f} s, peak RSS {frames[1] / 1e9:.2f} GB "
+              f"({frames[1] / BIG.stat().st_size:.2f}x the file), exit code {frames[2]}")
     return 0
 
 

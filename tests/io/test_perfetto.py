@@ -307,3 +307,21 @@ def test_gzipped_copy_reads_the_same_as_plain(corpus, tmp_path):
     zipped.pop("path")
     plain.pop("path")
     assert zipped == plain
+
+
+def test_cpu_info_keys_max_frequency_by_cpu_position_not_processor_name():
+    """CpuInfo has one entry per CPU in CPU order; `processor` is a model name, not the CPU number."""
+    t = pb.Trace()
+    p = t.packet.add()
+    p.timestamp = 5
+    for freqs in ([300000, 1800000], [500000, 2800000]):
+        c = p.cpu_info.cpus.add()
+        c.processor = "AArch64 Processor rev 14"
+        c.frequencies.extend(freqs)
+    q = t.packet.add()
+    q.timestamp = 9
+    e = q.ftrace_events.event.add()
+    e.timestamp, e.pid, e.print.buf = 9, 1, "B|1|x"
+    tr = read_perfetto(t.SerializeToString(), "mem")
+    assert tr.cpu_max_freq_khz == {0: 1800000, 1: 2800000}
+    assert tr.cpu_class == {0: "little", 1: "big"}

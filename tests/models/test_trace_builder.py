@@ -237,3 +237,35 @@ def test_bulk_calls_reject_columns_of_different_lengths():
         b.sched_switch_many([1, 2], 0, [0], ["R", "R"], [3, 4])
     with pytest.raises(ValueError):
         b.counter_many([1, 2], "x", [1.0, 2.0], cpu=[0])
+
+
+def test_atrace_tracks_instants_separators_and_damaged_payloads():
+    """The atrace forms of Android's trace_marker (atrace/ATrace.cpp): G/H async on a named track, N/I instants,
+    '|' inside names; damaged payloads become warnings with their line, never slices."""
+    b = TraceBuilder("test", "mem")
+    b.atrace(0, 20, "B|20|a|b\n\x00")                  # name keeps its '|'; trailing newline and NUL dropped
+    b.atrace(1 * MS, 20, "G|20|Track 1|load|42")
+    b.atrace(2 * MS, 20, "N|20|Track 1|tick")
+    b.atrace(3 * MS, 20, "I|20|mark")
+    b.atrace(4 * MS, 21, "H|20|Track 1|load|42")
+    b.atrace(5 * MS, 20, "C|20|mem| 1.5e3 ")
+    b.atrace(6 * MS, 20, "E|20")
+    b.atrace(7 * MS, 22, "B|x2|bad pid", line=7)
+    b.atrace(8 * MS, 22, "C|22|n|lots", line=8)
+    b.atrace(9 * MS, 22, "B|22", line=9)
+    b.atrace(9 * MS, 22, "T|22|plain text")            # no slice semantics, no warning
+    t = b.build()
+    rows = {r["name"]: r for r in t.slices.iter_rows(named=True)}
+    assert set(rows) == {"a|b", "load", "tick", "mark"}
+    assert rows["a|b"]["dur"] == 6 * MS
+    assert (rows["load"]["kind"], rows["load"]["track"], rows["load"]["cookie"], rows["load"]["dur"]) == \
+        ("async", "Track 1", 42, 3 * MS)
+    assert (rows["tick"]["kind"], rows["tick"]["depth"], rows["tick"]["track"]) == ("instant", 0, "Track 1")
+    assert (rows["mark"]["kind"], rows["mark"]["depth"], rows["mark"]["parent_id"]) == ("instant", 1, rows["a|b"]["id"])
+    assert t.counters.select("name", "value", "pid").rows() == [("mem", 1500.0, 20)]
+    warned = {w.line: w.message for w in t.warnings if "atrace payload" in w.message}
+    assert warned == {7: "atrace payload with bad pid: 'B|x2|bad pid'",
+                      8: "atrace payload with bad number: 'C|22|n|lots'",
+                      9: "atrace payload too short: 'B|22'"}
+    assert t.threads[21].pid == 20                    # the pid field names the writing thread's process
+    assert t.end_ns == 9 * MS

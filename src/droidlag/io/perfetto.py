@@ -1,335 +1,170 @@
-"""Perfetto protobuf traces into the Trace model, through the `perfetto` PyPI package's generated classes.
+"""Perfetto protobuf traces into the Trace model, through the native decoder (`droidlag._native`, Rust).
 
-Reads process_tree, system_info/cpu_info, ftrace bundles (compact_sched and regular events: sched, atrace print,
-binder, block, cpufreq/idle, task names), thread-track TrackEvent slices and FrameTimeline (field 76). Timestamps
-are put on the boot clock (the trace clock of Android captures). A truncated or corrupt file is read packet by packet
-up to the first broken record, with a warning naming the byte offset.
+The decoder walks the raw TracePacket bytes (fed in chunks, so a file need not be in memory at once) and returns
+columns: process_tree, system_info/cpu_info, ftrace bundles (compact_sched and regular events: sched, atrace print,
+binder, block, cpufreq/idle, task names), thread-track TrackEvent slices and FrameTimeline (field 76). This module
+hands them to the TraceBuilder. Timestamps are put on the boot clock (the trace clock of Android captures) with
+the trace's clock snapshots. A truncated or corrupt file is read packet by packet up to the first broken record,
+with a warning naming the byte offset.
 """
 from __future__ import annotations
 
-from bisect import bisect_right
+from collections.abc import Iterable
+from pathlib import Path
 
-from google.protobuf.message import DecodeError
-from google.protobuf.unknown_fields import UnknownFieldSet
-from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+import numpy as np
 
+from droidlag._native import PerfettoDecoder
 from droidlag.errors import InputError
-from droidlag.io.perfetto_frametimeline import FRAME_TIMELINE_FIELD, FrameTimelineDecoder
-from droidlag.io.perfetto_ftrace import FtraceDecoder, prev_state_encoding
-from droidlag.io.protowire import try_varint
+from droidlag.io.perfetto_frametimeline import frame_timeline_rows
+from droidlag.io.perfetto_ftrace import prev_state_encoding
 from droidlag.models.trace import Trace
 from droidlag.models.trace_builder import TraceBuilder
 
-BOOTTIME = 6                     # BuiltinClock.BUILTIN_CLOCK_BOOTTIME, Perfetto's default trace clock
-_SEQ_INCREMENTAL_STATE_CLEARED = 1
-_TYPE_SLICE_BEGIN, _TYPE_SLICE_END = 1, 2
-_FTRACE_CLOCK_UNSPECIFIED = 0
+_IDLE_EXIT = 0xFFFFFFFF   # cpu_idle state when a CPU leaves idle (PWR_EVENT_EXIT, -1 as u32)
+CHUNK_BYTES = 8 << 20     # what read_perfetto_chunks is typically fed: bounded memory, few calls
 
 
 def read_perfetto(data: bytes, path: str) -> Trace:
     """Read a Perfetto trace (protobuf bytes, already gunzipped) into a Trace; times in ns on the boot clock.
 
     Raises InputError when no packet can be read; anything skipped or salvaged is in `Trace.warnings`."""
+    return read_perfetto_chunks([data], path)
+
+
+def read_perfetto_file(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> Trace:
+    """Read a plain (not gzipped) Perfetto trace file in chunks of chunk_bytes, never holding it whole."""
+    try:
+        with open(path, "rb") as f:
+            return read_perfetto_chunks(iter(lambda: f.read(chunk_bytes), b""), str(path))
+    except OSError as e:
+        raise InputError(path, f"cannot read: {e.strerror or e}") from None
+
+
+def read_perfetto_chunks(chunks: Iterable[bytes], path: str) -> Trace:
+    """As read_perfetto, from the file's bytes in consecutive chunks of any size (memory: one chunk, one packet
+    and the columns, never the whole file)."""
+    decoder = PerfettoDecoder()
+    size = 0
+    chunks = iter(chunks)
+    for chunk in chunks:
+        size += len(chunk)
+        decoder.feed(chunk)
+        if decoder.stopped is not None:
+            break
+    cols = decoder.finish()
     builder = TraceBuilder("perfetto", path)
-    _PacketReader(builder, parse_packets(data, path, builder)).run()
-    # The decoded protobuf (about 2-3x the file in upb's arena) is unreferenced by now, before build() allocates
-    # the tables.
+    stopped = cols["stopped"]
+    if not cols["packets"]:
+        raise InputError(path, "no Perfetto trace packets could be read (not a Perfetto trace, or corrupt from "
+                         "the first byte)", offset=0)
+    if stopped is not None:
+        for chunk in chunks:         # the size of the whole file, for the message
+            size += len(chunk)
+        stop, why = stopped
+        builder.warn(f"trace is truncated or corrupt: {why} at byte {stop} of {size}; "
+                     f"read the {cols['packets']} packet(s) before it", offset=stop)
+    fill_builder(builder, cols)
+    del cols     # the builder holds what it needs (numpy views of the same buffers)
     return builder.build()
 
 
-# ---- the packet stream ------------------------------------------------------------------------------------------
-def parse_packets(data: bytes, path: str, builder: TraceBuilder) -> list:
-    """All TracePackets of the file. When the whole file does not parse, salvage record by record and warn with
-    the byte offset where reading stopped. InputError when no packet at all can be read."""
-    trace = pb.Trace()
-    try:
-        trace.ParseFromString(data)
-        packets = trace.packet
-    except (DecodeError, ValueError, RuntimeError):
-        packets, stop, why = salvage_packets(data)
-        if packets:
-            builder.warn(f"trace is truncated or corrupt: {why} at byte {stop} of {len(data)}; "
-                         f"read the {len(packets)} packet(s) before it", offset=stop)
-    if not len(packets):
-        raise InputError(path, "no Perfetto trace packets could be read (not a Perfetto trace, or corrupt from "
-                         "the first byte)", offset=0)
-    return packets
+def _i64(buf: bytes) -> np.ndarray:
+    return np.frombuffer(buf, dtype=np.int64)
 
 
-def salvage_packets(data: bytes) -> tuple[list, int, str]:
-    """Walk the top-level records (Trace.packet = field 1, length-delimited) and parse each packet on its own.
-    Returns (packets, byte offset of the first record that could not be read, why)."""
-    packets = []
-    pos, n = 0, len(data)
-    view = memoryview(data)
-    while pos < n:
-        if data[pos] != 0x0A:
-            return packets, pos, f"unexpected field tag 0x{data[pos]:02x}"
-        v = try_varint(data, pos + 1)
-        if v is None:
-            return packets, pos, "record length cut off"
-        length, start = v
-        if start + length > n:
-            return packets, pos, f"record of {length} bytes runs past the end of the file"
-        p = pb.TracePacket()
-        try:
-            p.ParseFromString(view[start:start + length])
-        except (DecodeError, ValueError, RuntimeError):
-            return packets, pos, "packet does not decode"
-        packets.append(p)
-        pos = start + length
-    return packets, pos, "end of data"
+def fill_builder(b: TraceBuilder, cols: dict) -> None:
+    """Hand the decoder's columns to the builder, in the order the events' precedence rules need (declarations
+    before the events that name threads, authoritative names after comms were gathered)."""
+    for key, value in cols["metadata"]:
+        b.metadata[key] = value
+    for kind, ident, x, y in cols["decls"]:   # (0, pid, name, ppid) or (1, tid, pid, name)
+        if kind == 0:
+            b.process(ident, x, y)
+        else:
+            b.thread(ident, x, y)
+    for _processor, index, khz in cols["cpu_info"]:
+        # CpuInfo lists one entry per CPU in CPU order; `processor` is its model name ("AArch64 Processor rev 0"),
+        # not a number, so the position is the CPU (the reader used to key by that name when present)
+        b.cpu_max_frequency(index, khz)
+    b.adopt_slice_events(cols["atrace"])
+    _ftrace_events(b, cols)
+    _sched(b, cols)
+    events, broken, incomplete = cols["frame_timeline_counts"]
+    for row in frame_timeline_rows(cols["frame_timeline_start"]):
+        b.frame_timeline_start(*row)
+    for ts_, cookie in cols["frame_timeline_end"]:
+        b.frame_timeline_end(ts_, cookie)
+    if broken:
+        b.warn(f"{broken} of {events} FrameTimeline event(s) could not be decoded; skipped")
+    if incomplete:
+        b.warn(f"{incomplete} FrameTimeline event(s) without cookie, token or pid; skipped")
+    _track_events(b, cols)
+    _names(b, cols)
 
 
-# ---- clocks -----------------------------------------------------------------------------------------------------
-class ClockConverter:
-    """Puts timestamps of other builtin clocks (MONOTONIC, REALTIME, ...) on the boot clock using the trace's
-    clock snapshots: each value takes the offset of the latest snapshot at or before it (the first, if none)."""
-
-    def __init__(self) -> None:
-        self._snapshots: list[dict[int, int]] = []
-        self._offsets: dict[int, tuple[list[int], list[int]] | None] = {}
-        self.unconvertible: set[int] = set()
-
-    def add_snapshot(self, snapshot) -> None:
-        self._snapshots.append({c.clock_id: c.timestamp for c in snapshot.clocks})
-        self._offsets.clear()
-
-    def to_boot(self, clock_id: int, ts: int) -> int:
-        """ts (ns on clock_id) on the boot clock; unchanged when no snapshot relates the two clocks."""
-        if clock_id == BOOTTIME:
-            return ts
-        table = self._offsets.get(clock_id, False)
-        if table is False:
-            pairs = sorted((s[clock_id], s[BOOTTIME] - s[clock_id]) for s in self._snapshots
-                           if clock_id in s and BOOTTIME in s)
-            table = ([p[0] for p in pairs], [p[1] for p in pairs]) if pairs else None
-            self._offsets[clock_id] = table
-        if table is None:
-            self.unconvertible.add(clock_id)
-            return ts
-        at, off = table
-        i = bisect_right(at, ts)
-        return ts + off[i - 1 if i else 0]
+def _ftrace_events(b: TraceBuilder, cols: dict) -> None:
+    for ts, tid, debug_id, reply, flags, code, to_proc, to_thread in cols["binder_transaction"]:
+        b.binder_transaction(ts, tid, debug_id, reply, flags, code, to_proc, to_thread)
+    for ts, tid, debug_id in cols["binder_transaction_received"]:
+        b.binder_transaction_received(ts, tid, debug_id)
+    for ts, tid, function, io_wait in cols["sched_blocked_reason"]:
+        b.sched_blocked_reason(ts, tid, function, io_wait)
+    for ts, dev, sector, nr, rwbs, nbytes, tid, comm in cols["block_rq_issue"]:
+        b.block_issue(ts, dev, sector, nr, rwbs, nbytes, tid, comm)
+    for ts, dev, sector, nr, rwbs, error in cols["block_rq_complete"]:
+        b.block_complete(ts, dev, sector, nr, rwbs, error)
 
 
-# ---- packets ----------------------------------------------------------------------------------------------------
-class _Sequence:
-    """Per-sequence incremental state: interned strings and packet defaults (cleared with the sequence)."""
+def _sched(b: TraceBuilder, cols: dict) -> None:
+    """Scheduling columns in bulk: switches (prev_state decoded per the kernel's encoding), wakings, then
+    sched_wakeup only when the trace had no sched_waking (the decoder leaves them empty otherwise)."""
+    sw = [_i64(c) for c in cols["sched_switch"]]
+    if len(sw[0]):
+        encoding = prev_state_encoding(b.metadata.get("kernel"))
+        b.sched_switch_many(sw[0], sw[1], sw[2], sw[3], sw[4], decode_state=encoding.state)
+    wk = [_i64(c) for c in cols["sched_waking"]]
+    if len(wk[0]):
+        b.sched_waking_many(wk[0], wk[1], wk[2], wk[3])
+    idle_ts, idle_state, idle_cpu = (_i64(c) for c in cols["cpu_idle"])
+    if len(idle_ts):
+        values = np.where(idle_state == _IDLE_EXIT, -1.0, idle_state.astype(np.float64))
+        b.counter_many(idle_ts, "cpuidle", values, cpu=idle_cpu)
+    freq_ts, freq_khz, freq_cpu = (_i64(c) for c in cols["cpu_frequency"])
+    if len(freq_ts):
+        b.counter_many(freq_ts, "cpufreq", freq_khz, cpu=freq_cpu)
+    wu = [_i64(c) for c in cols["sched_wakeup"]]
+    if len(wu[0]):
+        b.sched_waking_many(wu[0], wu[1], wu[2], wu[3])
+    if cols["lost_bundles"]:
+        b.warn(f"{cols['lost_bundles']} ftrace bundle(s) report lost events (kernel buffer overrun); "
+               "scheduling data has gaps")
+    if cols["unresolved_callers"]:
+        b.warn(f"{cols['unresolved_callers']} sched_blocked_reason caller(s) without kernel symbols in the "
+               "trace; kept as hex address or ksym#<id>")
 
-    __slots__ = ("event_names", "kernel_symbols", "clock_id", "track_uuid", "thread")
 
-    def __init__(self) -> None:
-        self.event_names: dict[int, str] = {}
-        self.kernel_symbols: dict[int, str] = {}
-        self.clock_id: int | None = None
-        self.track_uuid: int | None = None
-        self.thread: tuple[int, int] | None = None     # (tid, pid) from a legacy ThreadDescriptor packet
+def _track_events(b: TraceBuilder, cols: dict) -> None:
+    """Thread-track slices become thread slices; events on process or async tracks are counted, not read."""
+    for ts, tid, pid, name in cols["track_slices"]:
+        if name is None:
+            b.slice_end(ts, tid)
+        else:
+            b.slice_begin(ts, tid, name, pid or None)
+    if cols["track_skipped"]:
+        b.warn(f"{cols['track_skipped']} track-event slice event(s) not on a thread track skipped")
 
 
-class _PacketReader:
-    """One pass over the packets after a short pre-pass for clocks and the kernel version."""
-
-    def __init__(self, builder: TraceBuilder, packets) -> None:
-        self.b = builder
-        self.packets = packets
-        self.clocks = ClockConverter()
-        self.seqs: dict[int, _Sequence] = {}
-        self.names: list[tuple[int, int, int | None, str]] = []   # (ts, tid, pid, name): process_tree / renames
-        self.track_threads: dict[int, tuple[int, int]] = {}       # track uuid -> (tid, pid)
-        self.track_events: list[tuple] = []                        # (ts, seq, uuid, type, name)
-        self.frametimeline = FrameTimelineDecoder(builder)
-        self.ftrace: FtraceDecoder | None = None
-        self.foreign_clock_events = 0
-
-    def run(self) -> None:
-        kinds = self._prepass()
-        self.ftrace = FtraceDecoder(self.b, prev_state_encoding(self.b.metadata.get("kernel")))
-        for p, kind in zip(self.packets, kinds):
-            self._packet(p, kind)
-        self.packets = None
-        self._finish()
-
-    def _prepass(self) -> list:
-        """The data kind of every packet; reads clock snapshots and system info first, since the packets that
-        need them (FrameTimeline on MONOTONIC, sched_switch states) may come before them in the file."""
-        kinds = []
-        for p in self.packets:
-            kind = p.WhichOneof("data")
-            kinds.append(kind)
-            if kind == "clock_snapshot":
-                self.clocks.add_snapshot(p.clock_snapshot)
-            elif kind == "system_info":
-                self._system_info(p.system_info)
-        return kinds
-
-    def _seq(self, p) -> _Sequence:
-        sid = p.trusted_packet_sequence_id
-        seq = self.seqs.get(sid)
-        if seq is None or p.incremental_state_cleared or p.sequence_flags & _SEQ_INCREMENTAL_STATE_CLEARED:
-            old = seq
-            seq = self.seqs[sid] = _Sequence()
-            if old is not None:    # defaults and the thread descriptor outlive a clear in practice
-                seq.clock_id, seq.track_uuid, seq.thread = old.clock_id, old.track_uuid, old.thread
-        return seq
-
-    def _ts(self, p, seq: _Sequence) -> int:
-        """The packet's timestamp on the boot clock, ns."""
-        clock = p.timestamp_clock_id if p.HasField("timestamp_clock_id") else (seq.clock_id or BOOTTIME)
-        return self.clocks.to_boot(clock, p.timestamp) if clock != BOOTTIME else p.timestamp
-
-    def _packet(self, p, kind: str | None) -> None:
-        if (kind is None and p.HasField("timestamp") and not p.HasField("interned_data")
-                and not p.HasField("trace_packet_defaults")):
-            self._frame_timeline(p)     # kept lean: FrameTimeline packets are numerous
-            return
-        seq = self._seq(p)
-        if p.HasField("interned_data"):
-            self._interned(p.interned_data, seq)
-        if p.HasField("trace_packet_defaults"):
-            d = p.trace_packet_defaults
-            if d.HasField("timestamp_clock_id"):
-                seq.clock_id = d.timestamp_clock_id
-            if d.HasField("track_event_defaults") and d.track_event_defaults.HasField("track_uuid"):
-                seq.track_uuid = d.track_event_defaults.track_uuid
-        if kind == "ftrace_events":
-            self._ftrace_bundle(p.ftrace_events, seq)
-        elif kind is None and p.HasField("timestamp"):
-            self._frame_timeline(p)
-        elif kind == "process_tree":
-            self._process_tree(p.process_tree, self._ts(p, seq))
-        elif kind == "track_event":
-            self._track_event(p, seq)
-        elif kind == "track_descriptor":
-            self._track_descriptor(p.track_descriptor)
-        elif kind == "thread_descriptor":
-            t = p.thread_descriptor
-            seq.thread = (t.tid, t.pid)
-            self.b.thread(t.tid, t.pid or None, t.thread_name or None)
-        elif kind == "cpu_info":
-            for i, cpu in enumerate(p.cpu_info.cpus):
-                if len(cpu.frequencies):
-                    self.b.cpu_max_frequency(cpu.processor if cpu.HasField("processor") else i,
-                                             max(cpu.frequencies))
-
-    def _frame_timeline(self, p) -> None:
-        """Field 76 of a packet with no known payload, if it has one."""
-        for f in UnknownFieldSet(p):
-            if f.field_number == FRAME_TIMELINE_FIELD and f.wire_type == 2:
-                clock = p.timestamp_clock_id
-                if not clock:
-                    seq = self.seqs.get(p.trusted_packet_sequence_id)
-                    clock = (seq.clock_id if seq else None) or BOOTTIME
-                ts = p.timestamp
-                self.frametimeline.feed(ts if clock == BOOTTIME else self.clocks.to_boot(clock, ts), f.data)
-
-    @staticmethod
-    def _interned(d, seq: _Sequence) -> None:
-        for e in d.event_names:
-            seq.event_names[e.iid] = e.name
-        for s in d.kernel_symbols:
-            seq.kernel_symbols[s.iid] = s.str.decode("utf-8", "replace")
-
-    # ---- packet kinds ---------------------------------------------------------------------------------------
-    def _system_info(self, si) -> None:
-        """Device metadata: build fingerprint, device, kernel release, Android SDK, architecture."""
-        md = self.b.metadata
-        fp = si.android_build_fingerprint
-        if fp and "/" in fp:          # some builds write an error message here instead
-            md["build"] = fp
-            parts = fp.split("/")
-            if len(parts) >= 3:
-                md["device"] = parts[2].split(":")[0]
-        if si.HasField("utsname"):
-            u = si.utsname
-            if u.release:
-                md["kernel"] = u.release
-            if u.machine:
-                md["arch"] = u.machine
-        if si.android_sdk_version:
-            md["android_sdk"] = str(si.android_sdk_version)
-        if si.tracing_service_version:
-            md["perfetto_version"] = si.tracing_service_version
-
-    def _ftrace_bundle(self, bundle, seq: _Sequence) -> None:
-        ft = self.ftrace
-        cpu = bundle.cpu
-        if bundle.lost_events:
-            ft.lost_bundles += 1
-        shift = 0
-        if bundle.ftrace_clock != _FTRACE_CLOCK_UNSPECIFIED and bundle.ftrace_timestamp and bundle.boot_timestamp:
-            # a non-boot ftrace clock (e.g. global): the bundle gives one matching pair of readings
-            shift = bundle.boot_timestamp - bundle.ftrace_timestamp
-        if bundle.HasField("compact_sched"):
-            ft.compact_sched(cpu, bundle.compact_sched, shift)
-        if len(bundle.event):
-            ft.events(cpu, bundle.event, seq.kernel_symbols, shift)
-
-    def _process_tree(self, pt, ts: int) -> None:
-        b = self.b
-        for proc in pt.processes:
-            name = proc.cmdline[0] if len(proc.cmdline) else None
-            b.process(proc.pid, name or None, proc.ppid if proc.HasField("ppid") else None)
-        for t in pt.threads:
-            b.thread(t.tid, t.tgid or None)
-            if t.name:
-                self.names.append((ts, t.tid, t.tgid or None, t.name))
-
-    def _track_descriptor(self, td) -> None:
-        b = self.b
-        if td.HasField("thread"):
-            t = td.thread
-            self.track_threads[td.uuid] = (t.tid, t.pid)
-            b.thread(t.tid, t.pid or None, t.thread_name or None)
-        elif td.HasField("process"):
-            pr = td.process
-            b.process(pr.pid, pr.process_name or (pr.cmdline[0] if len(pr.cmdline) else None))
-
-    def _track_event(self, p, seq: _Sequence) -> None:
-        te = p.track_event
-        typ = te.type
-        if typ not in (_TYPE_SLICE_BEGIN, _TYPE_SLICE_END):
-            return
-        clock = p.timestamp_clock_id if p.HasField("timestamp_clock_id") else (seq.clock_id or BOOTTIME)
-        if clock >= 64:     # sequence-scoped (incremental) clocks are not supported
-            self.foreign_clock_events += 1
-            return
-        name = te.name if te.HasField("name") else seq.event_names.get(te.name_iid, f"iid {te.name_iid}")
-        uuid = te.track_uuid if te.HasField("track_uuid") else seq.track_uuid
-        self.track_events.append((self._ts(p, seq), uuid, seq.thread, typ, name))
-
-    # ---- end ------------------------------------------------------------------------------------------------
-    def _finish(self) -> None:
-        b = self.b
-        self.ftrace.finish()
-        self.frametimeline.finish()
-        self._emit_track_events()
-        # Authoritative names (process_tree, task_rename) in time order; comms only fill what is still unnamed.
-        for _ts, tid, pid, name in sorted(self.names + [(ts, tid, None, n) for ts, tid, n in self.ftrace.renames],
-                                         key=lambda r: r[0]):
-            b.thread(tid, pid, name, overwrite_name=True)
-        for tid, comm in self.ftrace.comms.items():
-            if comm:
-                b.thread(tid, None, comm)
-        if self.clocks.unconvertible:
-            b.warn(f"timestamps on clock(s) {sorted(self.clocks.unconvertible)} have no clock snapshot relating "
-                   "them to the boot clock; used as they are")
-        if self.foreign_clock_events:
-            b.warn(f"{self.foreign_clock_events} track event(s) on sequence-scoped clocks skipped")
-
-    def _emit_track_events(self) -> None:
-        """Thread-track slices become thread slices; events on process or async tracks are counted, not read."""
-        b = self.b
-        skipped = 0
-        for ts, uuid, seq_thread, typ, name in self.track_events:
-            thread = self.track_threads.get(uuid) if uuid is not None else seq_thread
-            if thread is None:
-                skipped += 1
-                continue
-            tid, pid = thread
-            if typ == _TYPE_SLICE_BEGIN:
-                b.slice_begin(ts, tid, name, pid or None)
-            else:
-                b.slice_end(ts, tid)
-        if skipped:
-            b.warn(f"{skipped} track-event slice event(s) not on a thread track skipped")
+def _names(b: TraceBuilder, cols: dict) -> None:
+    """Authoritative names (process_tree, task_rename) in time order; comms only fill what is still unnamed."""
+    renames = [(ts, tid, None, name) for ts, tid, name in cols["renames"]]
+    for _ts, tid, pid, name in sorted(cols["names"] + renames, key=lambda r: r[0]):
+        b.thread(tid, pid, name, overwrite_name=True)
+    for tid, comm in cols["comms"]:
+        if comm:
+            b.thread(tid, None, comm)
+    if cols["unconvertible_clocks"]:
+        b.warn(f"timestamps on clock(s) {cols['unconvertible_clocks']} have no clock snapshot relating them to the "
+               "boot clock; used as they are")
+    if cols["foreign_clock_events"]:
+        b.warn(f"{cols['foreign_clock_events']} track event(s) on sequence-scoped clocks skipped")

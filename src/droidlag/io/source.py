@@ -115,3 +115,28 @@ def inflate_zlib(data: bytes, path: str | Path, warnings: list[ReadWarning], lim
     warnings.append(ReadWarning(str(path), f"zlib stream truncated after {total} decompressed bytes; "
                                 "read what was there", offset=len(data)))
     return b"".join(out)
+
+
+def read_head(path: str | Path, size: int = SNIFF_BYTES) -> bytes:
+    """The first `size` bytes of a user's file (enough to tell what it is), with read_bytes' checks: InputError
+    naming it when missing, a directory, unreadable, oversized or empty. Lets a streaming reader pick the format
+    without loading the file."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(p, "no such file")
+    if p.is_dir():
+        raise InputError(p, "is a directory, not a file")
+    try:
+        file_size = p.stat().st_size
+        if file_size > MAX_INPUT_BYTES:
+            raise InputError(p, f"file is {file_size} bytes, over the {MAX_INPUT_BYTES}-byte limit")
+        with open(p, "rb") as f:
+            head = f.read(size)
+    except PermissionError:
+        raise InputError(p, "permission denied") from None
+    except OSError as e:
+        raise InputError(p, f"cannot read: {e.strerror or e}") from None
+    if not head.strip() and file_size <= size:
+        raise InputError(p, "file is empty")
+    return head
+

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 import polars as pl
 
+from droidlag._native import SliceEvents
 from droidlag.errors import ReadWarning
 from droidlag.models.thread_states import BLOCKED as _BLOCKED
 from droidlag.models.thread_states import NONE as _NONE
@@ -33,6 +34,8 @@ from droidlag.models.trace import (
 
 # binder_transaction flags
 TF_ONE_WAY = 0x01
+# slice kinds as the native nesting numbers them
+_SLICE_KINDS = {0: "thread", 1: "async", 2: "instant"}
 
 
 
@@ -84,9 +87,8 @@ class TraceBuilder:
         self._threads: dict[int, Thread] = {}
         self._min_ts: int | None = None
         self._max_ts: int | None = None
-        # atrace/slice events: (ts, seq, tid, pid, kind, name, cookie, track)
-        self._slice_events: list[tuple] = []
-        self._seq = 0
+        # atrace/slice events, gathered natively in arrival order (the tie-break at equal timestamps)
+        self._slice_ev = SliceEvents()
         # sched events as columns (ts, kind, cpu, a, b, aux): per-event calls append to the lists, bulk calls add
         # numpy chunks (the lists are flushed first, so insertion order -- the tie-break at equal (ts, kind) --
         # is kept). Switch: a=prev, b=next, aux=prev_state code; waking: a=tid, b=waker, aux=0; blocked reason:
@@ -98,7 +100,8 @@ class TraceBuilder:
         self._has_switch = False
         self._has_waking = False
         self._has_blocked = False
-        self._counters: dict[str, list] = {k: [] for k in COUNTER_SCHEMA}
+        # counter samples: per-event ones gather natively with atrace's, bulk calls add frames (in arrival order)
+        self._counter_chunks: list[pl.DataFrame] = []
         self._binder_tx: list[tuple] = []        # (ts, tid, debug_id, to_proc, to_thread, reply, flags, code)
         self._binder_rx: list[tuple] = []        # (ts, tid, debug_id)
         self._block_issue: list[tuple] = []      # (ts, dev, sector, nr_sectors, bytes, rwbs, tid, comm)
@@ -143,58 +146,42 @@ class TraceBuilder:
     # ---- slices -------------------------------------------------------------------------------------------
     def atrace(self, ts: int, tid: int, payload: str, line: int | None = None) -> None:
         """One atrace/tracing_mark_write payload: B|pid|name, E[|pid], S/F|pid|name|cookie, C|pid|name|value,
-        G/H|pid|track|name|cookie (async on a named track), N|pid|track|name and I|pid|name (instants)."""
-        self._see(ts)
-        payload = payload.rstrip("\n\x00")
-        if not payload:
-            return
-        kind = payload[0]
-        if kind == "E":
-            self._slice_events.append((ts, self._next_seq(), tid, None, "E", None, None, None))
-            return
-        parts = payload.split("|")
-        try:
-            pid = int(parts[1]) if len(parts) > 1 and parts[1] else None
-        except ValueError:
-            self.warn(f"atrace payload with bad pid: {payload[:80]!r}", line=line)
-            return
-        if pid is not None and tid not in self._threads:
+        G/H|pid|track|name|cookie (async on a named track), N|pid|track|name and I|pid|name (instants). Parsed by
+        the native core; the thread pids, counters and warnings it implies are applied by `build()`."""
+        self._slice_ev.atrace(ts, tid, payload, line)
+
+    def adopt_slice_events(self, events: SliceEvents) -> None:
+        """Take a reader's natively gathered slice events (atrace parsed in the decoder) as this trace's first ones,
+        and apply what they imply at once (thread pids, counters, warnings)."""
+        if len(self._slice_ev):
+            raise ValueError("slice events already gathered")
+        self._slice_ev = events
+        self._apply_atrace_effects()
+
+    def _apply_atrace_effects(self) -> None:
+        threads, (c_ts, c_names, c_values, c_pids, c_cpus), warnings, (lo, hi) = self._slice_ev.take_effects()
+        if lo is not None and hi is not None:
+            self._see(lo)
+            self._see(hi)
+        for tid, pid in threads:
             self.thread(tid, pid)
-        elif pid is not None and self._threads[tid].pid is None:
-            self.thread(tid, pid)
-        try:
-            if kind == "B" and len(parts) >= 3:
-                self._slice_events.append((ts, self._next_seq(), tid, pid, "B", "|".join(parts[2:]), None, None))
-            elif kind in "SF" and len(parts) >= 4:
-                self._slice_events.append((ts, self._next_seq(), tid, pid, kind, "|".join(parts[2:-1]),
-                                           int(parts[-1]), None))
-            elif kind == "C" and len(parts) >= 4:
-                self.counter(ts, "|".join(parts[2:-1]), float(parts[-1]), pid=pid)
-            elif kind in "GH" and len(parts) >= 5:
-                self._slice_events.append((ts, self._next_seq(), tid, pid, "S" if kind == "G" else "F",
-                                           "|".join(parts[3:-1]), int(parts[-1]), parts[2]))
-            elif kind == "N" and len(parts) >= 4:
-                self._slice_events.append((ts, self._next_seq(), tid, pid, "I", "|".join(parts[3:]), None, parts[2]))
-            elif kind == "I" and len(parts) >= 3:
-                self._slice_events.append((ts, self._next_seq(), tid, pid, "I", "|".join(parts[2:]), None, None))
-            elif kind in "BSFCGHNI":
-                self.warn(f"atrace payload too short: {payload[:80]!r}", line=line)
-            # other payloads (T, U, plain text prints) carry no slice semantics
-        except ValueError:
-            self.warn(f"atrace payload with bad number: {payload[:80]!r}", line=line)
+        if c_names:
+            self._counter_chunks.append(pl.DataFrame({
+                "ts": np.frombuffer(c_ts, dtype=np.int64), "name": c_names,
+                "value": np.frombuffer(c_values, dtype=np.float64), "cpu": c_cpus, "pid": c_pids,
+            }, schema=COUNTER_SCHEMA))
+        for what, head, line in warnings:
+            text = "atrace payload too short" if what == "too short" else f"atrace payload with {what}"
+            self.warn(f"{text}: {head!r}", line=line)
 
     def slice_begin(self, ts: int, tid: int, name: str, pid: int | None = None) -> None:
         """A thread slice begins (track events and other sources that are not atrace text)."""
         self._see(ts)
-        self._slice_events.append((ts, self._next_seq(), tid, pid, "B", name, None, None))
+        self._slice_ev.begin(ts, tid, name, pid)
 
     def slice_end(self, ts: int, tid: int) -> None:
         self._see(ts)
-        self._slice_events.append((ts, self._next_seq(), tid, None, "E", None, None, None))
-
-    def _next_seq(self) -> int:
-        self._seq += 1
-        return self._seq
+        self._slice_ev.end(ts, tid)
 
     # ---- scheduling ---------------------------------------------------------------------------------------
     def sched_switch(self, ts: int, cpu: int, prev_tid: int, prev_state: str, next_tid: int,
@@ -303,13 +290,8 @@ class TraceBuilder:
 
     # ---- counters -----------------------------------------------------------------------------------------
     def counter(self, ts: int, name: str, value: float, cpu: int | None = None, pid: int | None = None) -> None:
-        self._see(ts)
-        c = self._counters
-        c["ts"].append(ts)
-        c["name"].append(name)
-        c["value"].append(float(value))
-        c["cpu"].append(cpu)
-        c["pid"].append(pid)
+        """One counter sample (ts ns), kept in arrival order with the atrace counters (C|pid|name|value)."""
+        self._slice_ev.counter(ts, name, float(value), cpu, pid)
 
     def counter_many(self, ts, name: str, values, cpu=None, pid=None) -> None:
         """Many samples of one counter at once: ts (ns) and values sequences of one length; cpu and pid None, one
@@ -317,25 +299,21 @@ class TraceBuilder:
         n = len(ts)
         if not n:
             return
-        ts = ts.tolist() if isinstance(ts, np.ndarray) else list(ts)
-        values = [float(v) for v in values]
-        per_row = {}
+        ts = _int64(ts)
+        values = np.asarray(values, dtype=np.float64)
+        cols = {"ts": ts, "name": pl.repeat(name, n, eager=True, dtype=pl.Utf8), "value": values}
         for key, v in (("cpu", cpu), ("pid", pid)):
             if v is None or isinstance(v, (int, np.integer)):
-                per_row[key] = [None if v is None else int(v)] * n
+                cols[key] = pl.repeat(None if v is None else int(v), n, eager=True, dtype=COUNTER_SCHEMA[key])
             else:
-                per_row[key] = v.tolist() if isinstance(v, np.ndarray) else list(v)
-        for key, col in (("values", values), *per_row.items()):
+                cols[key] = pl.Series(key, v, dtype=COUNTER_SCHEMA[key], strict=False)
+        for key, col in cols.items():
             if len(col) != n:
                 raise ValueError(f"{key}: {len(col)} values for {n} samples")
-        self._see(min(ts))
-        self._see(max(ts))
-        c = self._counters
-        c["ts"].extend(ts)
-        c["name"].extend([name] * n)
-        c["value"].extend(values)
-        c["cpu"].extend(per_row["cpu"])
-        c["pid"].extend(per_row["pid"])
+        self._see(int(ts.min()))
+        self._see(int(ts.max()))
+        self._apply_atrace_effects()     # samples before these keep their place
+        self._counter_chunks.append(pl.DataFrame(cols, schema=COUNTER_SCHEMA))
 
     def cpu_frequency(self, ts: int, cpu: int, khz: float) -> None:
         self.counter(ts, "cpufreq", khz, cpu=cpu)
@@ -383,12 +361,13 @@ class TraceBuilder:
 
     # ---- build --------------------------------------------------------------------------------------------
     def build(self) -> Trace:
+        self._apply_atrace_effects()
         start = self._min_ts if self._min_ts is not None else 0
         end = self._max_ts if self._max_ts is not None else start
         self._end = end
         slices = self._build_slices()
         states = self._build_thread_states()
-        counters = pl.DataFrame(self._counters, schema=COUNTER_SCHEMA).sort("ts") if self._counters["ts"] \
+        counters = pl.concat(self._counter_chunks).sort("ts") if self._counter_chunks \
             else pl.DataFrame(schema=COUNTER_SCHEMA)
         binder = self._build_binder()
         block = self._build_block()
@@ -417,87 +396,43 @@ class TraceBuilder:
         )
 
     def _build_slices(self) -> pl.DataFrame:
-        events = self._slice_events
-        events.sort(key=lambda e: (e[0], e[1]))
-        cols: dict[str, list] = {k: [] for k in SLICE_SCHEMA}
-        end = self._end
-        stacks: dict[int, list[int]] = defaultdict(list)   # tid -> open row indices
-        async_open: dict[tuple, int] = {}                   # (pid, name, cookie) -> row
-        ids = cols["id"]
-        unmatched_e = 0
-
-        def add(ts, tid, pid, name, depth, parent, kind, cookie, track):
-            row = len(ids)
-            ids.append(row)
-            cols["ts"].append(ts)
-            cols["dur"].append(-1)
-            cols["tid"].append(tid)
-            cols["pid"].append(pid)
-            cols["name"].append(name)
-            cols["depth"].append(depth)
-            cols["parent_id"].append(parent)
-            cols["kind"].append(kind)
-            cols["cookie"].append(cookie)
-            cols["track"].append(track)
-            cols["closed"].append(False)
-            return row
-
-        durs, closed = cols["dur"], cols["closed"]
-        for ts, _seq, tid, pid, kind, name, cookie, track in events:
-            if kind == "B":
-                st = stacks[tid]
-                parent = st[-1] if st else None
-                if pid is None:
-                    t = self._threads.get(tid)
-                    pid = t.pid if t else None
-                st.append(add(ts, tid, pid, name, len(st), parent, "thread", None, None))
-            elif kind == "E":
-                st = stacks.get(tid)
-                if st:
-                    row = st.pop()
-                    durs[row] = ts - cols["ts"][row]
-                    closed[row] = True
-                else:
-                    unmatched_e += 1
-            elif kind == "S":
-                key = (pid, track, name, cookie)
-                async_open[key] = add(ts, tid, pid, name, 0, None, "async", cookie, track)
-            elif kind == "F":
-                row = async_open.pop((pid, track, name, cookie), None)
-                if row is not None:
-                    durs[row] = ts - cols["ts"][row]
-                    closed[row] = True
-            elif kind == "I":
-                st = stacks[tid] if track is None else []
-                row = add(ts, tid, pid, name, len(st), st[-1] if st else None, "instant", None, track)
-                durs[row] = 0
-                closed[row] = True
-        unclosed = 0
-        for row, d in enumerate(durs):
-            if d < 0:
-                durs[row] = max(0, end - cols["ts"][row])
-                unclosed += 1
-        if unmatched_e:
-            self.warn(f"{unmatched_e} slice end(s) without a begin on their thread (begin before the trace started)")
-        if unclosed:
-            self.warn(f"{unclosed} slice(s) still open at the end of the trace; they run to the trace end")
-        return pl.DataFrame(cols, schema=SLICE_SCHEMA)
+        """Slice events nested per thread natively (B/E stacks, S/F pairs by (pid, track, name, cookie), instants);
+        slices still open at the end run to the trace end."""
+        known = [(tid, t.pid) for tid, t in self._threads.items() if t.pid is not None]
+        s = self._slice_ev.nest([k[0] for k in known], [k[1] for k in known], self._end)
+        n = len(s["ts"]) // 8
+        slices = pl.DataFrame({
+            "id": np.arange(n, dtype=np.int64),
+            "ts": np.frombuffer(s["ts"], dtype=np.int64),
+            "dur": np.frombuffer(s["dur"], dtype=np.int64),
+            "tid": np.frombuffer(s["tid"], dtype=np.int64),
+            "pid": pl.Series(s["pid"], dtype=pl.Int64),
+            "name": pl.Series(s["name"], dtype=pl.Utf8),
+            "depth": np.frombuffer(s["depth"], dtype=np.int64).astype(np.int32),
+            "parent_id": pl.Series(s["parent_id"], dtype=pl.Int64),
+            "kind": pl.Series(np.frombuffer(s["kind"], dtype=np.uint8)).replace_strict(
+                _SLICE_KINDS, return_dtype=pl.Utf8) if n else pl.Series([], dtype=pl.Utf8),
+            "cookie": pl.Series(s["cookie"], dtype=pl.Int64),
+            "track": pl.Series(s["track"], dtype=pl.Utf8),
+            "closed": np.frombuffer(s["closed"], dtype=np.uint8).astype(bool),
+        }, schema=SLICE_SCHEMA)
+        if s["unmatched_ends"]:
+            self.warn(f"{s['unmatched_ends']} slice end(s) without a begin on their thread (begin before the trace "
+                      "started)")
+        if s["unclosed"]:
+            self.warn(f"{s['unclosed']} slice(s) still open at the end of the trace; they run to the trace end")
+        return slices
 
     def _build_thread_states(self) -> pl.DataFrame:
         """Thread-state intervals from the sched stream, per thread as a small state machine: a switch closes the
         open interval of prev (which goes to prev_state) and of next (which goes Running); a waking closes a
         sleeping interval (anything but Running/R/R+) and opens R; a blocked reason closes a D interval, opens R,
-        and names the function of the thread's latest closed D interval. Done with numpy over all threads at once:
-        between two switches of a thread only the first waking (or, after D, the first waking or blocked reason)
-        changes anything."""
+        and names the function of the thread's latest closed D interval (derive_thread_states, natively)."""
         self._flush_sched_lists()
         if not self._sched_chunks:
             return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
         ts, kind, cpu, a, b, aux = (np.concatenate(col) for col in zip(*self._sched_chunks))
         self._sched_chunks = [(ts, kind, cpu, a, b, aux)]     # one chunk from here on: no second copy held
-        order = np.lexsort((np.arange(len(ts)), kind, ts))   # by (ts, kind), ties in insertion order
-        ts, kind, cpu, a, b, aux = ts[order], kind[order], cpu[order], a[order], b[order], aux[order]
-        del order
         return derive_thread_states(ts, kind, cpu, a, b, aux, self._state_codes, self._blocked, self._end)
 
     def _build_binder(self) -> pl.DataFrame:

@@ -1,0 +1,291 @@
+//! atrace payloads (the text apps write to trace_marker: B|pid|name, E, S/F|pid|name|cookie, C|pid|name|value,
+//! G/H|pid|track|name|cookie, N|pid|track|name, I|pid|name) into slice events and counter samples, and the
+//! nesting of slice events into slices. Used by every trace reader through the TraceBuilder.
+
+use std::collections::HashMap;
+
+pub const K_BEGIN: u8 = 0;
+pub const K_END: u8 = 1;
+pub const K_ASYNC_START: u8 = 2;
+pub const K_ASYNC_FINISH: u8 = 3;
+pub const K_INSTANT: u8 = 4;
+
+/// Slice events (one row each), counter samples, first pid per thread, and what was skipped.
+#[derive(Default)]
+pub struct Parsed {
+    pub ts: Vec<i64>,
+    pub seq: Vec<i64>,
+    pub tid: Vec<i64>,
+    pub pid: Vec<Option<i64>>,
+    pub kind: Vec<u8>,
+    pub name: Vec<Option<String>>,
+    pub cookie: Vec<Option<i64>>,
+    pub track: Vec<Option<String>>,
+    pub c_ts: Vec<i64>,
+    pub c_name: Vec<String>,
+    pub c_value: Vec<f64>,
+    pub c_pid: Vec<Option<i64>>,
+    pub c_cpu: Vec<Option<i64>>,
+    pub threads: Vec<(i64, i64)>,
+    thread_seen: HashMap<i64, ()>,
+    /// (what: "bad pid" | "too short" | "bad number", payload's first 80 characters, line)
+    pub warnings: Vec<(&'static str, String, Option<i64>)>,
+    pub min_ts: Option<i64>,
+    pub max_ts: Option<i64>,
+}
+
+/// Python's int() on the text ASCII digits allow: surrounding whitespace, a sign, digits.
+fn py_int(s: &str) -> Option<i64> {
+    let t = s.trim();
+    if t.is_empty() {
+        return None;
+    }
+    t.parse::<i64>().ok()
+}
+
+fn py_float(s: &str) -> Option<f64> {
+    let t = s.trim();
+    if t.is_empty() {
+        return None;
+    }
+    let lower = t.to_ascii_lowercase();
+    let bare = lower.trim_start_matches(['+', '-']);
+    if matches!(bare, "inf" | "infinity" | "nan") {
+        return t.parse::<f64>().ok().or(Some(if lower.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY }));
+    }
+    if !t.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-')) {
+        return None;
+    }
+    t.parse::<f64>().ok()
+}
+
+impl Parsed {
+    /// Lengths of the thread and warning lists (for a rollback).
+    pub fn side_lens(&self) -> (usize, usize, Option<i64>, Option<i64>) {
+        (self.threads.len(), self.warnings.len(), self.min_ts, self.max_ts)
+    }
+
+    /// Back to the given lengths: a packet that failed half-way leaves nothing behind.
+    pub fn truncate(&mut self, events: usize, counters: usize, side: (usize, usize, Option<i64>, Option<i64>)) {
+        self.ts.truncate(events);
+        self.seq.truncate(events);
+        self.tid.truncate(events);
+        self.pid.truncate(events);
+        self.kind.truncate(events);
+        self.name.truncate(events);
+        self.cookie.truncate(events);
+        self.track.truncate(events);
+        self.c_ts.truncate(counters);
+        self.c_name.truncate(counters);
+        self.c_value.truncate(counters);
+        self.c_pid.truncate(counters);
+        self.c_cpu.truncate(counters);
+        for (tid, _) in self.threads.drain(side.0..) {
+            self.thread_seen.remove(&tid);
+        }
+        self.warnings.truncate(side.1);
+        (self.min_ts, self.max_ts) = (side.2, side.3);
+    }
+
+    fn see(&mut self, ts: i64) {
+        if self.min_ts.is_none_or(|m| ts < m) {
+            self.min_ts = Some(ts);
+        }
+        if self.max_ts.is_none_or(|m| ts > m) {
+            self.max_ts = Some(ts);
+        }
+    }
+
+    /// A counter sample from another source, in arrival order with the atrace ones.
+    pub fn counter(&mut self, ts: i64, name: String, value: f64, cpu: Option<i64>, pid: Option<i64>) {
+        self.see(ts);
+        self.c_ts.push(ts);
+        self.c_name.push(name);
+        self.c_value.push(value);
+        self.c_pid.push(pid);
+        self.c_cpu.push(cpu);
+    }
+
+    pub fn event(&mut self, ts: i64, seq: i64, tid: i64, pid: Option<i64>, kind: u8, name: Option<String>,
+             cookie: Option<i64>, track: Option<String>) {
+        self.ts.push(ts);
+        self.seq.push(seq);
+        self.tid.push(tid);
+        self.pid.push(pid);
+        self.kind.push(kind);
+        self.name.push(name);
+        self.cookie.push(cookie);
+        self.track.push(track);
+    }
+
+    fn warn(&mut self, what: &'static str, payload: &str, line: Option<i64>) {
+        self.warnings.push((what, payload.chars().take(80).collect(), line));
+    }
+
+    /// One payload. Returns the number of slice-event sequence numbers used (0 or 1).
+    pub fn payload(&mut self, ts: i64, tid: i64, payload: &str, seq: i64, line: Option<i64>) {
+        self.see(ts);
+        let payload = payload.trim_end_matches(['\n', '\0']);
+        let Some(kind) = payload.chars().next() else { return };
+        if kind == 'E' {
+            self.event(ts, seq, tid, None, K_END, None, None, None);
+            return;
+        }
+        let parts: Vec<&str> = payload.split('|').collect();
+        let pid = if parts.len() > 1 && !parts[1].is_empty() {
+            match py_int(parts[1]) {
+                Some(p) => Some(p),
+                None => {
+                    self.warn("bad pid", payload, line);
+                    return;
+                }
+            }
+        } else {
+            None
+        };
+        if let Some(p) = pid {
+            if self.thread_seen.insert(tid, ()).is_none() {
+                self.threads.push((tid, p));
+            }
+        }
+        let n = parts.len();
+        // the text after the k-th '|' up to (not including) the last '|' when `drop_last`
+        let join = |from: usize, drop_last: bool| -> String {
+            let end = if drop_last { n - 1 } else { n };
+            parts[from..end].join("|")
+        };
+        let bad_number = |s: &mut Self| s.warn("bad number", payload, line);
+        match kind {
+            'B' if n >= 3 => self.event(ts, seq, tid, pid, K_BEGIN, Some(join(2, false)), None, None),
+            'S' | 'F' if n >= 4 => match py_int(parts[n - 1]) {
+                Some(c) => {
+                    let k = if kind == 'S' { K_ASYNC_START } else { K_ASYNC_FINISH };
+                    self.event(ts, seq, tid, pid, k, Some(join(2, true)), Some(c), None)
+                }
+                None => bad_number(self),
+            },
+            'C' if n >= 4 => match py_float(parts[n - 1]) {
+                Some(v) => {
+                    self.c_ts.push(ts);
+                    self.c_name.push(join(2, true));
+                    self.c_value.push(v);
+                    self.c_pid.push(pid);
+                    self.c_cpu.push(None);
+                }
+                None => bad_number(self),
+            },
+            'G' | 'H' if n >= 5 => match py_int(parts[n - 1]) {
+                Some(c) => {
+                    let k = if kind == 'G' { K_ASYNC_START } else { K_ASYNC_FINISH };
+                    self.event(ts, seq, tid, pid, k, Some(join(3, true)), Some(c), Some(parts[2].to_string()))
+                }
+                None => bad_number(self),
+            },
+            'N' if n >= 4 => {
+                self.event(ts, seq, tid, pid, K_INSTANT, Some(join(3, false)), None, Some(parts[2].to_string()))
+            }
+            'I' if n >= 3 => self.event(ts, seq, tid, pid, K_INSTANT, Some(join(2, false)), None, None),
+            'B' | 'S' | 'F' | 'C' | 'G' | 'H' | 'N' | 'I' => self.warn("too short", payload, line),
+            _ => {} // other payloads (T, U, plain text prints) carry no slice semantics
+        }
+    }
+}
+
+/// Slices nested from slice events: columns of the Trace's slice table.
+#[derive(Default)]
+pub struct Slices {
+    pub ts: Vec<i64>,
+    pub dur: Vec<i64>,
+    pub tid: Vec<i64>,
+    pub pid: Vec<Option<i64>>,
+    pub name: Vec<Option<String>>,
+    pub depth: Vec<i64>,
+    pub parent: Vec<Option<i64>>,
+    pub kind: Vec<u8>, // 0 thread, 1 async, 2 instant
+    pub cookie: Vec<Option<i64>>,
+    pub track: Vec<Option<String>>,
+    pub closed: Vec<bool>,
+    pub unmatched_ends: i64,
+    pub unclosed: i64,
+}
+
+impl Slices {
+    #[allow(clippy::too_many_arguments)]
+    fn add(&mut self, ts: i64, tid: i64, pid: Option<i64>, name: Option<String>, depth: usize, parent: Option<i64>,
+           kind: u8, cookie: Option<i64>, track: Option<String>) -> usize {
+        let row = self.ts.len();
+        self.ts.push(ts);
+        self.dur.push(-1);
+        self.tid.push(tid);
+        self.pid.push(pid);
+        self.name.push(name);
+        self.depth.push(depth as i64);
+        self.parent.push(parent);
+        self.kind.push(kind);
+        self.cookie.push(cookie);
+        self.track.push(track);
+        self.closed.push(false);
+        row
+    }
+}
+
+/// Nest slice events (sorted here by (ts, seq)) per thread: B opens a slice under the thread's open one, E closes
+/// the innermost, S/F pair by (pid, track, name, cookie), I is an instant at the thread's depth (or depth 0 on a
+/// named track). Slices still open at the end run to `end`. thread_pid: the pid of a thread for B events that
+/// name none.
+pub fn nest(ev: &Parsed, thread_pid: &HashMap<i64, i64>, end: i64) -> Slices {
+    let n = ev.ts.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| (ev.ts[i], ev.seq[i]));
+    let mut out = Slices::default();
+    let mut stacks: HashMap<i64, Vec<usize>> = HashMap::new();
+    let mut async_open: HashMap<(Option<i64>, Option<String>, Option<String>, Option<i64>), usize> = HashMap::new();
+    for i in order {
+        let (ts, tid, pid) = (ev.ts[i], ev.tid[i], ev.pid[i]);
+        match ev.kind[i] {
+            K_BEGIN => {
+                let st = stacks.entry(tid).or_default();
+                let parent = st.last().map(|r| *r as i64);
+                let depth = st.len();
+                let pid = pid.or_else(|| thread_pid.get(&tid).copied());
+                let row = out.add(ts, tid, pid, ev.name[i].clone(), depth, parent, 0, None, None);
+                stacks.get_mut(&tid).unwrap().push(row);
+            }
+            K_END => match stacks.get_mut(&tid).and_then(|st| st.pop()) {
+                Some(row) => {
+                    out.dur[row] = ts - out.ts[row];
+                    out.closed[row] = true;
+                }
+                None => out.unmatched_ends += 1,
+            },
+            K_ASYNC_START => {
+                let key = (pid, ev.track[i].clone(), ev.name[i].clone(), ev.cookie[i]);
+                let row = out.add(ts, tid, pid, ev.name[i].clone(), 0, None, 1, ev.cookie[i], ev.track[i].clone());
+                async_open.insert(key, row);
+            }
+            K_ASYNC_FINISH => {
+                let key = (pid, ev.track[i].clone(), ev.name[i].clone(), ev.cookie[i]);
+                if let Some(row) = async_open.remove(&key) {
+                    out.dur[row] = ts - out.ts[row];
+                    out.closed[row] = true;
+                }
+            }
+            _ => {
+                let (depth, parent) = match (&ev.track[i], stacks.get(&tid)) {
+                    (None, Some(st)) => (st.len(), st.last().map(|r| *r as i64)),
+                    _ => (0, None),
+                };
+                let row = out.add(ts, tid, pid, ev.name[i].clone(), depth, parent, 2, None, ev.track[i].clone());
+                out.dur[row] = 0;
+                out.closed[row] = true;
+            }
+        }
+    }
+    for row in 0..out.ts.len() {
+        if out.dur[row] < 0 {
+            out.dur[row] = (end - out.ts[row]).max(0);
+            out.unclosed += 1;
+        }
+    }
+    out
+}

@@ -1,0 +1,248 @@
+//! droidlag's native trace ingest (the `droidlag._native` module): raw trace bytes into columns for the
+//! TraceBuilder. Integer columns come back as little-endian int64 `bytes` (numpy reads them without a copy);
+//! strings and the few nullable records as Python lists.
+
+use pyo3::buffer::PyBuffer;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+mod atrace;
+mod perfetto;
+mod states;
+mod wire;
+
+use perfetto::{Decl, Decoder};
+
+/// An int64 column as bytes (native little-endian; the Python side makes a numpy view of it).
+fn col<'py>(py: Python<'py>, v: &[i64]) -> Bound<'py, PyBytes> {
+    // SAFETY: an i64 slice is plain data; its bytes are read, never written.
+    let bytes = unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) };
+    PyBytes::new(py, bytes)
+}
+
+fn cols<'py>(py: Python<'py>, group: &[Vec<i64>]) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(py, group.iter().map(|c| col(py, c)))
+}
+
+/// Reads a Perfetto trace fed in chunks (any split; a packet cut by a chunk boundary waits for the next chunk).
+#[pyclass(module = "droidlag._native")]
+struct PerfettoDecoder {
+    inner: Decoder,
+}
+
+#[pymethods]
+impl PerfettoDecoder {
+    #[new]
+    fn new() -> Self {
+        PerfettoDecoder { inner: Decoder::new() }
+    }
+
+    /// Decodes the complete packets of the next chunk of the file.
+    fn feed(&mut self, py: Python<'_>, chunk: &[u8]) {
+        let inner = &mut self.inner;
+        py.detach(|| inner.feed(chunk));
+    }
+
+    /// Byte offset of the first byte not yet decoded (the end of the last complete packet).
+    #[getter]
+    fn offset(&self) -> u64 {
+        self.inner.offset
+    }
+
+    /// (byte offset, why) where reading stopped at a broken record, else None.
+    #[getter]
+    fn stopped(&self) -> Option<(u64, String)> {
+        self.inner.stopped.clone()
+    }
+
+    /// Ends the input and returns every column (a dict; see droidlag.io.perfetto for the keys).
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let inner = &mut self.inner;
+        py.detach(|| {
+            inner.finish_input();
+            inner.finish();
+        });
+        let o = std::mem::take(&mut self.inner.out);
+        let d = PyDict::new(py);
+        d.set_item("packets", o.packets)?;
+        d.set_item("stopped", self.inner.stopped.clone())?;
+        d.set_item("sched_switch", cols(py, &o.sw)?)?;
+        d.set_item("sched_waking", cols(py, &o.wk)?)?;
+        d.set_item("sched_wakeup", cols(py, &o.wakeup)?)?;
+        d.set_item("cpu_idle", cols(py, &o.idle)?)?;
+        d.set_item("cpu_frequency", cols(py, &o.freq)?)?;
+        let seq = o.print_seq;
+        d.set_item("atrace", SliceEvents { ev: o.atrace, seq })?;
+        d.set_item("comms", o.comms)?;
+        d.set_item("renames", o.renames)?;
+        d.set_item("names", o.names.into_iter().map(|(ts, _c, tid, pid, n)| (ts, tid, pid, n)).collect::<Vec<_>>())?;
+        let decls = PyList::empty(py);
+        for decl in o.decls {
+            match decl {
+                Decl::Process { pid, name, ppid } => decls.append((0, pid, name, ppid))?,
+                Decl::Thread { tid, pid, name } => decls.append((1, tid, pid, name))?,
+            }
+        }
+        d.set_item("decls", decls)?;
+        d.set_item("cpu_info", o.cpu_info)?;
+        d.set_item("metadata", o.metadata)?;
+        d.set_item("kernel", o.kernel)?;
+        d.set_item("binder_transaction", o.binder_tx)?;
+        d.set_item("binder_transaction_received", o.binder_rx)?;
+        d.set_item("sched_blocked_reason", o.blocked)?;
+        d.set_item("block_rq_issue", o.block_issue)?;
+        d.set_item("block_rq_complete", o.block_complete)?;
+        let ft = PyDict::new(py);
+        let s = &o.ft_start;
+        ft.set_item("ts", s.iter().map(|e| e.ts).collect::<Vec<_>>())?;
+        ft.set_item("cookie", s.iter().map(|e| e.cookie).collect::<Vec<_>>())?;
+        ft.set_item("member", s.iter().map(|e| e.member).collect::<Vec<_>>())?;
+        ft.set_item("pid", s.iter().map(|e| e.pid).collect::<Vec<_>>())?;
+        ft.set_item("token", s.iter().map(|e| e.token).collect::<Vec<_>>())?;
+        ft.set_item("display_frame_token", s.iter().map(|e| e.dft).collect::<Vec<_>>())?;
+        ft.set_item("layer_name", s.iter().map(|e| e.layer.clone()).collect::<Vec<_>>())?;
+        ft.set_item("jank_type", s.iter().map(|e| e.jank).collect::<Vec<_>>())?;
+        ft.set_item("present_type", s.iter().map(|e| e.present).collect::<Vec<_>>())?;
+        ft.set_item("on_time_finish", s.iter().map(|e| e.on_time).collect::<Vec<_>>())?;
+        ft.set_item("gpu_composition", s.iter().map(|e| e.gpu).collect::<Vec<_>>())?;
+        ft.set_item("prediction_type", s.iter().map(|e| e.prediction).collect::<Vec<_>>())?;
+        ft.set_item("jank_severity", s.iter().map(|e| e.severity).collect::<Vec<_>>())?;
+        d.set_item("frame_timeline_start", ft)?;
+        d.set_item("frame_timeline_end", o.ft_end.iter().map(|e| (e.0, e.2)).collect::<Vec<_>>())?;
+        d.set_item("frame_timeline_counts", (o.ft_events, o.ft_broken, o.ft_incomplete))?;
+        d.set_item("track_slices", o.slices)?;
+        d.set_item("track_skipped", o.track_skipped)?;
+        d.set_item("foreign_clock_events", o.foreign_clock_events)?;
+        d.set_item("lost_bundles", o.lost_bundles)?;
+        d.set_item("unresolved_callers", o.unresolved_callers)?;
+        d.set_item("saw_waking", o.saw_waking)?;
+        d.set_item("unconvertible_clocks", o.unconvertible_clocks)?;
+        Ok(d)
+    }
+}
+
+/// A trace's slice events (atrace payloads parsed as they come, and begin/end events from other sources), each
+/// numbered in arrival order, which breaks ties at equal timestamps; `nest` makes them the slice table.
+#[pyclass(module = "droidlag._native")]
+struct SliceEvents {
+    ev: atrace::Parsed,
+    seq: i64,
+}
+
+#[pymethods]
+impl SliceEvents {
+    #[new]
+    fn new() -> Self {
+        SliceEvents { ev: atrace::Parsed::default(), seq: 0 }
+    }
+
+    fn __len__(&self) -> usize {
+        self.ev.ts.len()
+    }
+
+    /// One atrace payload written at ts (ns) by thread tid; line: where it came from, for warnings.
+    #[pyo3(signature = (ts, tid, payload, line=None))]
+    fn atrace(&mut self, ts: i64, tid: i64, payload: &str, line: Option<i64>) {
+        self.seq += 1;
+        self.ev.payload(ts, tid, payload, self.seq, line);
+    }
+
+    /// A counter sample (ts ns) from a source other than atrace, kept in arrival order with atrace's.
+    #[pyo3(signature = (ts, name, value, cpu=None, pid=None))]
+    fn counter(&mut self, ts: i64, name: String, value: f64, cpu: Option<i64>, pid: Option<i64>) {
+        self.ev.counter(ts, name, value, cpu, pid);
+    }
+
+    /// A thread slice begins (pid None: the thread's process, looked up when nesting).
+    #[pyo3(signature = (ts, tid, name, pid=None))]
+    fn begin(&mut self, ts: i64, tid: i64, name: String, pid: Option<i64>) {
+        self.seq += 1;
+        self.ev.event(ts, self.seq, tid, pid, atrace::K_BEGIN, Some(name), None, None);
+    }
+
+    fn end(&mut self, ts: i64, tid: i64) {
+        self.seq += 1;
+        self.ev.event(ts, self.seq, tid, None, atrace::K_END, None, None, None);
+    }
+
+    /// What the payloads read so far imply beyond slices, handed over once: (thread pids [(tid, pid)], counter
+    /// samples (ts bytes, names, values bytes, pids, cpus), warnings [(what, payload head, line)], (min ts, max ts)).
+    #[allow(clippy::type_complexity)]
+    fn take_effects<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let e = &mut self.ev;
+        let threads = std::mem::take(&mut e.threads);
+        let values: Vec<f64> = std::mem::take(&mut e.c_value);
+        // SAFETY: f64 is plain data
+        let vbytes = unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, values.len() * 8) };
+        let counters = (col(py, &std::mem::take(&mut e.c_ts)), std::mem::take(&mut e.c_name), PyBytes::new(py, vbytes),
+                        std::mem::take(&mut e.c_pid), std::mem::take(&mut e.c_cpu));
+        let warnings = std::mem::take(&mut e.warnings);
+        let range = (e.min_ts.take(), e.max_ts.take());
+        Ok((threads, counters, warnings, range).into_pyobject(py)?.into_any())
+    }
+
+    /// The slice table's columns: events nested per thread (see atrace.rs), slices open at the end running to
+    /// `end`. tids/pids: each thread's process, for begin events that name none.
+    fn nest<'py>(&mut self, py: Python<'py>, tids: Vec<i64>, pids: Vec<i64>, end: i64) -> PyResult<Bound<'py, PyDict>> {
+        let thread_pid: std::collections::HashMap<i64, i64> = tids.into_iter().zip(pids).collect();
+        let ev = &self.ev;
+        let s = py.detach(|| atrace::nest(ev, &thread_pid, end));
+        let d = PyDict::new(py);
+        d.set_item("ts", col(py, &s.ts))?;
+        d.set_item("dur", col(py, &s.dur))?;
+        d.set_item("tid", col(py, &s.tid))?;
+        d.set_item("pid", s.pid)?;
+        d.set_item("name", s.name)?;
+        d.set_item("depth", col(py, &s.depth))?;
+        d.set_item("parent_id", s.parent)?;
+        d.set_item("kind", PyBytes::new(py, &s.kind))?;
+        d.set_item("cookie", s.cookie)?;
+        d.set_item("track", s.track)?;
+        d.set_item("closed", PyBytes::new(py, &s.closed.iter().map(|c| *c as u8).collect::<Vec<u8>>()))?;
+        d.set_item("unmatched_ends", s.unmatched_ends)?;
+        d.set_item("unclosed", s.unclosed)?;
+        Ok(d)
+    }
+}
+
+fn slice_of<'a>(py: Python<'_>, buf: &'a PyBuffer<i64>) -> PyResult<&'a [i64]> {
+    let cells = buf.as_slice(py).ok_or_else(|| pyo3::exceptions::PyValueError::new_err("need a contiguous int64 array"))?;
+    // SAFETY: ReadOnlyCell<i64> has the layout of i64; the arrays are not written while this runs
+    Ok(unsafe { std::slice::from_raw_parts(cells.as_ptr() as *const i64, cells.len()) })
+}
+
+/// Thread-state interval columns from the sched stream (see states.rs): ts, kind, cpu, a, b, aux int64 arrays in
+/// insertion order; cat: each state code's category (0 runnable, 1 D, 2 other) as bytes. Returns a dict of int64
+/// bytes columns: ts, dur, tid, state (code), cpu and waker (NONE = i64 min for null), blocked (payload index, -1).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn thread_states<'py>(py: Python<'py>, ts: PyBuffer<i64>, kind: PyBuffer<i64>, cpu: PyBuffer<i64>, a: PyBuffer<i64>,
+                      b: PyBuffer<i64>, aux: PyBuffer<i64>, cat: &[u8], running: i64, runnable: i64, end: i64)
+                      -> PyResult<Bound<'py, PyDict>> {
+    let inp = states::Input {
+        ts: slice_of(py, &ts)?, kind: slice_of(py, &kind)?, cpu: slice_of(py, &cpu)?, a: slice_of(py, &a)?,
+        b: slice_of(py, &b)?, aux: slice_of(py, &aux)?,
+    };
+    let n = inp.ts.len();
+    if [inp.kind.len(), inp.cpu.len(), inp.a.len(), inp.b.len(), inp.aux.len()].iter().any(|l| *l != n) {
+        return Err(pyo3::exceptions::PyValueError::new_err("sched columns of different lengths"));
+    }
+    let r = py.detach(|| states::derive(&inp, cat, running, runnable, end));
+    let d = PyDict::new(py);
+    d.set_item("ts", col(py, &r.ts))?;
+    d.set_item("dur", col(py, &r.dur))?;
+    d.set_item("tid", col(py, &r.tid))?;
+    d.set_item("state", col(py, &r.state))?;
+    d.set_item("cpu", col(py, &r.cpu))?;
+    d.set_item("waker", col(py, &r.waker))?;
+    d.set_item("blocked", col(py, &r.blocked))?;
+    Ok(d)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PerfettoDecoder>()?;
+    m.add_class::<SliceEvents>()?;
+    m.add_function(wrap_pyfunction!(thread_states, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,1144 @@
+//! Perfetto TracePackets into columns: one pass over the packets (fed in chunks), per-sequence interned state,
+//! ftrace bundles (compact_sched and FtraceEvent messages), atrace prints, process/thread descriptions, track
+//! events, clock snapshots and FrameTimeline (field 76). The Python side (droidlag.io.perfetto) hands the columns
+//! to the TraceBuilder. A packet that does not decode stops the reading; what it had added is rolled back, so the
+//! result holds exactly the packets before the byte offset reported.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::atrace::Parsed;
+use crate::wire::{repeated, text, Reader, Val, WireResult};
+
+pub const BOOTTIME: u32 = 6;
+const FRAME_TIMELINE_FIELD: u32 = 76;
+
+/// TracePacket fields of the `data` oneof (perfetto_trace.proto): a packet with none of them and a timestamp is
+/// read as a FrameTimeline packet.
+const DATA_ONEOF: [u32; 86] = [
+    1, 2, 4, 5, 6, 7, 9, 11, 33, 34, 35, 36, 37, 38, 39, 40, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 57, 60,
+    61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 77, 78, 82, 83, 84, 86, 89, 90, 91, 95, 99, 100, 101,
+    102, 103, 107, 109, 110, 111, 113, 115, 117, 118, 119, 120, 122, 123, 124, 125, 126, 127, 128, 129, 130, 131, 132,
+    133, 134, 135, 138, 900,
+];
+
+// TracePacket fields read here.
+const P_FTRACE_EVENTS: u32 = 1;
+const P_PROCESS_TREE: u32 = 2;
+const P_CLOCK_SNAPSHOT: u32 = 6;
+const P_TIMESTAMP: u32 = 8;
+const P_TRUSTED_SEQ_ID: u32 = 10;
+const P_TRACK_EVENT: u32 = 11;
+const P_INTERNED_DATA: u32 = 12;
+const P_SEQUENCE_FLAGS: u32 = 13;
+const P_INCREMENTAL_STATE_CLEARED: u32 = 41;
+const P_THREAD_DESCRIPTOR: u32 = 44;
+const P_SYSTEM_INFO: u32 = 45;
+const P_TIMESTAMP_CLOCK_ID: u32 = 58;
+const P_TRACE_PACKET_DEFAULTS: u32 = 59;
+const P_TRACK_DESCRIPTOR: u32 = 60;
+const P_CPU_INFO: u32 = 67;
+
+const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
+
+// FtraceEvent fields (the `event` oneof members read here).
+const FE_PRINT: u32 = 3;
+const FE_SCHED_SWITCH: u32 = 4;
+const FE_CPU_FREQUENCY: u32 = 11;
+const FE_CPU_IDLE: u32 = 13;
+const FE_SCHED_WAKEUP: u32 = 17;
+const FE_SCHED_BLOCKED_REASON: u32 = 18;
+const FE_SCHED_WAKING: u32 = 20;
+const FE_BLOCK_RQ_ISSUE: u32 = 45;
+const FE_BINDER_TRANSACTION: u32 = 50;
+const FE_BINDER_TRANSACTION_RECEIVED: u32 = 51;
+const FE_SCHED_WAKEUP_NEW: u32 = 114;
+const FE_BLOCK_RQ_COMPLETE: u32 = 125;
+const FE_TASK_NEWTASK: u32 = 235;
+const FE_TASK_RENAME: u32 = 236;
+
+/// Per-sequence incremental state: interned strings and packet defaults.
+#[derive(Default, Clone)]
+struct Sequence {
+    event_names: HashMap<u64, String>,
+    kernel_symbols: HashMap<u64, String>,
+    clock_id: Option<u32>,
+    track_uuid: Option<u64>,
+    thread: Option<(i64, i64)>, // (tid, pid) from a legacy ThreadDescriptor packet
+}
+
+/// Process and thread declarations, in file order (the TraceBuilder lets the first pid/name win).
+pub enum Decl {
+    Process { pid: i64, name: Option<String>, ppid: Option<i64> },
+    Thread { tid: i64, pid: Option<i64>, name: Option<String> },
+}
+
+/// A track-event slice begin/end before its thread is known (tracks may be described after their events).
+struct TrackEvent {
+    ts: i64,
+    clock: u32,
+    uuid: Option<u64>,
+    seq_thread: Option<(i64, i64)>,
+    begin: bool,
+    name: String,
+}
+
+/// Everything the reader hands over. Column groups share one length each.
+#[derive(Default)]
+pub struct Out {
+    // sched_switch: ts, cpu, prev tid, prev_state (kernel integer), next tid
+    pub sw: [Vec<i64>; 5],
+    // sched_waking / sched_wakeup_new: ts, tid, target cpu, waker tid
+    pub wk: [Vec<i64>; 4],
+    // sched_wakeup (used only when the trace has no sched_waking): ts, tid, target cpu, waker tid
+    pub wakeup: [Vec<i64>; 4],
+    pub idle: [Vec<i64>; 3], // ts, state, cpu
+    pub freq: [Vec<i64>; 3], // ts, kHz, cpu
+    // atrace prints, parsed (slice events, counters, thread pids, warnings)
+    pub atrace: Parsed,
+    pub print_seq: i64,
+    pub comms: Vec<(i64, String)>, // first comm seen per tid, in order
+    pub renames: Vec<(i64, i64, String)>, // (ts, tid, new comm): task_rename
+    pub names: Vec<(i64, u32, i64, Option<i64>, String)>, // (ts, clock, tid, pid, name): process_tree threads
+    pub decls: Vec<Decl>,
+    pub cpu_info: Vec<(Option<String>, i64, i64)>, // (processor, index, max kHz)
+    pub metadata: Vec<(&'static str, String)>,
+    pub kernel: Option<String>,
+    // binder_transaction: ts, tid, debug_id, reply, flags, code, to_proc, to_thread
+    pub binder_tx: Vec<(i64, i64, i64, bool, i64, i64, Option<i64>, Option<i64>)>,
+    pub binder_rx: Vec<(i64, i64, i64)>,
+    pub blocked: Vec<(i64, i64, Option<String>, bool)>, // ts, tid, function, io_wait
+    // block_rq_issue: ts, dev, sector, nr_sector, rwbs, bytes, tid, comm
+    pub block_issue: Vec<(i64, i64, i64, i64, String, Option<i64>, i64, Option<String>)>,
+    pub block_complete: Vec<(i64, i64, i64, i64, String, i64)>,
+    // FrameTimeline starts: ts (boot clock after finish), clock, cookie, member (1-4), pid, token,
+    // display_frame_token, layer, jank bits, present, on_time, gpu, prediction, severity
+    pub ft_start: Vec<FtStart>,
+    pub ft_end: Vec<(i64, u32, i64)>, // ts, clock, cookie
+    pub ft_events: i64,
+    pub ft_broken: i64,
+    pub ft_incomplete: i64,
+    // track events on thread tracks, in file order: ts, tid, pid, name (None: the slice ends)
+    pub slices: Vec<(i64, i64, i64, Option<String>)>,
+    pub track_skipped: i64,
+    pub foreign_clock_events: i64,
+    pub lost_bundles: i64,
+    pub unresolved_callers: i64,
+    pub saw_waking: bool,
+    pub unconvertible_clocks: Vec<u32>,
+    pub packets: i64,
+}
+
+pub struct FtStart {
+    pub ts: i64,
+    pub clock: u32,
+    pub cookie: i64,
+    pub member: u32,
+    pub pid: i64,
+    pub token: i64,
+    pub dft: Option<i64>,
+    pub layer: Option<String>,
+    pub jank: Option<u64>,
+    pub present: Option<u64>,
+    pub on_time: Option<bool>,
+    pub gpu: Option<bool>,
+    pub prediction: Option<u64>,
+    pub severity: Option<u64>,
+}
+
+/// Lengths of every output at a packet boundary, to roll back a packet that fails half-way.
+struct Mark {
+    lens: [usize; 32],
+    saw_waking: bool,
+    counters: [i64; 6],
+    atrace_side: (usize, usize, Option<i64>, Option<i64>),
+}
+
+/// The decoder state across packets and chunks.
+pub struct Decoder {
+    pub out: Out,
+    seqs: HashMap<u32, Sequence>,
+    running: HashMap<i64, i64>, // cpu -> tid last switched in (compact_sched has no prev_pid)
+    comm_seen: HashSet<i64>,
+    track_threads: HashMap<u64, (i64, i64)>,
+    track_events: Vec<TrackEvent>,
+    snapshots: Vec<HashMap<u32, i64>>,
+    wakeup_comms: Vec<(i64, Vec<u8>)>, // comms of sched_wakeup events, used with them
+    pending: Vec<u8>,       // bytes of a packet cut by the chunk boundary
+    pub offset: u64,        // file offset of the first byte not yet framed
+    pub stopped: Option<(u64, String)>,
+}
+
+impl Decoder {
+    pub fn new() -> Self {
+        Decoder {
+            out: Out::default(),
+            seqs: HashMap::new(),
+            running: HashMap::new(),
+            comm_seen: HashSet::new(),
+            track_threads: HashMap::new(),
+            track_events: Vec::new(),
+            snapshots: Vec::new(),
+            wakeup_comms: Vec::new(),
+            pending: Vec::new(),
+            offset: 0,
+            stopped: None,
+        }
+    }
+
+    // ---- framing ---------------------------------------------------------------------------------------------
+    /// Frames and decodes the complete packets of the next chunk of the file; a packet cut at the end waits for
+    /// the next chunk.
+    pub fn feed(&mut self, chunk: &[u8]) {
+        if self.stopped.is_some() {
+            return;
+        }
+        if self.pending.is_empty() {
+            let used = self.frame(chunk, false);
+            if self.stopped.is_none() && used < chunk.len() {
+                self.pending.extend_from_slice(&chunk[used..]);
+            }
+        } else {
+            let mut buf = std::mem::take(&mut self.pending);
+            buf.extend_from_slice(chunk);
+            let used = self.frame(&buf, false);
+            if self.stopped.is_none() {
+                buf.drain(..used);
+                self.pending = buf;
+            }
+        }
+    }
+
+    /// The end of the file: a packet still pending is cut off.
+    pub fn finish_input(&mut self) {
+        if self.stopped.is_none() && !self.pending.is_empty() {
+            let buf = std::mem::take(&mut self.pending);
+            self.frame(&buf, true);
+        }
+    }
+
+    /// Walks Trace.packet records (field 1, length-delimited) from the start of buf; returns the bytes used.
+    /// At the end of the data (last=true) a record that does not fit stops the reading.
+    fn frame(&mut self, buf: &[u8], last: bool) -> usize {
+        let mut pos = 0usize;
+        let n = buf.len();
+        while pos < n {
+            let at = self.offset;
+            if buf[pos] != 0x0A {
+                self.stop(at, format!("unexpected field tag 0x{:02x}", buf[pos]));
+                return pos;
+            }
+            let mut r = Reader { buf, pos: pos + 1 };
+            let len = match r.varint() {
+                Ok(v) => v as usize,
+                Err(_) if !last && n - pos <= 11 => return pos,
+                Err(_) => {
+                    self.stop(at, "record length cut off".into());
+                    return pos;
+                }
+            };
+            let start = r.pos;
+            if start + len > n {
+                if !last {
+                    return pos;
+                }
+                self.stop(at, format!("record of {} bytes runs past the end of the file", len));
+                return pos;
+            }
+            let mark = self.mark();
+            if self.packet(&buf[start..start + len]).is_err() {
+                self.rollback(mark);
+                self.stop(at, "packet does not decode".into());
+                return pos;
+            }
+            self.out.packets += 1;
+            let used = start + len - pos;
+            self.offset += used as u64;
+            pos = start + len;
+        }
+        pos
+    }
+
+    fn stop(&mut self, at: u64, why: String) {
+        self.stopped = Some((at, why));
+    }
+
+    fn mark(&self) -> Mark {
+        let o = &self.out;
+        let lens = [
+            o.sw[0].len(), o.sw[1].len(), o.sw[2].len(), o.sw[3].len(), o.sw[4].len(),
+            o.wk[0].len(), o.wk[1].len(), o.wk[2].len(), o.wk[3].len(),
+            o.wakeup[0].len(), o.wakeup[1].len(), o.wakeup[2].len(), o.wakeup[3].len(),
+            o.idle[0].len(), o.idle[1].len(), o.idle[2].len(), o.freq[0].len(), o.freq[1].len(), o.freq[2].len(),
+            o.atrace.ts.len() + (o.atrace.c_ts.len() << 32), o.comms.len(), o.renames.len(), o.names.len(), o.decls.len(), o.cpu_info.len(),
+            o.metadata.len(), o.binder_tx.len(), o.binder_rx.len(), o.blocked.len(),
+            o.block_issue.len() + (o.block_complete.len() << 32), o.ft_start.len() + (o.ft_end.len() << 32),
+            self.track_events.len() + (self.snapshots.len() << 32),
+        ];
+        Mark {
+            lens,
+            atrace_side: o.atrace.side_lens(),
+            saw_waking: o.saw_waking,
+            counters: [o.ft_events, o.ft_broken, o.ft_incomplete, o.foreign_clock_events, o.lost_bundles,
+                       o.unresolved_callers],
+        }
+    }
+
+    fn rollback(&mut self, m: Mark) {
+        let l = m.lens;
+        let o = &mut self.out;
+        for (i, c) in o.sw.iter_mut().enumerate() { c.truncate(l[i]); }
+        for (i, c) in o.wk.iter_mut().enumerate() { c.truncate(l[5 + i]); }
+        for (i, c) in o.wakeup.iter_mut().enumerate() { c.truncate(l[9 + i]); }
+        self.wakeup_comms.truncate(l[9]);
+        for (i, c) in o.idle.iter_mut().enumerate() { c.truncate(l[13 + i]); }
+        for (i, c) in o.freq.iter_mut().enumerate() { c.truncate(l[16 + i]); }
+        o.atrace.truncate(l[19] & 0xFFFF_FFFF, l[19] >> 32, m.atrace_side);
+        for (tid, _) in o.comms.drain(l[20]..) {
+            self.comm_seen.remove(&tid);
+        }
+        o.renames.truncate(l[21]);
+        o.names.truncate(l[22]);
+        o.decls.truncate(l[23]);
+        o.cpu_info.truncate(l[24]);
+        o.metadata.truncate(l[25]);
+        o.binder_tx.truncate(l[26]);
+        o.binder_rx.truncate(l[27]);
+        o.blocked.truncate(l[28]);
+        o.block_issue.truncate(l[29] & 0xFFFF_FFFF);
+        o.block_complete.truncate(l[29] >> 32);
+        o.ft_start.truncate(l[30] & 0xFFFF_FFFF);
+        o.ft_end.truncate(l[30] >> 32);
+        self.track_events.truncate(l[31] & 0xFFFF_FFFF);
+        self.snapshots.truncate(l[31] >> 32);
+        o.saw_waking = m.saw_waking;
+        [o.ft_events, o.ft_broken, o.ft_incomplete, o.foreign_clock_events, o.lost_bundles, o.unresolved_callers] =
+            m.counters;
+    }
+
+    // ---- packets ---------------------------------------------------------------------------------------------
+    fn packet(&mut self, buf: &[u8]) -> WireResult<()> {
+        let mut r = Reader::new(buf);
+        let mut timestamp: Option<u64> = None;
+        let mut clock_id: Option<u32> = None;
+        let mut seq_id = 0u32;
+        let mut cleared = false;
+        let mut flags = 0u64;
+        let mut interned: Option<&[u8]> = None;
+        let mut defaults: Option<&[u8]> = None;
+        let mut data: Option<(u32, Val)> = None;
+        let mut ft: Vec<&[u8]> = Vec::new();
+        while let Some((f, v)) = r.field()? {
+            match f {
+                P_TIMESTAMP => timestamp = Some(v.u64()),
+                P_TIMESTAMP_CLOCK_ID => clock_id = Some(v.u64() as u32),
+                P_TRUSTED_SEQ_ID => seq_id = v.u64() as u32,
+                P_INCREMENTAL_STATE_CLEARED => cleared = v.u64() != 0,
+                P_SEQUENCE_FLAGS => flags = v.u64() as u32 as u64,
+                P_INTERNED_DATA => interned = Some(v.bytes()),
+                P_TRACE_PACKET_DEFAULTS => defaults = Some(v.bytes()),
+                FRAME_TIMELINE_FIELD => {
+                    if let Val::Bytes(b) = v {
+                        ft.push(b)
+                    }
+                }
+                _ if DATA_ONEOF.binary_search(&f).is_ok() => data = Some((f, v)),
+                _ => {}
+            }
+        }
+        if data.is_none() && timestamp.is_some() && interned.is_none() && defaults.is_none() {
+            // FrameTimeline packets are numerous: no sequence state is touched
+            self.frame_timeline(&ft, timestamp.unwrap(), clock_id, seq_id);
+            return Ok(());
+        }
+        // the sequence's incremental state (cleared: interned data goes, defaults stay)
+        let seq = self.seqs.entry(seq_id).or_default();
+        if cleared || flags & SEQ_INCREMENTAL_STATE_CLEARED != 0 {
+            seq.event_names.clear();
+            seq.kernel_symbols.clear();
+        }
+        if let Some(b) = interned {
+            interned_data(b, seq)?;
+        }
+        if let Some(b) = defaults {
+            packet_defaults(b, seq)?;
+        }
+        let seq_clock = seq.clock_id;
+        let ts_raw = timestamp.unwrap_or(0) as i64;
+        // the packet's clock: its own, else the sequence default, else the boot clock
+        let clock = clock_id.unwrap_or(match seq_clock {
+            Some(c) if c != 0 => c,
+            _ => BOOTTIME,
+        });
+        match data {
+            Some((P_FTRACE_EVENTS, v)) => self.ftrace_bundle(v.bytes(), seq_id)?,
+            None if timestamp.is_some() => self.frame_timeline(&ft, timestamp.unwrap(), clock_id, seq_id),
+            Some((P_PROCESS_TREE, v)) => self.process_tree(v.bytes(), ts_raw, clock)?,
+            Some((P_TRACK_EVENT, v)) => self.track_event(v.bytes(), ts_raw, clock_id, seq_id)?,
+            Some((P_TRACK_DESCRIPTOR, v)) => self.track_descriptor(v.bytes())?,
+            Some((P_THREAD_DESCRIPTOR, v)) => {
+                let (mut tid, mut pid, mut name) = (0i64, 0i64, None);
+                let mut t = Reader::new(v.bytes());
+                while let Some((f, v)) = t.field()? {
+                    match f {
+                        1 => pid = v.i32(),
+                        2 => tid = v.i64(),
+                        5 => name = Some(text(v.bytes())),
+                        _ => {}
+                    }
+                }
+                self.seqs.get_mut(&seq_id).unwrap().thread = Some((tid, pid));
+                self.out.decls.push(Decl::Thread {
+                    tid,
+                    pid: nonzero(pid),
+                    name: name.filter(|s| !s.is_empty()),
+                });
+            }
+            Some((P_CPU_INFO, v)) => self.cpu_info(v.bytes())?,
+            Some((P_CLOCK_SNAPSHOT, v)) => self.clock_snapshot(v.bytes())?,
+            Some((P_SYSTEM_INFO, v)) => self.system_info(v.bytes())?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn frame_timeline(&mut self, ft: &[&[u8]], ts: u64, clock_id: Option<u32>, seq_id: u32) {
+        if ft.is_empty() {
+            return;
+        }
+        let clock = match clock_id {
+            Some(c) if c != 0 => c,
+            _ => match self.seqs.get(&seq_id).and_then(|s| s.clock_id) {
+                Some(c) if c != 0 => c,
+                _ => BOOTTIME,
+            },
+        };
+        for raw in ft {
+            self.out.ft_events += 1;
+            match decode_ft_event(raw) {
+                Ok(Some(FtEvent::End(cookie))) => self.out.ft_end.push((ts as i64, clock, cookie)),
+                Ok(Some(FtEvent::Start(mut s))) => {
+                    s.ts = ts as i64;
+                    s.clock = clock;
+                    self.out.ft_start.push(s)
+                }
+                Ok(None) => self.out.ft_incomplete += 1,
+                Err(_) => self.out.ft_broken += 1,
+            }
+        }
+    }
+
+    fn system_info(&mut self, b: &[u8]) -> WireResult<()> {
+        let mut r = Reader::new(b);
+        let (mut fp, mut uts, mut sdk, mut version) = (None, None, 0u64, None);
+        while let Some((f, v)) = r.field()? {
+            match f {
+                1 => uts = Some(v.bytes()),
+                2 => fp = Some(text(v.bytes())),
+                4 => version = Some(text(v.bytes())),
+                5 => sdk = v.u64(),
+                _ => {}
+            }
+        }
+        let md = &mut self.out.metadata;
+        if let Some(fp) = fp.filter(|s| s.contains('/')) {
+            // some builds write an error message here instead
+            let parts: Vec<&str> = fp.split('/').collect();
+            let device = (parts.len() >= 3).then(|| parts[2].split(':').next().unwrap_or("").to_string());
+            md.push(("build", fp.clone()));
+            if let Some(d) = device {
+                md.push(("device", d));
+            }
+        }
+        if let Some(u) = uts {
+            let mut r = Reader::new(u);
+            let (mut release, mut machine) = (String::new(), String::new());
+            while let Some((f, v)) = r.field()? {
+                match f {
+                    3 => release = text(v.bytes()),
+                    4 => machine = text(v.bytes()),
+                    _ => {}
+                }
+            }
+            if !release.is_empty() {
+                self.out.kernel = Some(release.clone());
+                md.push(("kernel", release));
+            }
+            if !machine.is_empty() {
+                md.push(("arch", machine));
+            }
+        }
+        if sdk != 0 {
+            md.push(("android_sdk", sdk.to_string()));
+        }
+        if let Some(v) = version.filter(|s| !s.is_empty()) {
+            md.push(("perfetto_version", v));
+        }
+        Ok(())
+    }
+
+    fn clock_snapshot(&mut self, b: &[u8]) -> WireResult<()> {
+        let mut snap = HashMap::new();
+        let mut r = Reader::new(b);
+        while let Some((f, v)) = r.field()? {
+            if f == 1 {
+                let (mut id, mut ts) = (0u32, 0i64);
+                let mut c = Reader::new(v.bytes());
+                while let Some((f, v)) = c.field()? {
+                    match f {
+                        1 => id = v.u64() as u32,
+                        2 => ts = v.u64() as i64,
+                        _ => {}
+                    }
+                }
+                snap.insert(id, ts);
+            }
+        }
+        self.snapshots.push(snap);
+        Ok(())
+    }
+
+    fn cpu_info(&mut self, b: &[u8]) -> WireResult<()> {
+        let mut r = Reader::new(b);
+        let mut i = 0i64;
+        while let Some((f, v)) = r.field()? {
+            if f != 1 {
+                continue;
+            }
+            let mut c = Reader::new(v.bytes());
+            let mut processor = None;
+            let mut freqs: Vec<i64> = Vec::new();
+            while let Some((f, v)) = c.field()? {
+                match f {
+                    1 => processor = Some(text(v.bytes())),
+                    2 => repeated(v, &mut freqs, |x| x as u32 as i64)?,
+                    _ => {}
+                }
+            }
+            if let Some(m) = freqs.iter().max() {
+                self.out.cpu_info.push((processor, i, *m));
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn process_tree(&mut self, b: &[u8], ts: i64, clock: u32) -> WireResult<()> {
+        let mut r = Reader::new(b);
+        let mut threads = Vec::new();
+        while let Some((f, v)) = r.field()? {
+            let mut m = Reader::new(v.bytes());
+            if f == 1 {
+                let (mut pid, mut ppid, mut name) = (0i64, None, None);
+                while let Some((f, v)) = m.field()? {
+                    match f {
+                        1 => pid = v.i32(),
+                        2 => ppid = Some(v.i32()),
+                        3 if name.is_none() => name = Some(text(v.bytes())),
+                        _ => {}
+                    }
+                }
+                self.out.decls.push(Decl::Process { pid, name: name.filter(|s| !s.is_empty()), ppid });
+            } else if f == 2 {
+                threads.push(v.bytes());
+            }
+        }
+        // processes before threads, as the tree lists them
+        for t in threads {
+            let (mut tid, mut tgid, mut name) = (0i64, 0i64, String::new());
+            let mut m = Reader::new(t);
+            while let Some((f, v)) = m.field()? {
+                match f {
+                    1 => tid = v.i32(),
+                    3 => tgid = v.i32(),
+                    2 => name = text(v.bytes()),
+                    _ => {}
+                }
+            }
+            self.out.decls.push(Decl::Thread { tid, pid: nonzero(tgid), name: None });
+            if !name.is_empty() {
+                self.out.names.push((ts, clock, tid, nonzero(tgid), name));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn nonzero(v: i64) -> Option<i64> {
+    (v != 0).then_some(v)
+}
+
+fn interned_data(b: &[u8], seq: &mut Sequence) -> WireResult<()> {
+    let mut r = Reader::new(b);
+    while let Some((f, v)) = r.field()? {
+        if f != 2 && f != 26 {
+            continue;
+        }
+        let (mut iid, mut s) = (0u64, &[][..]);
+        let mut m = Reader::new(v.bytes());
+        while let Some((g, w)) = m.field()? {
+            match g {
+                1 => iid = w.u64(),
+                2 => s = w.bytes(),
+                _ => {}
+            }
+        }
+        if f == 2 {
+            seq.event_names.insert(iid, text(s));
+        } else {
+            seq.kernel_symbols.insert(iid, text(s));
+        }
+    }
+    Ok(())
+}
+
+fn packet_defaults(b: &[u8], seq: &mut Sequence) -> WireResult<()> {
+    let mut r = Reader::new(b);
+    while let Some((f, v)) = r.field()? {
+        match f {
+            58 => seq.clock_id = Some(v.u64() as u32),
+            11 => {
+                let mut m = Reader::new(v.bytes());
+                while let Some((g, w)) = m.field()? {
+                    if g == 11 {
+                        seq.track_uuid = Some(w.u64());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+enum FtEvent {
+    Start(FtStart),
+    End(i64),
+}
+
+/// One FrameTimelineEvent (its first field, a oneof member 1-5). Ok(None): a start or end without the cookie,
+/// token or pid it needs (trace processor drops these too).
+fn decode_ft_event(raw: &[u8]) -> WireResult<Option<FtEvent>> {
+    let mut r = Reader::new(raw);
+    let tag = r.varint()?;
+    if tag & 7 != 2 {
+        return Err("FrameTimelineEvent member is not a message");
+    }
+    let member = (tag >> 3) as u32;
+    let len = r.varint()? as usize;
+    let end = r.pos.checked_add(len).ok_or("overflow")?;
+    if end > raw.len() {
+        return Err("FrameTimelineEvent member runs past the event");
+    }
+    // field number -> value (the last of a repeated scalar wins, as in proto2)
+    let mut vals: [Option<Val>; 16] = [None; 16];
+    let mut m = Reader::new(&raw[r.pos..end]);
+    while let Some((f, v)) = m.field()? {
+        if (f as usize) < vals.len() {
+            vals[f as usize] = Some(v);
+        }
+    }
+    let int = |f: usize| -> WireResult<Option<u64>> {
+        match vals[f] {
+            None => Ok(None),
+            Some(Val::Bytes(_)) => Err("number field holds bytes"),
+            Some(Val::Fixed32(_)) => Err("number field holds a float"),
+            Some(v) => Ok(Some(v.u64())),
+        }
+    };
+    if member == 5 {
+        return Ok(int(1)?.map(|c| FtEvent::End(c as i64)));
+    }
+    // field numbers of (token, display_frame_token, pid, layer_name, present_type, on_time_finish,
+    // gpu_composition, jank_type, prediction_type, jank_severity_type); 0 = absent in that member
+    let layout: [usize; 10] = match member {
+        1 => [2, 0, 3, 0, 0, 0, 0, 0, 0, 0],
+        2 => [2, 0, 3, 0, 4, 5, 6, 7, 8, 9],
+        3 => [2, 3, 4, 5, 0, 0, 0, 0, 0, 0],
+        4 => [2, 3, 4, 5, 6, 7, 8, 9, 10, 12],
+        _ => return Err("unknown FrameTimelineEvent member"),
+    };
+    let (cookie, token, pid) = (int(1)?, int(layout[0])?, int(layout[2])?);
+    let (Some(cookie), Some(token), Some(pid)) = (cookie, token, pid) else {
+        return Ok(None);
+    };
+    let opt = |f: usize| -> WireResult<Option<u64>> { if f == 0 { Ok(None) } else { int(f) } };
+    let actual = member == 2 || member == 4;
+    let flag = |f: usize| -> Option<bool> { vals[f].map(|v| v.u64() != 0) };
+    let layer = if layout[3] != 0 {
+        match vals[layout[3]] {
+            Some(Val::Bytes(b)) => Some(text(b)),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    Ok(Some(FtEvent::Start(FtStart {
+        ts: 0,
+        clock: 0,
+        cookie: cookie as i64,
+        member,
+        pid: pid as i64,
+        token: token as i64,
+        dft: opt(layout[1])?.map(|v| v as i64),
+        layer,
+        jank: if actual { Some(opt(layout[7])?.unwrap_or(0)) } else { None },
+        present: if actual { Some(opt(layout[4])?.unwrap_or(0)) } else { None },
+        on_time: if actual { flag(layout[5]) } else { None },
+        gpu: if actual { flag(layout[6]) } else { None },
+        prediction: if actual { Some(opt(layout[8])?.unwrap_or(0)) } else { None },
+        severity: if actual { opt(layout[9])? } else { None },
+    })))
+}
+
+// ---- ftrace ------------------------------------------------------------------------------------------------------
+/// Python's bisect_right, step for step (so that unsorted input gives the same answer the reader always gave).
+fn bisect_right(a: &[i64], x: i64) -> usize {
+    let (mut lo, mut hi) = (0usize, a.len());
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if x < a[mid] {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
+/// Delta-encoded timestamps: the running sum, starting from shift.
+fn accumulate(deltas: &[i64], shift: i64) -> Vec<i64> {
+    let mut acc = shift;
+    deltas
+        .iter()
+        .map(|d| {
+            acc = acc.wrapping_add(*d);
+            acc
+        })
+        .collect()
+}
+
+impl Decoder {
+    fn comm(&mut self, tid: i64, comm: &[u8]) {
+        if tid != 0 && self.comm_seen.insert(tid) {
+            self.out.comms.push((tid, text(comm)));
+        }
+    }
+
+    fn ftrace_bundle(&mut self, b: &[u8], seq_id: u32) -> WireResult<()> {
+        let mut r = Reader::new(b);
+        let (mut cpu, mut lost, mut clock, mut ftrace_ts, mut boot_ts) = (0i64, false, 0u64, 0i64, 0i64);
+        let mut compact: Option<&[u8]> = None;
+        let mut events: Vec<&[u8]> = Vec::new();
+        while let Some((f, v)) = r.field()? {
+            match f {
+                1 => cpu = v.u32(),
+                2 => events.push(v.bytes()),
+                3 => lost = v.u64() != 0,
+                4 => compact = Some(v.bytes()),
+                5 => clock = v.u64(),
+                6 => ftrace_ts = v.i64(),
+                7 => boot_ts = v.i64(),
+                _ => {}
+            }
+        }
+        if lost {
+            self.out.lost_bundles += 1;
+        }
+        // a non-boot ftrace clock (e.g. global): the bundle gives one matching pair of readings
+        let shift = if clock != 0 && ftrace_ts != 0 && boot_ts != 0 { boot_ts - ftrace_ts } else { 0 };
+        if let Some(c) = compact {
+            self.compact_sched(cpu, c, shift)?;
+        }
+        if !events.is_empty() {
+            for e in events {
+                self.event(cpu, e, shift, seq_id)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The compact_sched arrays of one bundle: delta-encoded timestamps (the first absolute), comms interned in the
+    /// bundle's intern_table. prev_pid is implicit: the thread the previous switch on this CPU ran. Arrays of
+    /// unequal length (a damaged bundle) give as many events as the shortest holds.
+    fn compact_sched(&mut self, cpu: i64, b: &[u8], shift: i64) -> WireResult<()> {
+        let mut comms: Vec<&[u8]> = Vec::new();
+        let (mut sw_dt, mut states, mut next, mut sw_ci) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut wk_dt, mut pids, mut targets, mut wk_ci) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut r = Reader::new(b);
+        while let Some((f, v)) = r.field()? {
+            match f {
+                5 => comms.push(v.bytes()),
+                1 => repeated(v, &mut sw_dt, |x| x as i64)?,
+                2 => repeated(v, &mut states, |x| x as i64)?,
+                3 => repeated(v, &mut next, |x| x as u32 as i32 as i64)?,
+                6 => repeated(v, &mut sw_ci, |x| x as u32 as usize)?,
+                7 => repeated(v, &mut wk_dt, |x| x as i64)?,
+                8 => repeated(v, &mut pids, |x| x as u32 as i32 as i64)?,
+                9 => repeated(v, &mut targets, |x| x as u32 as i32 as i64)?,
+                11 => repeated(v, &mut wk_ci, |x| x as u32 as usize)?,
+                _ => {}
+            }
+        }
+        let prev_in = *self.running.get(&cpu).unwrap_or(&0);
+        let sw_ts = accumulate(&sw_dt, shift);
+        if !sw_ts.is_empty() {
+            let n = sw_ts.len().min(states.len()).min(next.len()).min(sw_ci.len());
+            if n > 0 {
+                let o = &mut self.out.sw;
+                o[0].extend_from_slice(&sw_ts[..n]);
+                o[1].extend(std::iter::repeat_n(cpu, n));
+                o[2].push(prev_in);
+                o[2].extend_from_slice(&next[..n - 1]);
+                o[3].extend_from_slice(&states[..n]);
+                o[4].extend_from_slice(&next[..n]);
+            }
+            for i in 0..n {
+                if sw_ci[i] < comms.len() {
+                    self.comm(next[i], comms[sw_ci[i]]);
+                }
+            }
+            if let Some(last) = next.last() {
+                self.running.insert(cpu, *last);
+            }
+        }
+        if !wk_dt.is_empty() {
+            // Compact wakings carry no waker: it is the thread running on the bundle's CPU at that instant.
+            self.out.saw_waking = true;
+            let wk_ts = accumulate(&wk_dt, shift);
+            let n = wk_ts.len().min(pids.len()).min(targets.len()).min(wk_ci.len());
+            for &ts in &wk_ts[..n] {
+                let i = bisect_right(&sw_ts, ts);
+                let waker = if i > 0 && i - 1 < next.len() { next[i - 1] } else { prev_in };
+                self.out.wk[3].push(waker);
+            }
+            let o = &mut self.out.wk;
+            o[0].extend_from_slice(&wk_ts[..n]);
+            o[1].extend_from_slice(&pids[..n]);
+            o[2].extend_from_slice(&targets[..n]);
+            for i in 0..n {
+                if wk_ci[i] < comms.len() {
+                    self.comm(pids[i], comms[wk_ci[i]]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One FtraceEvent message (its own timestamp, ns; pid = the thread that emitted it).
+    fn event(&mut self, cpu: i64, b: &[u8], shift: i64, seq_id: u32) -> WireResult<()> {
+        let mut r = Reader::new(b);
+        let (mut ts, mut pid) = (0i64, 0i64);
+        let mut kind: Option<(u32, &[u8])> = None;
+        while let Some((f, v)) = r.field()? {
+            match f {
+                1 => ts = v.u64() as i64,
+                2 => pid = v.u32(),
+                5 => {}
+                _ => kind = Some((f, v.bytes())),
+            }
+        }
+        let Some((kind, body)) = kind else { return Ok(()) };
+        let ts = ts.wrapping_add(shift);
+        let mut fields = Fields::default();
+        match kind {
+            FE_SCHED_SWITCH | FE_PRINT | FE_CPU_IDLE | FE_SCHED_WAKING | FE_SCHED_WAKEUP_NEW | FE_SCHED_WAKEUP
+            | FE_CPU_FREQUENCY | FE_BINDER_TRANSACTION | FE_BINDER_TRANSACTION_RECEIVED
+            | FE_SCHED_BLOCKED_REASON | FE_BLOCK_RQ_ISSUE | FE_BLOCK_RQ_COMPLETE | FE_TASK_RENAME
+            | FE_TASK_NEWTASK => fields.read(body)?,
+            _ => return Ok(()),
+        }
+        let f = &fields;
+        let o = &mut self.out;
+        match kind {
+            FE_SCHED_SWITCH => {
+                // prev_comm=1 prev_pid=2 prev_state=4 next_comm=5 next_pid=6
+                let (prev, next) = (f.i32(2), f.i32(6));
+                o.sw[0].push(ts);
+                o.sw[1].push(cpu);
+                o.sw[2].push(prev);
+                o.sw[3].push(f.i64(4));
+                o.sw[4].push(next);
+                self.comm(prev, f.bytes(1));
+                self.comm(next, f.bytes(5));
+            }
+            FE_PRINT => {
+                o.print_seq += 1;
+                let buf = String::from_utf8_lossy(f.bytes(2));
+                o.atrace.payload(ts, pid, &buf, o.print_seq, None);
+            }
+            FE_CPU_IDLE => {
+                o.idle[0].push(ts);
+                o.idle[1].push(f.u32(1));
+                o.idle[2].push(f.u32(2));
+            }
+            FE_SCHED_WAKING | FE_SCHED_WAKEUP_NEW => {
+                // comm=1 pid=2 target_cpu=5
+                if kind == FE_SCHED_WAKING {
+                    o.saw_waking = true;
+                }
+                let tid = f.i32(2);
+                o.wk[0].push(ts);
+                o.wk[1].push(tid);
+                o.wk[2].push(f.i32(5));
+                o.wk[3].push(pid);
+                self.comm(tid, f.bytes(1));
+            }
+            FE_SCHED_WAKEUP => {
+                if !o.saw_waking {
+                    // once sched_waking is seen, every sched_wakeup is dropped (they duplicate it)
+                    let tid = f.i32(2);
+                    o.wakeup[0].push(ts);
+                    o.wakeup[1].push(tid);
+                    o.wakeup[2].push(f.i32(5));
+                    o.wakeup[3].push(pid);
+                    self.wakeup_comms.push((tid, f.bytes(1).to_vec()));
+                }
+            }
+            FE_CPU_FREQUENCY => {
+                o.freq[0].push(ts);
+                o.freq[1].push(f.u32(1));
+                o.freq[2].push(f.u32(2));
+            }
+            FE_BINDER_TRANSACTION => {
+                // debug_id=1 to_proc=3 to_thread=4 reply=5 code=6 flags=7
+                o.binder_tx.push((ts, pid, f.i32(1), f.i32(5) != 0, f.u32(7), f.u32(6), nonzero(f.i32(3)),
+                                  nonzero(f.i32(4))));
+            }
+            FE_BINDER_TRANSACTION_RECEIVED => o.binder_rx.push((ts, pid, f.i32(1))),
+            FE_SCHED_BLOCKED_REASON => {
+                // pid=1 caller=2 io_wait=3
+                let caller = f.u64(2);
+                let function = self.caller(caller, seq_id);
+                self.out.blocked.push((ts, f.i32(1), function, f.u32(3) != 0));
+            }
+            FE_BLOCK_RQ_ISSUE => {
+                // dev=1 sector=2 nr_sector=3 bytes=4 rwbs=5 comm=6
+                let comm = text(f.bytes(6));
+                o.block_issue.push((ts, f.u64(1) as i64, f.u64(2) as i64, f.u32(3), text(f.bytes(5)),
+                                    f.has(4).then(|| f.u32(4)), pid, (!comm.is_empty()).then_some(comm)));
+            }
+            FE_BLOCK_RQ_COMPLETE => {
+                // dev=1 sector=2 nr_sector=3 errors=4 rwbs=5 error=7
+                let error = if f.i32(7) != 0 { f.i32(7) } else { f.i32(4) };
+                o.block_complete.push((ts, f.u64(1) as i64, f.u64(2) as i64, f.u32(3), text(f.bytes(5)), error));
+            }
+            FE_TASK_RENAME => o.renames.push((ts, f.i32(1), text(f.bytes(3)))),
+            FE_TASK_NEWTASK => self.comm(f.i32(1), f.bytes(2)),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// sched_blocked_reason.caller is an interned kernel-symbol id when the trace symbolized it; otherwise (symbols
+    /// absent) a raw address shown as hex, or an unresolved id shown as "ksym#<id>".
+    fn caller(&mut self, caller: u64, seq_id: u32) -> Option<String> {
+        if caller == 0 {
+            return None;
+        }
+        if let Some(name) = self.seqs.get(&seq_id).and_then(|s| s.kernel_symbols.get(&caller)) {
+            if !name.is_empty() {
+                return Some(name.clone());
+            }
+        }
+        self.out.unresolved_callers += 1;
+        Some(if caller >= 1 << 32 { format!("0x{:x}", caller) } else { format!("ksym#{}", caller) })
+    }
+
+    // ---- track events ------------------------------------------------------------------------------------------
+    fn track_descriptor(&mut self, b: &[u8]) -> WireResult<()> {
+        let mut r = Reader::new(b);
+        let (mut uuid, mut thread, mut process) = (0u64, None, None);
+        while let Some((f, v)) = r.field()? {
+            match f {
+                1 => uuid = v.u64(),
+                3 => process = Some(v.bytes()),
+                4 => thread = Some(v.bytes()),
+                _ => {}
+            }
+        }
+        if let Some(t) = thread {
+            let (mut tid, mut pid, mut name) = (0i64, 0i64, String::new());
+            let mut m = Reader::new(t);
+            while let Some((f, v)) = m.field()? {
+                match f {
+                    1 => pid = v.i32(),
+                    2 => tid = v.i64(),
+                    5 => name = text(v.bytes()),
+                    _ => {}
+                }
+            }
+            self.track_threads.insert(uuid, (tid, pid));
+            self.out.decls.push(Decl::Thread { tid, pid: nonzero(pid), name: (!name.is_empty()).then_some(name) });
+        } else if let Some(p) = process {
+            let (mut pid, mut pname, mut cmd0) = (0i64, String::new(), None);
+            let mut m = Reader::new(p);
+            while let Some((f, v)) = m.field()? {
+                match f {
+                    1 => pid = v.i32(),
+                    2 if cmd0.is_none() => cmd0 = Some(text(v.bytes())),
+                    6 => pname = text(v.bytes()),
+                    _ => {}
+                }
+            }
+            let name = if !pname.is_empty() { Some(pname) } else { cmd0.filter(|s| !s.is_empty()) };
+            self.out.decls.push(Decl::Process { pid, name, ppid: None });
+        }
+        Ok(())
+    }
+
+    fn track_event(&mut self, b: &[u8], ts_raw: i64, clock_id: Option<u32>, seq_id: u32) -> WireResult<()> {
+        let mut r = Reader::new(b);
+        let (mut typ, mut name, mut name_iid, mut uuid) = (0u64, None, 0u64, None);
+        while let Some((f, v)) = r.field()? {
+            match f {
+                9 => typ = v.u64(),
+                23 => name = Some(text(v.bytes())),
+                10 => name_iid = v.u64(),
+                11 => uuid = Some(v.u64()),
+                _ => {}
+            }
+        }
+        if typ != 1 && typ != 2 {
+            return Ok(());
+        }
+        let seq = self.seqs.get(&seq_id).unwrap();
+        let clock = clock_id.unwrap_or(match seq.clock_id {
+            Some(c) if c != 0 => c,
+            _ => BOOTTIME,
+        });
+        if clock >= 64 {
+            // sequence-scoped (incremental) clocks are not supported
+            self.out.foreign_clock_events += 1;
+            return Ok(());
+        }
+        let name = name.unwrap_or_else(|| {
+            seq.event_names.get(&name_iid).cloned().unwrap_or_else(|| format!("iid {}", name_iid))
+        });
+        self.track_events.push(TrackEvent {
+            ts: ts_raw,
+            clock,
+            uuid: uuid.or(seq.track_uuid),
+            seq_thread: seq.thread,
+            begin: typ == 1,
+            name,
+        });
+        Ok(())
+    }
+
+    // ---- end ---------------------------------------------------------------------------------------------------
+    /// After the last packet: timestamps on other clocks go to the boot clock (with every snapshot of the file),
+    /// track events find their threads, sched_wakeup is kept only when the trace had no sched_waking.
+    pub fn finish(&mut self) {
+        let clocks = ClockConverter::new(std::mem::take(&mut self.snapshots));
+        let mut unconvertible = HashSet::new();
+        let mut conv = |clock: u32, ts: i64| clocks.to_boot(clock, ts, &mut unconvertible);
+        for s in self.out.ft_start.iter_mut() {
+            s.ts = conv(s.clock, s.ts);
+        }
+        for e in self.out.ft_end.iter_mut() {
+            e.0 = conv(e.1, e.0);
+        }
+        for n in self.out.names.iter_mut() {
+            n.0 = conv(n.1, n.0);
+        }
+        for te in std::mem::take(&mut self.track_events) {
+            let ts = conv(te.clock, te.ts);
+            let thread = match te.uuid {
+                Some(u) => self.track_threads.get(&u).copied(),
+                None => te.seq_thread,
+            };
+            let Some((tid, pid)) = thread else {
+                self.out.track_skipped += 1;
+                continue;
+            };
+            self.out.slices.push((ts, tid, pid, te.begin.then_some(te.name)));
+        }
+        let mut u: Vec<u32> = unconvertible.into_iter().collect();
+        u.sort();
+        self.out.unconvertible_clocks = u;
+        if self.out.saw_waking {
+            for c in self.out.wakeup.iter_mut() {
+                c.clear();
+            }
+        } else {
+            for (tid, comm) in std::mem::take(&mut self.wakeup_comms) {
+                self.comm(tid, &comm);
+            }
+        }
+    }
+}
+
+/// Scalar fields of one small ftrace event message, by field number (the last occurrence wins).
+#[derive(Default)]
+struct Fields<'a> {
+    vals: [Option<Val<'a>>; 8],
+}
+
+impl<'a> Fields<'a> {
+    fn read(&mut self, b: &'a [u8]) -> WireResult<()> {
+        let mut r = Reader::new(b);
+        while let Some((f, v)) = r.field()? {
+            if (f as usize) < self.vals.len() {
+                self.vals[f as usize] = Some(v);
+            }
+        }
+        Ok(())
+    }
+    fn has(&self, f: usize) -> bool {
+        self.vals[f].is_some()
+    }
+    fn u64(&self, f: usize) -> u64 {
+        self.vals[f].map_or(0, |v| v.u64())
+    }
+    fn i64(&self, f: usize) -> i64 {
+        self.vals[f].map_or(0, |v| v.i64())
+    }
+    fn i32(&self, f: usize) -> i64 {
+        self.vals[f].map_or(0, |v| v.i32())
+    }
+    fn u32(&self, f: usize) -> i64 {
+        self.vals[f].map_or(0, |v| v.u32())
+    }
+    fn bytes(&self, f: usize) -> &'a [u8] {
+        self.vals[f].map_or(&[][..], |v| v.bytes())
+    }
+}
+
+/// Puts timestamps of other builtin clocks (MONOTONIC, REALTIME, ...) on the boot clock using the trace's clock
+/// snapshots: each value takes the offset of the latest snapshot at or before it (the first, if none).
+struct ClockConverter {
+    snapshots: Vec<HashMap<u32, i64>>,
+    tables: std::cell::RefCell<HashMap<u32, Option<(Vec<i64>, Vec<i64>)>>>,
+}
+
+impl ClockConverter {
+    fn new(snapshots: Vec<HashMap<u32, i64>>) -> Self {
+        ClockConverter { snapshots, tables: Default::default() }
+    }
+
+    fn to_boot(&self, clock: u32, ts: i64, unconvertible: &mut HashSet<u32>) -> i64 {
+        if clock == BOOTTIME {
+            return ts;
+        }
+        let mut tables = self.tables.borrow_mut();
+        let table = tables.entry(clock).or_insert_with(|| {
+            let mut pairs: Vec<(i64, i64)> = self
+                .snapshots
+                .iter()
+                .filter_map(|s| Some((*s.get(&clock)?, *s.get(&BOOTTIME)? - *s.get(&clock)?)))
+                .collect();
+            pairs.sort();
+            (!pairs.is_empty()).then(|| pairs.into_iter().unzip())
+        });
+        match table {
+            None => {
+                unconvertible.insert(clock);
+                ts
+            }
+            Some((at, off)) => {
+                let i = bisect_right(at, ts);
+                ts + off[if i > 0 { i - 1 } else { 0 }]
+            }
+        }
+    }
+}

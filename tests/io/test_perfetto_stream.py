@@ -1,0 +1,85 @@
+"""The native Perfetto decoder fed in chunks: any chunk size gives the same Trace, a plain file is streamed (never
+loaded whole), and a broken record leaves exactly the packets before it (checked against the file's own record
+framing, walked here by hand)."""
+from __future__ import annotations
+
+import pytest
+
+import droidlag.io.source as source
+from conftest import corpus_file
+from droidlag.io import read_trace
+from droidlag.io.perfetto import read_perfetto, read_perfetto_chunks, read_perfetto_file
+
+PIXEL6A = "traces/perfetto_pixel6a_a13_warm_startup_sched_binder_freq_frametimeline.perfetto-trace"
+NOWINANDROID = "traces/nowinandroid_pixel7pro_a13_atrace_frametimeline.perfetto-trace"
+TABLES = ("slices", "thread_states", "counters", "binder", "block", "frame_timeline")
+
+
+def _same(a, b) -> None:
+    for name in TABLES:
+        assert getattr(a, name).equals(getattr(b, name)), name
+    assert a.threads == b.threads and a.processes == b.processes
+    assert (a.start_ns, a.end_ns, a.metadata) == (b.start_ns, b.end_ns, b.metadata)
+
+
+def _record_ends(data: bytes) -> list[int]:
+    """End offsets of the Trace.packet records (tag 0x0A, varint length), walked independently of the reader."""
+    ends, pos = [], 0
+    while pos < len(data) and data[pos] == 0x0A:
+        length, shift, pos = 0, 0, pos + 1
+        while data[pos] & 0x80:
+            length |= (data[pos] & 0x7F) << shift
+            shift, pos = shift + 7, pos + 1
+        length |= data[pos] << shift
+        pos += 1 + length
+        ends.append(pos)
+    return ends
+
+
+@pytest.mark.parametrize("rel", [PIXEL6A, NOWINANDROID])
+@pytest.mark.parametrize("chunk", [7, 4093, 1 << 20])
+def test_any_chunk_size_reads_the_same_trace(corpus, rel, chunk):
+    path = corpus_file(corpus, rel)
+    whole = read_perfetto(path.read_bytes(), str(path))
+    _same(read_perfetto_file(path, chunk_bytes=chunk), whole)
+
+
+def test_read_trace_streams_a_plain_perfetto_file(corpus, monkeypatch):
+    path = corpus_file(corpus, PIXEL6A)
+
+    def no_whole_file(p):
+        raise AssertionError("the whole file was loaded")
+
+    monkeypatch.setattr(source, "read_bytes", no_whole_file)
+    monkeypatch.setattr("droidlag.io.detect.read_bytes", no_whole_file)
+    t = read_trace(path)
+    assert t.thread_states.height > 0 and t.frame_timeline.height > 0
+
+
+def test_cut_inside_a_record_stops_at_that_record_and_matches_the_prefix(corpus):
+    data = corpus_file(corpus, NOWINANDROID).read_bytes()
+    ends = _record_ends(data)
+    assert ends[-1] == len(data)
+    cut = data[: ends[len(ends) // 2] + 3]           # three bytes into the next record
+    t = read_perfetto_chunks([cut[i:i + 65536] for i in range(0, len(cut), 65536)], "cut")
+    stop = [w for w in t.warnings if "truncated or corrupt" in w.message]
+    assert [w.offset for w in stop] == [ends[len(ends) // 2]]
+    assert f"read the {len(ends) // 2 + 1} packet(s)" in stop[0].message
+    _same(t, read_perfetto(data[: ends[len(ends) // 2]], "cut"))
+
+
+def test_a_packet_that_does_not_decode_leaves_nothing_behind(corpus):
+    """A record whose inner bytes are corrupt is rolled back whole: the trace equals the one of the bytes before it."""
+    path = corpus_file(corpus, PIXEL6A)
+    data = bytearray(path.read_bytes())
+    ends = _record_ends(bytes(data))
+    # the largest record (ftrace bundles): overwrite its tail with bytes that are no valid field (wire type 7)
+    sizes = [(e - s, i) for i, (s, e) in enumerate(zip([0] + ends[:-1], ends))]
+    _, i = max(sizes)
+    start, end = ([0] + ends)[i], ends[i]
+    data[end - 8:end] = b"\xff" * 8
+    t = read_perfetto(bytes(data), "corrupt")
+    stop = [w for w in t.warnings if "truncated or corrupt" in w.message]
+    assert [w.offset for w in stop] == [start] and "packet does not decode" in stop[0].message
+    _same(t, read_perfetto(bytes(data[:start]), "corrupt"))
+
