@@ -1,30 +1,50 @@
-"""Zip archives from users are hostile until checked: entries with absolute or `..` paths, links, too many entries,
-and entries or totals that expand past a cap (headers can lie, so sizes are checked while reading) are refused."""
+"""Zip and tar archives from users are hostile until checked: entries with absolute or `..` paths, links, devices,
+too many entries, and entries or totals that expand past a cap (headers can lie, so sizes are checked while reading)
+are refused with a warning naming the entry. Every byte read out counts against the run's one budget
+(droidlag.io.budget), whatever the format and the nesting level.
+
+Damaged archives are salvaged: a deflate entry is inflated from its own bytes with the same code as gzip (what came
+out before the damage is kept, with a warning), and an entry whose local header is not where the central directory
+says (bytes lost or added before it) is looked for nearby."""
 from __future__ import annotations
 
 import stat
+import struct
+import tarfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from io import BytesIO
 from pathlib import Path, PurePosixPath
 
 from droidlag.errors import InputError, ReadWarning
+from droidlag.io.budget import current
+from droidlag.io.source import GZIP_MAGIC, gunzip, inflate_bounded
 
 MAX_ENTRY_BYTES = 512 * 1024**2
 MAX_TOTAL_BYTES = 1024**3
 MAX_RATIO = 200
 MAX_ENTRIES = 10000
+# How far from the central directory's offset a local header is looked for (bytes lost or added before it).
+HEADER_SEARCH = 4096
+_LOCAL_SIG = b"PK\x03\x04"
+
+
+def _bad_path(name: str) -> bool:
+    p = PurePosixPath(name.replace("\\", "/"))
+    return name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":") or ".." in p.parts
 
 
 def unsafe_reason(info: zipfile.ZipInfo) -> str | None:
-    """Why an entry must not be read (path outside the archive, link, too large, bomb-like ratio), or None."""
-    name = info.filename
-    p = PurePosixPath(name.replace("\\", "/"))
-    if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":") or ".." in p.parts:
+    """Why an entry must not be read (path outside the archive, link, encrypted, too large, bomb-like ratio), or
+    None."""
+    if _bad_path(info.filename):
         return "path outside the archive"
     mode = info.external_attr >> 16
     if stat.S_ISLNK(mode):
         return "symbolic link"
+    if info.flag_bits & 0x1:
+        return "encrypted"
     if info.file_size > MAX_ENTRY_BYTES:
         return f"expands to {info.file_size} bytes, over the {MAX_ENTRY_BYTES}-byte limit"
     if info.compress_size and info.file_size / info.compress_size > MAX_RATIO and info.file_size > 1 << 20:
@@ -32,8 +52,64 @@ def unsafe_reason(info: zipfile.ZipInfo) -> str | None:
     return None
 
 
-def read_capped(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> bytes:
-    """Read an entry, refusing it if it actually expands past `limit` (headers can lie)."""
+def _data_start(buf: memoryview, info: zipfile.ZipInfo) -> int | None:
+    """Offset of the entry's data: after its local header at the central directory's offset, or at the nearest
+    local header with the same name (a zip with bytes lost or added before the central directory)."""
+    raw_name = info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437", "replace")
+    off = info.header_offset
+
+    def name_at(cand: int) -> bool:
+        if cand < 0 or buf[cand:cand + 4] != _LOCAL_SIG:
+            return False
+        n = struct.unpack("<H", buf[cand + 26:cand + 28])[0]
+        return bytes(buf[cand + 30:cand + 30 + n]) == raw_name
+
+    for delta in range(HEADER_SEARCH):
+        for cand in ((off,) if delta == 0 else (off - delta, off + delta)):
+            if name_at(cand):
+                n, m = struct.unpack("<HH", buf[cand + 26:cand + 30])
+                return cand + 30 + n + m
+    return None
+
+
+def read_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: str | Path, warnings: list[ReadWarning],
+               limit: int = MAX_ENTRY_BYTES) -> bytes:
+    """An entry's bytes, refused (InputError) past `limit` or the run's budget; damage is salvaged with a warning.
+    zipfile.BadZipFile when the entry's data cannot be found at all."""
+    where = f"{path}!{info.filename}"
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        return _read_via_zipfile(zf, info, where, limit)
+    fp = zf.fp
+    if not isinstance(fp, BytesIO):
+        return _read_via_zipfile(zf, info, where, limit)
+    with fp.getbuffer() as whole:
+        buf = whole.toreadonly()
+        start = _data_start(buf, info)
+        if start is None:
+            raise zipfile.BadZipFile("local header not found")
+        body = buf[start:start + info.compress_size]
+        if len(body) < info.compress_size:
+            warnings.append(ReadWarning(where, f"entry cut short: {len(body)} of {info.compress_size} bytes"))
+        if info.compress_type == zipfile.ZIP_STORED:
+            if len(body) > limit:
+                raise InputError(where, f"entry holds more than {limit} bytes; refused")
+            current().take(len(body), where, "archive entry")
+            data = bytes(body)
+        else:
+            ws: list[ReadWarning] = []
+            data = inflate_bounded(body, -zlib.MAX_WBITS, where, ws, limit)
+            warnings += [ReadWarning(where, w.message.replace("zlib stream", "deflate data"), offset=w.offset)
+                         for w in ws]
+        del body, buf
+    if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
+        warnings.append(ReadWarning(where, f"entry damaged: {len(data)} bytes read of {info.file_size} declared"
+                                    + ("" if len(data) != info.file_size else ", checksum differs")
+                                    + "; read what was there"))
+    return data
+
+
+def _read_via_zipfile(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, limit: int) -> bytes:
+    """Other compression methods (bzip2, lzma): zipfile's reader, capped while reading."""
     out = BytesIO()
     with zf.open(info) as fh:
         while True:
@@ -41,9 +117,9 @@ def read_capped(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> bytes
             if not chunk:
                 break
             out.write(chunk)
+            current().take(len(chunk), where, "archive entry")
             if out.tell() > limit:
-                raise InputError(zf.filename, f"entry {info.filename!r} expands past {limit} bytes; refused "
-                                 "(possible zip bomb)")
+                raise InputError(where, f"entry expands past {limit} bytes; refused (possible zip bomb)")
     return out.getvalue()
 
 
@@ -52,7 +128,7 @@ def open_zip(path: str | Path, data: bytes) -> zipfile.ZipFile:
     try:
         zf = zipfile.ZipFile(BytesIO(data))
         infos = zf.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError) as e:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, struct.error, UnicodeDecodeError) as e:
         raise InputError(path, f"not a readable zip archive ({e})") from None
     if len(infos) > MAX_ENTRIES:
         raise InputError(path, f"archive has {len(infos)} entries, over the {MAX_ENTRIES}-entry limit")
@@ -63,9 +139,10 @@ def open_zip(path: str | Path, data: bytes) -> zipfile.ZipFile:
 
 def safe_entries(path: str | Path, zf: zipfile.ZipFile, warnings: list[ReadWarning],
                  want: Callable[[zipfile.ZipInfo], bool] = lambda info: True) -> Iterator[tuple[str, bytes]]:
-    """(name, bytes) of each wanted, safe file entry; unsafe or unreadable entries become warnings, and the running
-    total is capped while reading."""
+    """(name, bytes) of each wanted, safe file entry; unsafe or unreadable entries become warnings, damaged ones are
+    salvaged with a warning, and the archive's total and the run's budget are capped while reading."""
     total = 0
+    budget = current()
     for info in zf.infolist():
         if info.is_dir() or not want(info):
             continue
@@ -73,12 +150,74 @@ def safe_entries(path: str | Path, zf: zipfile.ZipFile, warnings: list[ReadWarni
         if why:
             warnings.append(ReadWarning(str(path), f"entry {info.filename!r} refused: {why}"))
             continue
+        budget.entry(path)
         try:
-            raw = read_capped(zf, info, MAX_ENTRY_BYTES)
-        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as e:
+            raw = read_entry(zf, info, path, warnings)
+        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError, ValueError, zlib.error,
+                struct.error) as e:
             warnings.append(ReadWarning(str(path), f"entry {info.filename!r} unreadable ({e}); skipped"))
             continue
         total += len(raw)
         if total > MAX_TOTAL_BYTES:
             raise InputError(path, f"archive expands past {MAX_TOTAL_BYTES} bytes; refused (possible zip bomb)")
         yield info.filename, raw
+
+
+# ---- tar (log bundles: .tar, .tar.gz, .tgz) ---------------------------------------------------------------------
+def is_tar(head: bytes) -> bool:
+    """POSIX/GNU tar: `ustar` at byte 257 of the first header."""
+    return head[257:262] == b"ustar"
+
+
+def tar_entries(path: str | Path, data: bytes, warnings: list[ReadWarning]) -> Iterator[tuple[str, bytes]]:
+    """(name, bytes) of each safe regular file in a tar (gzip'd or not: undone here, within the run's budget).
+    Links, devices, absolute or `..` paths and oversized entries are refused with a warning; a tar cut short yields
+    the entries before the cut and a warning."""
+    if data[:2] == GZIP_MAGIC:
+        data = gunzip(data, path, warnings)
+    budget = current()
+    total = 0
+    try:
+        tf = tarfile.open(fileobj=BytesIO(data), mode="r:")
+    except (tarfile.TarError, OSError, EOFError, ValueError) as e:
+        raise InputError(path, f"not a readable tar archive ({e})") from None
+    members = iter(tf)
+    while True:
+        try:
+            member = next(members)
+        except StopIteration:
+            break
+        except (tarfile.TarError, OSError, EOFError, ValueError, UnicodeDecodeError) as e:
+            warnings.append(ReadWarning(str(path), f"tar archive damaged after {total} bytes of entries ({e}); "
+                                        "read the entries before it"))
+            break
+        why = _tar_unsafe(member)
+        if why == "":
+            continue
+        if why:
+            warnings.append(ReadWarning(str(path), f"entry {member.name!r} refused: {why}"))
+            continue
+        budget.entry(path)
+        if member.offset_data + member.size > len(data):
+            warnings.append(ReadWarning(str(path), f"entry {member.name!r} cut short; read what was there"))
+        raw = data[member.offset_data:member.offset_data + member.size]
+        budget.take(len(raw), f"{path}!{member.name}", "archive entry")
+        total += len(raw)
+        if total > MAX_TOTAL_BYTES:
+            raise InputError(path, f"archive holds more than {MAX_TOTAL_BYTES} bytes; refused")
+        yield member.name, raw
+
+
+def _tar_unsafe(member: tarfile.TarInfo) -> str | None:
+    """Why a tar member must not be read, "" for a folder (nothing to read, nothing to say), or None."""
+    if member.isdir():
+        return ""
+    if _bad_path(member.name):
+        return "path outside the archive"
+    if member.issym() or member.islnk():
+        return "link"
+    if not member.isreg():
+        return "not a regular file (device, fifo)"
+    if member.size > MAX_ENTRY_BYTES:
+        return f"holds {member.size} bytes, over the {MAX_ENTRY_BYTES}-byte limit"
+    return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from droidlag.models.trace_builder import TraceBuilder
+from droidlag.models.trace_builder import TraceBuilder, check_i64
 
 # TASK-TID, optional (TGID) which may be (-----), [CPU], optional flags (absent on 2012-era kernels), TS: event: args.
 # The lazy task group plus the required `-digits whitespace` splits on the last dash before the tid, so task names
@@ -100,8 +100,8 @@ class FtraceTextParser:
         hi = self.max_ts if self.max_ts is not None else -1
         events = 0
         first_ignored = last_ignored = None
-        if "\r" in text:   # CRLF captures (adb of old, Windows): a CR left on a line would end up in slice names
-            text = text.replace("\r\n", "\n").replace("\r", "")
+        if "\r" in text:   # CRLF (adb of old, Windows) and CR-only captures: a CR left would end up in slice names
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
         for lineno, line in enumerate(text.split("\n"), first_line or 1):
             m = match(line)
             if m is None:
@@ -111,7 +111,12 @@ class FtraceTextParser:
             events += 1
             tid = task_tids.get(prefix)
             if tid is None:
-                tid = self._new_task(prefix, task, tid_s, tgid_s)
+                try:
+                    tid = self._new_task(prefix, task, tid_s, tgid_s)
+                except OverflowError:   # a tid or tgid beyond 64 bits: damage
+                    events -= 1
+                    self._bad(line, lineno)
+                    continue
             handler = handlers.get(event)
             if handler is None:
                 # Ignored events only matter for the time range; ftrace text is in time order, so the first and
@@ -143,6 +148,7 @@ class FtraceTextParser:
     def _new_task(self, prefix: str, task: str, tid_s: str, tgid_s: str | None) -> int:
         """First line of a `TASK-TID (TGID)` prefix: declare the thread's process and name."""
         tid = int(tid_s)
+        check_i64(tid, int(tgid_s) if tgid_s is not None and tgid_s[0] != "-" else None)
         self._task_tids[prefix] = tid
         if tgid_s is not None and tgid_s[0] != "-" and tid not in self._tgid_known:
             self.set_tgid(tid, int(tgid_s))
@@ -177,8 +183,11 @@ class FtraceTextParser:
             return
         m = _PROCFS_RE.match(s)
         if m:   # catapult's `echo /proc/[0-9]*/task/[0-9]*` dump: tid -> tgid
-            self.set_tgid(int(m.group(2)), int(m.group(1)))
-            return
+            try:
+                self.set_tgid(int(m.group(2)), int(m.group(1)))
+                return
+            except OverflowError:
+                pass
         m = _LOST_RE.search(s)
         if m:
             self.lost_events += int(m.group(1))

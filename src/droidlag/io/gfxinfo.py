@@ -10,6 +10,7 @@ import re
 import polars as pl
 
 from droidlag.errors import InputError, ReadWarning
+from droidlag.io.source import decode_text
 from droidlag.models.gfxinfo import GfxinfoDump, GfxProcess, GfxWindow
 
 _PROCESS_RE = re.compile(r"^\*\* Graphics info for pid (\d+) \[(.*)\] \*\*\s*$")
@@ -19,6 +20,14 @@ _KEY_RE = re.compile(r"^([A-Z0-9][A-Za-z0-9 ()/_-]*?):\s*(.*)$")
 _MARKER = "---PROFILEDATA---"
 # Keys that hold a number of frames or a duration; everything else stays text.
 _NUM_RE = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(ms|ns)?(?:\s*\((\d+(?:\.\d+)?)%\))?$")
+# Summary keys Android always prints as numbers (counts, percentiles): anything else there is damage, not text.
+_NUMERIC_KEY_RE = re.compile(r"^(total_frames|janky_|number_)|_percentile$")
+# Every integer the reader keeps must fit a signed 64-bit column.
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _fits(v: int) -> bool:
+    return _I64_MIN <= v <= _I64_MAX
 
 
 def _snake(key: str) -> str:
@@ -34,14 +43,18 @@ def _parse_value(key: str, raw: str):
             k, _, v = item.partition("=")
             if k.endswith("ms") and v.isdigit():
                 try:
-                    hist[int(k[:-2])] = int(v)
+                    bucket, count = int(k[:-2]), int(v)
                 except ValueError:
                     continue
+                if _fits(bucket) and _fits(count):
+                    hist[bucket] = count
         return hist
     m = _NUM_RE.match(raw)
     if not m:
         return raw
     num = float(m.group(1)) if "." in m.group(1) else int(m.group(1))
+    if isinstance(num, int) and not _fits(num):
+        return raw
     if m.group(3) is not None:
         return {"count": num, "percent": float(m.group(3))}
     return num
@@ -79,6 +92,8 @@ def _frame_block(lines: list[str], start: int, path: str, warnings: list[ReadWar
             continue
         try:
             vals = [int(f) for f in fields]
+            if not all(_I64_MIN <= v <= _I64_MAX for v in vals):
+                raise ValueError("beyond 64 bits")
         except ValueError:
             bad += 1
             first_bad = first_bad or i
@@ -87,7 +102,7 @@ def _frame_block(lines: list[str], start: int, path: str, warnings: list[ReadWar
             cols[h].append(v)
     if bad:
         warnings.append(ReadWarning(path, f"{bad} framestats row(s) with a wrong field count or non-numbers "
-                                          "skipped", line=first_bad))
+                                          "(or numbers beyond 64 bits) skipped", line=first_bad))
     table = pl.DataFrame(cols, schema={h: pl.Int64 for h in header}) if header else pl.DataFrame()
     return table, i + 1
 
@@ -96,9 +111,9 @@ def read_gfxinfo(data: bytes | str, path: str = "<gfxinfo>") -> GfxinfoDump:
     """Read `dumpsys gfxinfo` (with or without `framestats`) text.
 
     Returns the dump with warnings for skipped rows; raises InputError when the text holds no gfxinfo section."""
-    text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else data
-    lines = text.splitlines()
     warnings: list[ReadWarning] = []
+    text = decode_text(bytes(data), path, warnings) if isinstance(data, (bytes, bytearray)) else data
+    lines = text.splitlines()
     processes: list[GfxProcess] = []
     proc: GfxProcess | None = None
     win: GfxWindow | None = None
@@ -156,7 +171,10 @@ def read_gfxinfo(data: bytes | str, path: str = "<gfxinfo>") -> GfxinfoDump:
                         key = _snake(km.group(1))
                         target = win.summary if win is not None else proc.summary
                         value = _parse_value(key, km.group(2))
-                        if key not in target and value != "":
+                        if isinstance(value, str) and value and _NUMERIC_KEY_RE.search(key):
+                            warnings.append(ReadWarning(path, f"{km.group(1)!r} is not a number ({value[:40]!r}); "
+                                                        "left out", line=i + 1))
+                        elif key not in target and value != "":
                             target[key] = value
         i += 1
     if not processes:

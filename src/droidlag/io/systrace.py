@@ -13,7 +13,7 @@ from droidlag.errors import InputError
 from droidlag.io.ftrace_text import FtraceTextParser
 from droidlag.io.systrace_html import FTRACE, JSON_META, PROCESS_DUMP, PROCFS, Section, split_sections
 from droidlag.models.trace import Trace
-from droidlag.models.trace_builder import TraceBuilder
+from droidlag.models.trace_builder import TraceBuilder, check_i64
 
 _ENTRIES_RE = re.compile(r"entries-in-buffer/entries-written:\s*(\d+)/(\d+)\s+#P:(\d+)")
 _TRACER_RE = re.compile(r"#\s*tracer:\s*(\S+)")
@@ -94,7 +94,8 @@ def read_process_dump(text: str, builder: TraceBuilder, parser: FtraceTextParser
             continue
         try:
             pid, second = int(tokens[1]), int(tokens[2])
-        except ValueError:
+            check_i64(pid, second)
+        except (ValueError, OverflowError):   # not a row, or a number beyond 64 bits
             continue
         if header[2] == "TID":
             name = " ".join(tokens[3:]) or None

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from droidlag.errors import ReadWarning
-from droidlag.io.source import GZIP_MAGIC, gunzip, inflate_zlib
+from droidlag.io.source import GZIP_MAGIC, decode_text, gunzip, inflate_zlib
 
 FTRACE, PROCESS_DUMP, JSON_META, PROCFS = "ftrace", "process-dump", "json", "procfs"
 
@@ -43,7 +43,7 @@ def split_sections(data: bytes, path: str | Path, warnings: list[ReadWarning]) -
     marker = head.find(b"TRACE:")
     if marker >= 0 and _only_text_before(head[:marker]):
         return "atrace-zlib", _classify(_after_trace_marker(data[marker + 6:], path, warnings), None)
-    text = data.decode("utf-8", "replace")
+    text = decode_text(data, path, warnings)
     if "trace-data" in text and _TRACE_DATA_TAG.search(text):
         return "html", _html_blocks(text, path, warnings)
     m = _LINUX_PERF_DATA.search(text)

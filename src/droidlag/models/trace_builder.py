@@ -39,6 +39,17 @@ _SLICE_KINDS = {0: "thread", 1: "async", 2: "instant"}
 
 
 
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def check_i64(*values: int | None) -> None:
+    """OverflowError for a value that does not fit the tables' signed 64-bit columns (a text reader's damaged line
+    can hold any number of digits); readers catch it and skip that event with a warning naming the line."""
+    for v in values:
+        if v is not None and not _I64_MIN <= v <= _I64_MAX:
+            raise OverflowError(f"{v} does not fit in 64 bits")
+
+
 def _int64(values) -> np.ndarray:
     """A sequence of ints (list, array('q'), protobuf repeated field, numpy array) as an int64 numpy array."""
     if isinstance(values, np.ndarray):
@@ -127,6 +138,7 @@ class TraceBuilder:
     # ---- processes and threads ----------------------------------------------------------------------------
     def process(self, pid: int, name: str | None = None, ppid: int | None = None) -> None:
         """Declare a process; a later call with a name fills in a missing one."""
+        check_i64(pid, ppid)
         old = self._processes.get(pid)
         if old is None or (name and not old.name) or (ppid is not None and old.ppid is None):
             self._processes[pid] = Process(pid, name or (old.name if old else None),
@@ -134,6 +146,7 @@ class TraceBuilder:
 
     def thread(self, tid: int, pid: int | None = None, name: str | None = None, overwrite_name: bool = False) -> None:
         """Declare a thread; fills in pid or name when they were unknown (or replaces the name if asked)."""
+        check_i64(tid, pid)
         old = self._threads.get(tid)
         if old is None:
             self._threads[tid] = Thread(tid, pid, name)
@@ -188,6 +201,7 @@ class TraceBuilder:
                      prev_comm: str | None = None, next_comm: str | None = None) -> None:
         """prev_tid leaves cpu in prev_state ("R", "R+", "S", "D", "D|K", ...); next_tid starts running.
         tid 0 is the idle task and gets no intervals."""
+        check_i64(ts, cpu, prev_tid, next_tid)
         self._see(ts)
         ts_, kind, cpus, a, b, aux = self._sched_lists
         ts_.append(ts)
@@ -218,6 +232,7 @@ class TraceBuilder:
     def sched_waking(self, ts: int, tid: int, target_cpu: int | None = None, waker_tid: int | None = None,
                      comm: str | None = None) -> None:
         """tid is woken (sched_waking or sched_wakeup) by waker_tid, to run on target_cpu."""
+        check_i64(ts, tid, target_cpu, waker_tid)
         self._see(ts)
         self._has_waking = True
         ts_, kind, cpus, a, b, aux = self._sched_lists
@@ -232,6 +247,7 @@ class TraceBuilder:
 
     def sched_blocked_reason(self, ts: int, tid: int, function: str | None, io_wait: bool | None = None) -> None:
         """The kernel function a thread blocked in, reported when the D-state thread is woken."""
+        check_i64(ts, tid)
         self._see(ts)
         self._has_blocked = True
         ts_, kind, cpus, a, b, aux = self._sched_lists
@@ -320,27 +336,32 @@ class TraceBuilder:
 
     def cpu_max_frequency(self, cpu: int, khz: int) -> None:
         """The CPU's maximum frequency where the trace states it (cpu_info, sysfs dumps)."""
+        check_i64(cpu, int(khz))
         self._cpu_max_freq[cpu] = int(khz)
 
     # ---- binder -------------------------------------------------------------------------------------------
     def binder_transaction(self, ts: int, tid: int, debug_id: int, reply: bool, flags: int = 0, code: int = 0,
                            to_proc: int | None = None, to_thread: int | None = None) -> None:
         """binder_transaction ftrace event on the sending thread (a call, or a reply when reply=True)."""
+        check_i64(ts, tid, debug_id, flags, code, to_proc, to_thread)
         self._see(ts)
         self._binder_tx.append((ts, tid, debug_id, to_proc, to_thread, bool(reply), flags, code))
 
     def binder_transaction_received(self, ts: int, tid: int, debug_id: int) -> None:
+        check_i64(ts, tid, debug_id)
         self._see(ts)
         self._binder_rx.append((ts, tid, debug_id))
 
     # ---- block I/O ----------------------------------------------------------------------------------------
     def block_issue(self, ts: int, dev: int, sector: int, nr_sectors: int, rwbs: str, nbytes: int | None = None,
                     tid: int | None = None, comm: str | None = None) -> None:
+        check_i64(ts, dev, sector, nr_sectors, nbytes, tid)
         self._see(ts)
         self._block_issue.append((ts, dev, sector, nr_sectors,
                                   nbytes if nbytes is not None else nr_sectors * 512, rwbs, tid, comm))
 
     def block_complete(self, ts: int, dev: int, sector: int, nr_sectors: int, rwbs: str, error: int = 0) -> None:
+        check_i64(ts, dev, sector, nr_sectors, error)
         self._see(ts)
         self._block_complete.append((ts, dev, sector, nr_sectors, rwbs, error))
 
