@@ -20,7 +20,7 @@ MAX_STREAM_BYTES = 1024**3
 MAX_ENTRIES = 10000
 MAX_DEPTH = 3          # archive in archive in archive: the third level is read, a fourth is refused with a reason
 MAX_RATIO = 200        # output bytes per input byte, checked once the output passes RATIO_FLOOR
-RATIO_FLOOR = 16 * 1024**2
+RATIO_FLOOR = 64 * 1024**2
 
 
 @dataclass

@@ -148,6 +148,8 @@ def _linux_perf_data(text: str, start: int, path: str | Path, warnings: list[Rea
                                     "was there"))
         end = len(text)
     first_line = text.count("\n", 0, start) + 1
+    if text.startswith("\\\n", start):   # `= "\` + newline: the string's first line is the file's next one
+        first_line += 1
     return _classify(unescape_js(text[start:end]), first_line)
 
 
