@@ -13,13 +13,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from tests.conftest import corpus_file
 
 from droidlag.errors import InputError, ReadWarning
 from droidlag.io import read_trace
 from droidlag.io.budget import Budget, run_budget
 from droidlag.io.gfxinfo import read_gfxinfo
 from droidlag.io.source import decode_text, gunzip, inflate_zlib
-from tests.conftest import corpus_file
 
 GFXINFO = "gfxinfo/sailfish_android10_dumpsys_gfxinfo.txt"
 GRAPHICSSTATS = "gfxinfo/sailfish_android10_dumpsys_graphicsstats.txt"
