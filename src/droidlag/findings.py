@@ -17,7 +17,10 @@ from droidlag.gc.device import GcConfig, GcDumpReport, GcLogReport, summarize_gc
 from droidlag.gc.evidence import hang_gc, hang_gc_from_dump
 from droidlag.gc.trace import TraceGcReport, analyze_trace_gc
 from droidlag.hangs import HangReport, HangsConfig, analyze_hangs
+from droidlag.io.budget import current as current_budget
+from droidlag.io.budget import run_budget
 from droidlag.io.inputs import InputFile, discover
+from droidlag.io.tempfiles import run_temp_dir
 from droidlag.models.gc import ArtGcDump, GcLog
 from droidlag.models.trace import Trace
 from droidlag.report.narrative import frames_headlines, gc_headlines, hang_headlines, hang_sentence, wait_for_graph
@@ -27,7 +30,7 @@ SCHEMA_VERSION = 1
 TRACE_KINDS = ("perfetto", "systrace")
 HANG_KINDS = ("anr", "bugreport")
 GC_LOG_KINDS = ("logcat", "anr", "bugreport")   # texts that can hold ART GC log lines
-MAX_ARCHIVE_DEPTH = 2
+ARCHIVE_KINDS = ("zip", "tar")
 
 
 @dataclass
@@ -55,34 +58,68 @@ class Findings:
     ui_hierarchies: list[dict] = field(default_factory=list)    # one per runtime view dump (droidlag.ui.hierarchy)
     ui_reports: list = field(default_factory=list)              # the HierarchyReport of each ui_hierarchies entry
 
+    def internal_error(self, name: str | None, stage: str, exc: BaseException) -> None:
+        """A droidlag bug while `stage` ("analysing", "rendering", ...) the input shown as `name`: that input's
+        status becomes "error" (the run ends with exit 1) and the rest of the run is kept."""
+        reason = f"internal error while {stage} (a droidlag bug): {type(exc).__name__}: {exc}"[:500]
+        hit = [i for i in self.inputs if name is not None and (i.display or str(i.path)) == name]
+        if not hit and name is not None:   # a part named after a file inside an input (bugreport!entry)
+            hit = [i for i in self.inputs if name.startswith(i.display or str(i.path))][:1]
+        for i in hit:
+            i.status, i.reason = "error", reason
+        if not hit:
+            self.warnings.append(f"{name or 'run'}: {reason}")
+
+    def _guarded(self, name: str | None, stage: str, make: Callable[[], list], default: list | None = None) -> list:
+        try:
+            return make()
+        except Exception as e:  # one input's rendering bug must not lose the others
+            self.internal_error(name, stage, e)
+            return default if default is not None else []
+
     def headlines(self) -> list[dict]:
         """What was found, worst first, each in plain words."""
         out: list[dict] = []
         if self.hangs:
-            out += hang_headlines(self.hangs)
+            out += self._guarded(None, "writing the hang headlines", lambda: hang_headlines(self.hangs))
         for t in self.traces:
-            out += frames_headlines(t.frames, t.path)
+            out += self._guarded(t.path, "writing headlines", lambda t=t: frames_headlines(t.frames, t.path))
         for g in self.gfxinfo:
-            out += frames_headlines(g, g.path)
+            out += self._guarded(g.path, "writing headlines", lambda g=g: frames_headlines(g, g.path))
         for r in self.gc:
-            out += gc_headlines(r.to_dict())
-        out += ui_headlines(self.ui_layouts, self.ui_hierarchies)
+            out += self._guarded(getattr(r, "source", None), "writing GC headlines",
+                                 lambda r=r: gc_headlines(r.to_dict()))
+        out += self._guarded(None, "writing UI headlines", lambda: ui_headlines(self.ui_layouts, self.ui_hierarchies))
         return sorted(out, key=lambda h: -h["severity"])
 
-    def to_dict(self) -> dict:
+    def _hangs_dict(self) -> dict:
         hangs = (self.hangs or HangReport()).to_dict()
         if self.hangs:
             for d in hangs["events"]:
                 d["wait_for_graph"] = wait_for_graph(d)
                 d["sentence"] = hang_sentence(d)
+        return hangs
+
+    def to_dict(self) -> dict:
+        """findings.json. A part whose conversion fails (a bug) is left out and its input marked "error"."""
+        headlines = self.headlines()
+        traces = [d for t in self.traces for d in self._guarded(
+            t.path, "writing its findings",
+            lambda t=t: [{"path": t.path, "info": t.trace.summary(), "frames": t.frames.to_dict()}])]
+        gfxinfo = [d for g in self.gfxinfo for d in self._guarded(g.path, "writing its findings",
+                                                                   lambda g=g: [g.to_dict()])]
+        hangs = self._guarded(None, "writing the hang findings", lambda: [self._hangs_dict()],
+                              [HangReport().to_dict()])[0]
+        gc = [d for r in self.gc for d in self._guarded(getattr(r, "source", None), "writing its GC findings",
+                                                        lambda r=r: [r.to_dict()])]
         return {
             "schema": SCHEMA, "version": SCHEMA_VERSION, "generated_by": f"droidlag {__version__}",
-            "headlines": self.headlines(),
+            "headlines": headlines,
             "inputs": [i.to_dict() for i in self.inputs],
-            "traces": [{"path": t.path, "info": t.trace.summary(), "frames": t.frames.to_dict()} for t in self.traces],
-            "gfxinfo": [g.to_dict() for g in self.gfxinfo],
+            "traces": traces,
+            "gfxinfo": gfxinfo,
             "hangs": hangs,
-            "gc": [r.to_dict() for r in self.gc],
+            "gc": gc,
             "warnings": self.warnings,
             "ui_layouts": self.ui_layouts,
             "ui_hierarchies": self.ui_hierarchies,
@@ -116,18 +153,18 @@ def ui_headlines(layouts: list[dict], hierarchies: list[dict]) -> list[dict]:
 
 
 def _extract(item: InputFile, tmp: Path) -> tuple[list[InputFile], list[ReadWarning]]:
-    """The safe entries of a plain zip, written flat under a fresh folder (entry names only become display names,
-    so no entry can clash with another or with the file system's limits); each comes back as an input."""
+    """The safe entries of a plain zip or a tar (gzip'd or not), written flat under a fresh folder (entry names only
+    become display names, so no entry can clash with another or with the file system's limits); each comes back as
+    an input. Every byte counts against the run's budget (droidlag.io.budget)."""
     import re
 
-    from droidlag.io.archive import open_zip, safe_entries
+    from droidlag.io.archive import archive_entries
     from droidlag.io.source import read_bytes
 
     warnings: list[ReadWarning] = []
-    zf = open_zip(item.path, read_bytes(item.path))
     target = Path(tempfile.mkdtemp(dir=tmp))
     written: dict[Path, str] = {}
-    for k, (name, raw) in enumerate(safe_entries(item.path, zf, warnings)):
+    for k, (name, raw) in enumerate(archive_entries(item.path, read_bytes(item.path), warnings)):
         base = re.sub(r"[^A-Za-z0-9._-]+", "_", name.rsplit("/", 1)[-1])[-80:] or "entry"
         dest = target / f"{k:05d}_{base}"
         dest.write_bytes(raw)
@@ -139,14 +176,17 @@ def _extract(item: InputFile, tmp: Path) -> tuple[list[InputFile], list[ReadWarn
 
 
 def _expand_archives(items: list[InputFile], tmp: Path, depth: int = 0) -> list[InputFile]:
-    """Replace plain zip archives (not bugreports) by the inputs inside them, extracted safely under tmp."""
+    """Replace plain zip and tar archives (not bugreports) by the inputs inside them, extracted safely under tmp;
+    an archive nested deeper than the run's budget allows is kept as a skipped input saying so."""
     out: list[InputFile] = []
+    max_depth = current_budget().max_depth
     for item in items:
-        if item.kind != "zip":
+        if item.kind not in ARCHIVE_KINDS:
             out.append(item)
             continue
-        if depth >= MAX_ARCHIVE_DEPTH:
-            item.status, item.reason = "skipped", f"archive nested deeper than {MAX_ARCHIVE_DEPTH}"
+        if depth >= max_depth:
+            item.status, item.reason = "skipped", (f"archive nested {depth + 1} levels deep, past the limit of "
+                                                   f"{max_depth}; not opened")
             out.append(item)
             continue
         try:
@@ -167,12 +207,13 @@ def _expand_archives(items: list[InputFile], tmp: Path, depth: int = 0) -> list[
 
 
 def analyze(paths: list[str | Path], progress: Callable[[str], None] | None = None,
-            hangs_config: HangsConfig | None = None) -> Findings:
+            hangs_config: HangsConfig | None = None, exclude: list[str | Path] | None = None) -> Findings:
     """Find every responsiveness problem in the inputs (files, folders, archives). Never raises for bad input:
-    each input's status and reason are in `Findings.inputs`."""
+    each input's status and reason are in `Findings.inputs` ("error" when a droidlag bug hit it: the rest is kept).
+    Folders in `exclude` (the run's own output folder) are not read."""
     findings = Findings()
-    with tempfile.TemporaryDirectory(prefix="droidlag-") as tmp:
-        items = _expand_archives(discover(paths), Path(tmp))
+    with run_budget(), run_temp_dir() as tmp:
+        items = _expand_archives(discover(paths, [Path(p) for p in exclude or []]), Path(tmp))
         findings.inputs = items
         hang_items: list[InputFile] = []
         for item in items:
@@ -185,13 +226,9 @@ def analyze(paths: list[str | Path], progress: Callable[[str], None] | None = No
             except InputError as e:
                 item.status, item.reason = "failed", e.reason
             except Exception as e:  # a bug must not lose the other inputs' findings
-                item.status, item.reason = "failed", f"internal error: {type(e).__name__}: {e}"
+                findings.internal_error(item.display or str(item.path), "analysing", e)
         if hang_items:
-            try:
-                findings.hangs = _hangs(hang_items, hangs_config)
-            except Exception as e:  # a bug must not lose the traces' findings
-                for i in hang_items:
-                    i.status, i.reason = "failed", f"internal error: {type(e).__name__}: {e}"
+            findings.hangs = _hangs_isolated(hang_items, hangs_config, findings)
         _gc_logs(items, findings)
     return findings
 
@@ -247,6 +284,27 @@ def _ui_one(item: InputFile, findings: Findings) -> None:
     item.status = "analyzed"
 
 
+def _hangs_isolated(items: list[InputFile], config: HangsConfig | None, findings: Findings) -> HangReport | None:
+    """The hangs of all dumps together; when that hits a bug, each dump alone, so the bug stays with its input."""
+    try:
+        return _hangs(items, config)
+    except Exception:  # find which input(s) the bug belongs to
+        pass
+    good: list[InputFile] = []
+    for i in items:
+        try:
+            _hangs([i], config)
+            good.append(i)
+        except Exception as e:
+            findings.internal_error(i.display or str(i.path), "analysing its thread dumps", e)
+    try:
+        return _hangs(good, config) if good else None
+    except Exception as e:  # only together: every dump is marked
+        for i in good:
+            findings.internal_error(i.display or str(i.path), "clustering thread dumps", e)
+        return None
+
+
 def _hangs(items: list[InputFile], config: HangsConfig | None) -> HangReport:
     """All dumps in one run, so that events from different files cluster together."""
     report = analyze_hangs([i.path for i in items], config)
@@ -293,7 +351,7 @@ def _gc_logs(items: list[InputFile], findings: Findings, config: GcConfig | None
                 item.status, item.reason = "failed", e.reason
             continue
         except Exception as e:  # one reader's bug must not lose the other findings
-            findings.warnings.append(f"{name}: GC lines not read: internal error: {type(e).__name__}: {e}")
+            findings.internal_error(name, "reading its GC lines", e)
             continue
         log.source = name
         findings.gc_logs[name] = log   # hang sources are named the same way

@@ -10,7 +10,7 @@ import importlib
 import os
 import sys
 
-from droidlag.cli.common import EXIT_INTERNAL, EXIT_NO_INPUT, EXIT_OK, EXIT_USAGE, print_json
+from droidlag.cli.common import EXIT_INTERNAL, EXIT_NO_INPUT, EXIT_OK, EXIT_USAGE, CleanWriter, clean, print_json
 from droidlag.errors import InputError
 
 # Each module has register(subparsers); a subcommand sets `func(args) -> int`.
@@ -44,6 +44,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _term_as_exit() -> None:
+    """SIGTERM ends the run like Ctrl-C does, through Python's exit path, so temp files and half-written outputs are
+    cleaned up (kill -9 cannot be caught: the next run removes what it left)."""
+    import signal
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+    try:
+        signal.signal(signal.SIGTERM, stop)
+    except ValueError:   # not the main thread (an embedding application): leave its handlers alone
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -53,10 +66,13 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
+    _term_as_exit()
+    saved = sys.stdout
+    sys.stdout = CleanWriter(saved)   # hostile names in the data never reach the terminal as control sequences
     try:
         return int(args.func(args) or 0)
     except InputError as e:
-        print(f"droidlag: {e}", file=sys.stderr)
+        print(clean(f"droidlag: {e}"), file=sys.stderr)
         return EXIT_NO_INPUT
     except KeyboardInterrupt:
         print("droidlag: interrupted", file=sys.stderr)
@@ -66,9 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # a bug in droidlag: one line for the user, the traceback on request
         if os.environ.get("DROIDLAG_DEBUG"):
             raise
-        print(f"droidlag: internal error: {type(e).__name__}: {e} (set DROIDLAG_DEBUG=1 for the traceback)",
+        print(clean(f"droidlag: internal error: {type(e).__name__}: {e} (set DROIDLAG_DEBUG=1 for the traceback)"),
               file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        sys.stdout = saved
 
 
 if __name__ == "__main__":

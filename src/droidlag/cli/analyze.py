@@ -1,5 +1,9 @@
 """`droidlag analyze`: every analysis that applies to the inputs, a ten-second terminal summary, report.html,
-findings.json and the verdicts as a Perfetto trace. Exit codes: 0 ran, 2 usage error, 3 no usable input."""
+findings.json and the verdicts as a Perfetto trace.
+
+Exit codes: 0 ran; 1 a droidlag bug hit one or more inputs (each is an "error" entry in the report, the rest of the
+report is kept); 2 usage error (including an --out folder holding files droidlag did not write, without --force);
+3 no usable input (every input unreadable or of no use, and no bug)."""
 from __future__ import annotations
 
 import argparse
@@ -15,6 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print findings.json to stdout instead of the summary")
     p.add_argument("--open", action="store_true", help="open report.html in the default browser")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary (for scripts)")
+    p.add_argument("--force", action="store_true", help="write into --out even when it holds files droidlag did "
+                                                        "not write (they are left alone; droidlag's own are replaced)")
     p.set_defaults(func=run)
 
 
@@ -31,27 +37,32 @@ def _progress(quiet: bool):
 
 
 def run(args) -> int:
-    from droidlag.cli.common import EXIT_NO_INPUT, EXIT_USAGE, print_json
+    from droidlag.cli.common import EXIT_INTERNAL, EXIT_NO_INPUT, EXIT_USAGE, clean, print_json
     from droidlag.findings import analyze
-    from droidlag.report.writer import write_outputs
+    from droidlag.report.writer import TMP_PREFIX, OutputError, check_out_dir, write_outputs
 
     out = Path(args.out)
     try:   # a bad output folder is a usage error, found before minutes of analysis
+        check_out_dir(out, args.force)
         out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".droidlag-write-test"
+        probe = out / f"{TMP_PREFIX}write-test"
         probe.write_bytes(b"")
         probe.unlink()
+    except OutputError as e:
+        print(clean(f"droidlag: --out: {e}"), file=sys.stderr)
+        return EXIT_USAGE
     except OSError as e:
-        print(f"droidlag: cannot write to --out {out}: {e.strerror or e}", file=sys.stderr)
+        print(clean(f"droidlag: cannot write to --out {out}: {e.strerror or e}"), file=sys.stderr)
         return EXIT_USAGE
     bar, step = _progress(args.quiet)
     try:
-        findings = analyze(args.paths, progress=step)
+        findings = analyze(args.paths, progress=step, exclude=[out])
     finally:
         if bar is not None:
             bar.close()
-    written = write_outputs(findings, out)
+    written = write_outputs(findings, out, force=True)   # checked above; files are ours or were allowed
     used = [i for i in findings.inputs if i.status == "analyzed"]
+    errors = [i for i in findings.inputs if i.status == "error"]
     if args.json:
         import json
         print_json(json.loads(written["findings.json"].read_text(encoding="utf-8")))
@@ -60,16 +71,20 @@ def run(args) -> int:
     if args.open:
         import webbrowser
         webbrowser.open(written["report.html"].resolve().as_uri())
+    if errors:
+        print(clean(f"droidlag: internal error (a bug) on {len(errors)} input(s); the rest of the report is kept: "
+                    + "; ".join(f"{i.display or i.path}: {i.reason}" for i in errors[:3])), file=sys.stderr)
+        return EXIT_INTERNAL
     if not used:
-        print("droidlag: no usable input: " + "; ".join(f"{i.path}: {i.reason}" for i in findings.inputs[:5]),
-              file=sys.stderr)
+        print(clean("droidlag: no usable input: " + "; ".join(f"{i.display or i.path}: {i.reason}"
+                                                             for i in findings.inputs[:5])), file=sys.stderr)
         return EXIT_NO_INPUT
     return 0
 
 
 def _print_summary(findings, written: dict, n_used: int) -> None:
     heads = [h for h in findings.headlines() if h["severity"] > 0]
-    skipped = [i for i in findings.inputs if i.status in ("skipped", "failed")]
+    skipped = [i for i in findings.inputs if i.status in ("skipped", "failed", "error")]
     print(f"droidlag: {n_used} input(s) analyzed, {len(skipped)} skipped")
     if not heads:
         print("  no slow frames, frozen frames, ANRs or SNRs found")
@@ -79,7 +94,7 @@ def _print_summary(findings, written: dict, n_used: int) -> None:
     if len(heads) > 10:
         print(f"    ... and {len(heads) - 10} more in the report")
     for i in skipped[:5]:
-        print(f"  skipped {i.path}: {i.reason}")
+        print(f"  {'error' if i.status == 'error' else 'skipped'} {i.display or i.path}: {i.reason}")
     if len(skipped) > 5:
         print(f"  ... {len(skipped) - 5} more skipped (see findings.json)")
     print(f"report: {written['report.html']}")

@@ -1,7 +1,9 @@
 """What every subcommand shares: the exit codes and JSON output."""
 from __future__ import annotations
 
+import io
 import json
+import re
 import sys
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_NO_INPUT = 0, 1, 2, 3
@@ -11,3 +13,37 @@ def print_json(obj) -> None:
     """Write obj as indented JSON to stdout (values JSON cannot hold are written as their str())."""
     json.dump(obj, sys.stdout, indent=2, default=str)
     sys.stdout.write("\n")
+
+
+# C0 controls but tab and newline, DEL, C1 controls, and the bidi overrides: what lets a hostile process name move the
+# cursor, recolour or rewrite the user's terminal, or reorder what they read.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean(text: str) -> str:
+    """text with terminal control characters shown as `?` (findings.json keeps them, escaped)."""
+    return _CONTROL.sub("?", text)
+
+
+class CleanWriter(io.TextIOBase):
+    """A text stream that strips control characters on the way to `raw` (stdout, for every subcommand)."""
+
+    def __init__(self, raw):
+        self.raw = raw
+
+    def write(self, s: str) -> int:
+        self.raw.write(clean(s))
+        return len(s)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+    def isatty(self) -> bool:
+        return self.raw.isatty()
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+    @property
+    def encoding(self):
+        return getattr(self.raw, "encoding", "utf-8")

@@ -221,3 +221,16 @@ def _tar_unsafe(member: tarfile.TarInfo) -> str | None:
     if member.size > MAX_ENTRY_BYTES:
         return f"holds {member.size} bytes, over the {MAX_ENTRY_BYTES}-byte limit"
     return None
+
+
+def archive_entries(path: str | Path, data: bytes, warnings: list[ReadWarning]) -> Iterator[tuple[str, bytes]]:
+    """(name, bytes) of the safe file entries of a zip or a tar, gzip'd or not (undone here, within the run's
+    budget). InputError when it is neither."""
+    if data[:2] == GZIP_MAGIC:
+        data = gunzip(data, path, warnings)
+    if is_tar(data[:512]):
+        yield from tar_entries(path, data, warnings)
+        return
+    if data[:2] != b"PK":
+        raise InputError(path, "not a zip or tar archive")
+    yield from safe_entries(path, open_zip(path, data), warnings)

@@ -7,11 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from droidlag.errors import InputError
+from droidlag.io.archive import is_tar
 from droidlag.io.detect import sniff_bytes
 from droidlag.io.source import GZIP_MAGIC, SNIFF_BYTES, gunzip_head
 
 # Folders deeper than this are not walked (symlink loops, runaway trees).
 MAX_DEPTH = 12
+# The marker droidlag writes last into an output folder (droidlag.report.writer.MARKER): a folder holding it is a
+# droidlag report, whose findings.perfetto-trace must never be read back as a user's trace.
+OUTPUT_MARKER = ".droidlag-generation.json"
 
 
 @dataclass
@@ -28,11 +32,23 @@ class InputFile:
         return {"path": self.display or str(self.path), "kind": self.kind, "status": self.status, "reason": self.reason}
 
 
-def walk(root: Path) -> list[Path]:
-    """Files under a folder, sorted, hidden ones skipped, symlinked folders not followed, depth bounded."""
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
+
+
+def walk(root: Path, exclude: list[Path] | None = None) -> list[Path]:
+    """Files under a folder, sorted, hidden ones skipped, symlinked folders not followed, depth bounded; droidlag's
+    own output folders (holding its marker, or named in `exclude`) are not entered."""
     out: list[Path] = []
     base_depth = len(root.parts)
+    skip = [p for p in exclude or [] if p.exists()]
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        if OUTPUT_MARKER in filenames or any(_same(Path(dirpath), p) for p in skip):
+            dirnames[:] = []
+            continue
         if len(Path(dirpath).parts) - base_depth >= MAX_DEPTH:
             dirnames[:] = []
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -48,13 +64,15 @@ def _sniff_head(path: Path) -> str | None:
         raise InputError(path, "file is empty")
     if head[:2] == GZIP_MAGIC:
         head = gunzip_head(head, path)
+    if is_tar(head):   # log bundles (.tar, .tar.gz): before the text formats, which a tar of texts looks like
+        return "tar"
     kind = sniff_bytes(head)
     if kind == "zip":
         from zipfile import BadZipFile, ZipFile
         try:
             with ZipFile(path) as z:
                 names = z.namelist()
-        except (BadZipFile, OSError) as e:
+        except (BadZipFile, OSError, ValueError, EOFError) as e:
             raise InputError(path, f"unreadable zip archive ({e})") from None
         if any(Path(n).name.startswith("bugreport") and n.endswith(".txt") for n in names):
             return "bugreport"
@@ -62,8 +80,9 @@ def _sniff_head(path: Path) -> str | None:
     return kind
 
 
-def discover(paths: list[str | Path]) -> list[InputFile]:
-    """Every file under `paths` with its kind; files that cannot be used come back with status "skipped"."""
+def discover(paths: list[str | Path], exclude: list[Path] | None = None) -> list[InputFile]:
+    """Every file under `paths` with its kind; files that cannot be used come back with status "skipped". Folders in
+    `exclude` (the run's output folder) and droidlag report folders are left out."""
     found: list[InputFile] = []
     for p in map(Path, paths):
         if not p.exists():
@@ -73,7 +92,10 @@ def discover(paths: list[str | Path]) -> list[InputFile]:
         if p.is_dir() and looks_like_app_tree(p):   # an app's source tree: its layouts are one input
             found.append(InputFile(p, "android-layouts"))
             continue
-        files = walk(p) if p.is_dir() else [p]
+        if p.is_file() and (p.parent / OUTPUT_MARKER).exists() and p.name.startswith(("findings", "report.html")):
+            found.append(InputFile(p, None, "skipped", "droidlag's own output, not an input"))
+            continue
+        files = walk(p, exclude) if p.is_dir() else [p]
         if p.is_dir() and not files:
             found.append(InputFile(p, None, "skipped", "folder holds no files"))
         for f in files:

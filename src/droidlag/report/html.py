@@ -43,32 +43,48 @@ def _table(headers: list[str], rows: list[list[str]], raw: bool = False) -> str:
 
 
 def render(findings: dict) -> str:
-    """The whole report page as HTML text."""
-    parts = [_summary(findings)]
+    """The whole report page as HTML text. A section whose rendering fails (a bug) becomes a short error section
+    and marks its input "error" in `findings["inputs"]`; the other sections are kept."""
+    parts = [_guard(findings, None, lambda: _summary(findings))]
     for t in findings.get("traces", []):
-        parts.append(_trace_section(t))
+        parts.append(_guard(findings, t.get("path"), lambda t=t: _trace_section(t)))
     for g in findings.get("gfxinfo", []):
-        parts.append(_gfxinfo_section(g))
+        parts.append(_guard(findings, g.get("path"), lambda g=g: _gfxinfo_section(g)))
     hangs = findings.get("hangs")
     if hangs and hangs.get("events"):
-        parts.append(_hangs_section(hangs))
-    parts.append(gc_section(findings.get("gc") or []))
+        parts.append(_guard(findings, None, lambda: _hangs_section(hangs)))
+    parts.append(_guard(findings, None, lambda: gc_section(findings.get("gc") or [])))
     from droidlag.report.ui_html import hierarchy_section, layouts_section
     for lay in findings.get("ui_layouts") or []:
-        parts.append(layouts_section(lay))
+        parts.append(_guard(findings, lay.get("path"), lambda lay=lay: layouts_section(lay)))
     for hier in findings.get("ui_hierarchies") or []:
         import base64
         png = base64.b64decode(hier["heatmap_png_base64"]) if hier.get("heatmap_png_base64") else None
-        parts.append(hierarchy_section(hier, png))
+        parts.append(_guard(findings, hier.get("path"), lambda hier=hier, png=png: hierarchy_section(hier, png)))
     parts.append(_inputs_section(findings))
     title = "droidlag report"
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
             "img-src data:\">"
             f"<meta name=\"viewport\" content=\"width=device-width\"><title>{e(title)}</title><style>{CSS}</style>"
+            f"<meta name=\"droidlag-generation\" content=\"{e(findings.get('generation'))}\">"
             f"</head><body><header><h1>{e(title)}</h1><div class=\"muted\">{e(findings.get('generated_by'))}"
             f" · findings schema v{e(findings.get('version'))}</div></header><main>{''.join(parts)}</main>"
             "</body></html>")
+
+
+def _guard(findings: dict, name: str | None, make) -> str:
+    try:
+        return make()
+    except Exception as exc:  # one section's bug must not lose the report
+        reason = f"internal error while rendering (a droidlag bug): {type(exc).__name__}: {exc}"[:500]
+        hit = next((i for i in findings.get("inputs") or [] if name is not None
+                    and (i.get("path") == name or name.startswith(str(i.get("path"))))), None)
+        if hit is not None:
+            hit["status"], hit["reason"] = "error", reason
+        else:
+            findings.setdefault("warnings", []).append(f"{name or 'report'}: {reason}")
+        return f'<section class="error"><h2>{e(name or "report section")}</h2><p>{e(reason)}</p></section>'
 
 
 def _summary(findings: dict) -> str:
