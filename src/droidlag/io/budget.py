@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from droidlag.errors import InputError
@@ -27,10 +27,10 @@ RATIO_FLOOR = 64 * 1024**2
 class Budget:
     """What a run may still decompress or extract; `take` refuses (InputError naming the file) past a cap."""
 
-    max_bytes: int = MAX_RUN_BYTES
-    max_entries: int = MAX_ENTRIES
-    max_depth: int = MAX_DEPTH
-    max_ratio: int = MAX_RATIO
+    max_bytes: int = field(default_factory=lambda: MAX_RUN_BYTES)
+    max_entries: int = field(default_factory=lambda: MAX_ENTRIES)
+    max_depth: int = field(default_factory=lambda: MAX_DEPTH)
+    max_ratio: int = field(default_factory=lambda: MAX_RATIO)
     used_bytes: int = 0
     used_entries: int = 0
 

@@ -1,0 +1,204 @@
+"""`droidlag analyze` as an unlucky user and an attacker meet it: a bug on one input, a planted link in --out, a
+folder of the user's own files, a run killed half-way, its own previous output as input, hostile names on the
+terminal. Inputs are real corpus files (mutated here where the case needs it)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from droidlag.cli import main
+from droidlag.report.writer import MARKER
+from tests.conftest import corpus_file
+
+GFXINFO = "gfxinfo/sailfish_android10_dumpsys_gfxinfo.txt"
+DEADLOCK = "anr/chkbugreport_deadlock_vm_traces.txt"
+LIST_JANK = "traces/systrace_meizu_flyme_2019_list_jank.dataonly.html.gz"
+
+
+def _inputs(out: Path) -> dict[str, dict]:
+    return {Path(i["path"]).name: i for i in json.loads((out / "findings.json").read_text())["inputs"]}
+
+
+# ---- isolation and the exit-code contract ----------------------------------------------------------------------
+def test_bug_while_analysing_one_input_is_an_error_entry(tmp_path, corpus, monkeypatch, capsys):
+    import droidlag.frames
+
+    def broken(*a, **k):
+        raise RuntimeError("injected bug")
+    monkeypatch.setattr(droidlag.frames, "frames_from_file", broken)
+    out = tmp_path / "out"
+    rc = main(["analyze", str(corpus_file(corpus, GFXINFO)), str(corpus_file(corpus, DEADLOCK)), "--out", str(out),
+               "--quiet"])
+    assert rc == 1
+    got = _inputs(out)
+    assert got[Path(GFXINFO).name]["status"] == "error" and "injected bug" in got[Path(GFXINFO).name]["reason"]
+    assert got[Path(DEADLOCK).name]["status"] == "analyzed"
+    data = json.loads((out / "findings.json").read_text())
+    assert any(e["deadlock"] for e in data["hangs"]["events"])      # the rest of the report is kept
+    assert "deadlock" in (out / "report.html").read_text()
+    assert "internal error" in capsys.readouterr().err
+
+
+def test_bug_while_rendering_one_section_keeps_the_others(tmp_path, corpus, monkeypatch):
+    import droidlag.report.html as html
+
+    def broken(g):
+        raise KeyError("injected render bug")
+    monkeypatch.setattr(html, "_gfxinfo_section", broken)
+    out = tmp_path / "out"
+    rc = main(["analyze", str(corpus_file(corpus, GFXINFO)), str(corpus_file(corpus, DEADLOCK)), "--out", str(out),
+               "--quiet"])
+    assert rc == 1
+    assert _inputs(out)[Path(GFXINFO).name]["status"] == "error"
+    page = (out / "report.html").read_text()
+    assert "injected render bug" in page and "Thread-10" in page
+
+
+def test_bug_in_one_dump_keeps_the_other_dumps(tmp_path, corpus, monkeypatch):
+    import droidlag.findings as findings
+    real = findings.analyze_hangs
+    bad = str(corpus_file(corpus, "anr/chkbugreport_aidldeadlock_vm_traces.txt"))
+
+    def picky(paths, config=None):
+        if any(str(p) == bad for p in paths):
+            raise ValueError("injected hangs bug")
+        return real(paths, config)
+    monkeypatch.setattr(findings, "analyze_hangs", picky)
+    found = findings.analyze([bad, corpus_file(corpus, DEADLOCK)])
+    status = {Path(i.path).name: i.status for i in found.inputs}
+    assert status == {Path(bad).name: "error", Path(DEADLOCK).name: "analyzed"}
+    assert found.hangs is not None and any(e.deadlock for e in found.hangs.events)
+
+
+def test_only_unusable_inputs_exit_3(tmp_path):
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(bytes(range(256)) * 16)
+    assert main(["analyze", str(junk), "--out", str(tmp_path / "out"), "--quiet"]) == 3
+
+
+# ---- the output folder -----------------------------------------------------------------------------------------
+def test_planted_link_is_replaced_never_followed(tmp_path, corpus):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.html").symlink_to(victim)
+    gfx = str(corpus_file(corpus, GFXINFO))
+    assert main(["analyze", gfx, "--out", str(out), "--quiet"]) == 2      # a link droidlag did not write: refused
+    assert victim.read_text() == "precious"
+    assert main(["analyze", gfx, "--out", str(out), "--quiet", "--force"]) == 0
+    assert victim.read_text() == "precious"
+    assert not (out / "report.html").is_symlink() and "<html" in (out / "report.html").read_text()[:300]
+
+
+def test_folder_with_the_users_files_is_refused_without_force(tmp_path, corpus):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "findings.json").write_text("my own notes")
+    gfx = str(corpus_file(corpus, GFXINFO))
+    assert main(["analyze", gfx, "--out", str(out), "--quiet"]) == 2
+    assert (out / "findings.json").read_text() == "my own notes"
+    assert main(["analyze", gfx, "--out", str(tmp_path / "fresh"), "--quiet"]) == 0
+    assert main(["analyze", gfx, "--out", str(tmp_path / "fresh"), "--quiet"]) == 0   # its own folder: fine
+
+
+def test_one_generation_and_no_stale_export(tmp_path, corpus):
+    out = tmp_path / "out"
+    assert main(["analyze", str(corpus_file(corpus, LIST_JANK)), "--out", str(out), "--quiet"]) == 0
+    assert (out / "findings.perfetto-trace").exists()
+    assert main(["analyze", str(corpus_file(corpus, GFXINFO)), "--out", str(out), "--quiet"]) == 0
+    assert not (out / "findings.perfetto-trace").exists()           # the old trace's export is gone
+    _assert_one_generation(out)
+    assert not [p for p in out.iterdir() if p.name.startswith(".droidlag-tmp-")]
+
+
+def _assert_one_generation(out: Path) -> None:
+    marker = json.loads((out / MARKER).read_text())
+    gen = marker["generation"]
+    assert json.loads((out / "findings.json").read_text())["generation"] == gen
+    assert f'name="droidlag-generation" content="{gen}"' in (out / "report.html").read_text()
+    assert set(marker["files"]) == {p.name for p in out.iterdir() if p.name != MARKER}
+
+
+def test_own_output_is_never_read_as_input(tmp_path, corpus):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "trace.html.gz").write_bytes(corpus_file(corpus, LIST_JANK).read_bytes())
+    out = data / "droidlag-report"
+    for _ in range(2):
+        assert main(["analyze", str(data), "--out", str(out), "--quiet"]) == 0
+        paths = [i["path"] for i in json.loads((out / "findings.json").read_text())["inputs"]]
+        assert paths == [str(data / "trace.html.gz")]
+    # and a report folder found elsewhere (by its marker) is not read either
+    assert main(["analyze", str(data), "--out", str(tmp_path / "other"), "--quiet"]) == 0
+    paths = [i["path"] for i in json.loads((tmp_path / "other" / "findings.json").read_text())["inputs"]]
+    assert paths == [str(data / "trace.html.gz")]
+
+
+@pytest.mark.slow
+def test_kill_9_never_leaves_a_mixed_generation(tmp_path, corpus):
+    """kill -9 at several moments of a run that rewrites an existing report: afterwards either the marker is there
+    and findings.json and report.html are of its generation, or there is no marker (an incomplete run, detectable)."""
+    out = tmp_path / "out"
+    args = [sys.executable, "-m", "droidlag.cli", "analyze", str(corpus_file(corpus, LIST_JANK)),
+            str(corpus_file(corpus, GFXINFO)), "--out", str(out), "--quiet"]
+    assert subprocess.run(args, timeout=600).returncode == 0
+    t0 = time.monotonic()
+    subprocess.run(args, timeout=600)
+    full = time.monotonic() - t0
+    for k in range(1, 8):   # spread over the run, its writing phase included
+        p = subprocess.Popen(args)
+        time.sleep(full * (0.6 + 0.06 * k))
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        if (out / MARKER).exists():
+            _assert_one_generation(out)
+        else:
+            assert json.loads((out / "findings.json").read_text())   # whole files only: renamed, never cut
+    assert subprocess.run(args, timeout=600).returncode == 0      # the next run cleans up and completes
+    _assert_one_generation(out)
+
+
+# ---- the terminal ----------------------------------------------------------------------------------------------
+def test_hostile_names_do_not_reach_the_terminal(tmp_path, corpus):
+    raw = corpus_file(corpus, DEADLOCK).read_bytes()
+    evil = b"\x1b]0;pwned\x07\x1b[2J\x1b[31mcom.evil\x9b1m\xe2\x80\xae"
+    f = tmp_path / "traces.txt"
+    f.write_bytes(raw.replace(b"Cmd line: com.sonymobile.chkbugreport.testapp", b"Cmd line: " + evil))
+    r = subprocess.run([sys.executable, "-m", "droidlag.cli", "analyze", str(f), "--out", str(tmp_path / "o")],
+                       capture_output=True, timeout=600)
+    assert r.returncode == 0
+    assert b"com.evil" in r.stdout
+    assert not re.search(rb"[\x00-\x08\x0b-\x1f\x7f]", r.stdout + r.stderr)
+    assert "\u202e" not in r.stdout.decode() and "\x9b" not in r.stdout.decode()
+    r = subprocess.run([sys.executable, "-m", "droidlag.cli", "hangs", str(f)], capture_output=True, timeout=600)
+    assert b"com.evil" in r.stdout and b"\x1b" not in r.stdout
+
+
+def test_sigterm_removes_the_runs_temp_files(tmp_path, corpus):
+    """A zip's entries are extracted to the run's temp folder; SIGTERM mid-run removes it."""
+    import zipfile
+    z = tmp_path / "in.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        for k in range(6):
+            zf.write(corpus_file(corpus, LIST_JANK), f"t{k}.html.gz")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+    p = subprocess.Popen([sys.executable, "-m", "droidlag.cli", "analyze", str(z), "--out", str(tmp_path / "o"),
+                          "--quiet"], env=env)
+    for _ in range(600):   # wait until the entries are out
+        if list(tmp.glob("droidlag-*/*/*")):
+            break
+        time.sleep(0.1)
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=120) != 0
+    assert not list(tmp.glob("droidlag-*"))
