@@ -10,14 +10,13 @@ import subprocess
 import sys
 import tarfile
 import zipfile
-from pathlib import Path
 
 import pytest
+from tests.conftest import corpus_file
 
 import droidlag.io.budget as budget
 from droidlag.findings import analyze
 from droidlag.io.tempfiles import PID_FILE, remove_stale
-from tests.conftest import corpus_file
 
 GFXINFO = "gfxinfo/sailfish_android10_dumpsys_gfxinfo.txt"
 DEADLOCK = "anr/chkbugreport_deadlock_vm_traces.txt"

@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.conftest import corpus_file
 
 from droidlag.cli import main
 from droidlag.report.writer import MARKER
-from tests.conftest import corpus_file
 
 GFXINFO = "gfxinfo/sailfish_android10_dumpsys_gfxinfo.txt"
 DEADLOCK = "anr/chkbugreport_deadlock_vm_traces.txt"
