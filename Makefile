@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-fast bench bench-gc-lbo venv clean
+.PHONY: demo test test-fast bench bench-gc-lbo bench-scale fuzz venv clean
 
 $(BIN)/.installed: pyproject.toml native/Cargo.toml $(wildcard native/src/*.rs)
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,17 @@ bench: venv
 # `bench` because it runs JVMs for that long.
 bench-gc-lbo: venv
 	$(BIN)/python benchmarks/bench_gc_lbo.py
+
+# Coverage-guided fuzzing of every reader (atheris/libFuzzer), seeded from the corpus: FUZZ_SECONDS per reader, a
+# table of executions and findings at the end; inputs that crash land in fuzz/crashes/READER/ (not committed).
+FUZZ_SECONDS ?= 600
+fuzz: venv
+	$(BIN)/python -m pip install -q -e '.[fuzz]'
+	$(BIN)/python fuzz/harness.py all --seconds $(FUZZ_SECONDS)
+
+# Report plots and memory at scale: gfxinfo, thread dumps and bugreports grown from corpus files (issue 18).
+bench-scale: venv
+	$(BIN)/python benchmarks/bench_scale.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info native/target src/droidlag/_native*.so

@@ -128,7 +128,7 @@ def open_zip(path: str | Path, data: bytes) -> zipfile.ZipFile:
     try:
         zf = zipfile.ZipFile(BytesIO(data))
         infos = zf.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, struct.error, UnicodeDecodeError) as e:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, struct.error, NotImplementedError) as e:
         raise InputError(path, f"not a readable zip archive ({e})") from None
     if len(infos) > MAX_ENTRIES:
         raise InputError(path, f"archive has {len(infos)} entries, over the {MAX_ENTRIES}-entry limit")

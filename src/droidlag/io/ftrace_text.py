@@ -108,6 +108,9 @@ class FtraceTextParser:
                 self._not_an_event(line, lineno)
                 continue
             prefix, task, tid_s, tgid_s, cpu_s, secs, frac, event, args = m.groups()
+            if len(secs) > 9:   # over 31 years of uptime: damage, and past 64-bit nanoseconds further on
+                self._bad(line, lineno)
+                continue
             events += 1
             tid = task_tids.get(prefix)
             if tid is None:

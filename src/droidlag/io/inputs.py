@@ -72,7 +72,7 @@ def _sniff_head(path: Path) -> str | None:
         try:
             with ZipFile(path) as z:
                 names = z.namelist()
-        except (BadZipFile, OSError, ValueError, EOFError) as e:
+        except (BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as e:
             raise InputError(path, f"unreadable zip archive ({e})") from None
         if any(Path(n).name.startswith("bugreport") and n.endswith(".txt") for n in names):
             return "bugreport"

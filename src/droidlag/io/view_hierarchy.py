@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
+from droidlag.io.source import decode_text
 from droidlag.io.xml_safe import MAX_XML_BYTES, XmlNode, parse_xml
 from droidlag.models.ui import ViewHierarchy, ViewNode
 
@@ -54,10 +55,10 @@ def read_hierarchy(path: str | Path) -> tuple[ViewHierarchy, list[ReadWarning]]:
     if kind == "uiautomator":
         return _uiautomator(data, str(p), warnings), warnings
     if kind == "dumpsys":
-        return _dumpsys(data.decode("utf-8", "replace"), str(p), warnings), warnings
+        return _dumpsys(decode_text(data, str(p), warnings), str(p), warnings), warnings
     if kind in ("droidbot", "rico"):
         try:
-            doc = json.loads(data)
+            doc = json.loads(decode_text(data, str(p), warnings))
         except json.JSONDecodeError as e:
             raise InputError(p, f"broken JSON: {e.msg}", e.lineno) from None
         except RecursionError:

@@ -40,6 +40,7 @@ _SLICE_KINDS = {0: "thread", 1: "async", 2: "instant"}
 
 
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+MAX_CPU = (1 << 16) - 1   # far above any device; the thread-state cpu column is 32-bit
 
 
 def check_i64(*values: int | None) -> None:
@@ -453,6 +454,11 @@ class TraceBuilder:
         if not self._sched_chunks:
             return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
         ts, kind, cpu, a, b, aux = (np.concatenate(col) for col in zip(*self._sched_chunks))
+        bad = (cpu != _NONE) & ((cpu < 0) | (cpu > MAX_CPU))
+        if bad.any():   # damaged input: a CPU number no device has (the column is 32-bit)
+            self.warn(f"{int(bad.sum())} scheduling event(s) with a CPU number outside 0..{MAX_CPU} skipped")
+            keep = ~bad
+            ts, kind, cpu, a, b, aux = (x[keep] for x in (ts, kind, cpu, a, b, aux))
         self._sched_chunks = [(ts, kind, cpu, a, b, aux)]     # one chunk from here on: no second copy held
         return derive_thread_states(ts, kind, cpu, a, b, aux, self._state_codes, self._blocked, self._end)
 

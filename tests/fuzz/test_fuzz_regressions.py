@@ -1,0 +1,87 @@
+"""Crashes the fuzz harness found, each rebuilt here from a real corpus file (the crash inputs themselves are not
+kept: they derive from corpus files whose licences keep them out of the repository)."""
+from __future__ import annotations
+
+import io
+import re
+import struct
+import zipfile
+
+import numpy as np
+import pytest
+from tests.conftest import corpus_file
+
+from droidlag.errors import InputError
+from droidlag.io import read_trace
+from droidlag.models.trace_builder import MAX_CPU, TraceBuilder
+
+ATRACE = "systrace/catapult_test_data/decompressed_atrace_data.txt"
+
+
+def test_ignored_event_with_an_absurd_timestamp(tmp_path, corpus):
+    """OverflowError in slice nesting: an event droidlag ignores carried a 20-digit seconds field, which widened the
+    trace's time range past 64 bits."""
+    raw = corpus_file(corpus, ATRACE).read_bytes()
+    lines = raw.split(b"\n")
+    k = next(n for n, ln in enumerate(lines) if b": tracing_mark_write: " in ln)
+    lines[k] = re.sub(rb" \d+\.(\d+): tracing_mark_write: ", rb" 99999999999999999999.\1: some_ignored_event: ",
+                      lines[k])
+    assert b"99999999999999999999." in lines[k]
+    f = tmp_path / "t.txt"
+    f.write_bytes(b"\n".join(lines))
+    trace = read_trace(f)
+    assert any(w.line == k + 1 for w in trace.warnings)
+    assert trace.end_ns < 1 << 62
+
+
+def test_cpu_number_past_32_bits(tmp_path, corpus):
+    """polars i64 -> i32 cast error in thread states: a damaged Perfetto ftrace bundle said cpu 2266266301."""
+    b = TraceBuilder("perfetto", "x")
+    b.sched_switch_many(np.array([10, 20, 30]), np.array([0, 2266266301, 1]), [5, 6, 7], [1, 1, 1], [6, 7, 5],
+                        decode_state=lambda v: "S")
+    t = b.build()
+    assert t.thread_states["cpu"].max() <= MAX_CPU
+    assert any("CPU number" in w.message for w in t.warnings)
+    # the same damage in systrace text: `[2266266301]` in the CPU column
+    raw = corpus_file(corpus, "traces/systrace_meizu_flyme_2019_list_jank.dataonly.html.gz").read_bytes()
+    import gzip
+    text = gzip.decompress(raw)
+    i = text.index(b": sched_switch: ")
+    j = text.rindex(b"[", 0, i)
+    f = tmp_path / "cpu.html"
+    f.write_bytes(text[:j] + b"[2266266301" + text[text.index(b"]", j):])
+    trace = read_trace(f)
+    assert trace.thread_states.height > 0
+
+
+def test_zip_claiming_a_future_version(corpus):
+    """NotImplementedError from zipfile ('zip file version 14.8'): now a readable InputError."""
+    from droidlag.io.archive import open_zip
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w") as z:
+        z.write(corpus_file(corpus, "anr/chkbugreport_deadlock_vm_traces.txt"), "traces.txt")
+    data = bytearray(b.getvalue())
+    cd = data.rindex(b"PK\x01\x02")
+    struct.pack_into("<H", data, cd + 6, 148)      # version needed to extract: 14.8
+    with pytest.raises(InputError, match="zip"):
+        open_zip("v.zip", bytes(data))
+
+
+def test_xml_naming_an_unknown_encoding(corpus):
+    from droidlag.io.xml_safe import parse_xml
+    p = next(iter(sorted(corpus.glob("layouts/*/app/src/main/res/layout/*.xml"))))
+    raw = p.read_bytes()
+    body = raw[raw.index(b"?>") + 2:] if raw.startswith(b"<?xml") else raw
+    with pytest.raises(InputError, match="broken XML"):
+        parse_xml(b'<?xml version="1.0" encoding="utf78"?>' + body, p)
+
+
+def test_view_hierarchy_json_with_invalid_utf8(tmp_path, corpus):
+    """UnicodeDecodeError from json.loads on bytes: now replaced and warned."""
+    from droidlag.io.view_hierarchy import read_hierarchy
+    raw = corpus_file(corpus, "viewhierarchy/rico/rico_33652.json").read_bytes()
+    k = raw.index(b'"class"') + 2
+    f = tmp_path / "r.json"
+    f.write_bytes(raw[:k] + b"\xd8" + raw[k:])
+    h, warnings = read_hierarchy(f)
+    assert any("invalid UTF-8" in w.message for w in warnings)
