@@ -340,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         fuzz_atheris(args.reader, args.runs, args.seconds, args.seed)
         return 0
     res = fuzz_plain(args.reader, args.runs, args.seconds, args.seed)
-    for kind, msg, f in res["crashes"][:20]:
+    for _kind, msg, f in res["crashes"][:20]:
         print(f"CRASH {msg} -> {f}")
     print(f"{args.reader}: executions={res['executions']} crashes={len(res['crashes'])} "
           f"in {res['seconds']:.0f} s")

@@ -108,18 +108,12 @@ class FtraceTextParser:
                 self._not_an_event(line, lineno)
                 continue
             prefix, task, tid_s, tgid_s, cpu_s, secs, frac, event, args = m.groups()
-            if len(secs) > 9:   # over 31 years of uptime: damage, and past 64-bit nanoseconds further on
-                self._bad(line, lineno)
-                continue
-            events += 1
             tid = task_tids.get(prefix)
-            if tid is None:
-                try:
-                    tid = self._new_task(prefix, task, tid_s, tgid_s)
-                except OverflowError:   # a tid or tgid beyond 64 bits: damage
-                    events -= 1
-                    self._bad(line, lineno)
+            if tid is None or len(secs) > 9:
+                tid = self._checked_task(prefix, task, tid_s, tgid_s, secs, line, lineno)
+                if tid is None:
                     continue
+            events += 1
             handler = handlers.get(event)
             if handler is None:
                 # Ignored events only matter for the time range; ftrace text is in time order, so the first and
@@ -147,6 +141,19 @@ class FtraceTextParser:
         self.events += events
         if hi >= 0:
             self.min_ts, self.max_ts = lo, hi
+
+    def _checked_task(self, prefix: str, task: str, tid_s: str, tgid_s: str | None, secs: str, line: str,
+                      lineno: int) -> int | None:
+        """The line's tid, or None (the line reported as skipped) when its numbers are damage: seconds past 31
+        years of uptime (and past 64-bit nanoseconds further on), a tid or tgid beyond 64 bits."""
+        try:
+            if len(secs) > 9:
+                raise OverflowError(secs)
+            tid = self._task_tids.get(prefix)
+            return tid if tid is not None else self._new_task(prefix, task, tid_s, tgid_s)
+        except OverflowError:
+            self._bad(line, lineno)
+            return None
 
     def _new_task(self, prefix: str, task: str, tid_s: str, tgid_s: str | None) -> int:
         """First line of a `TASK-TID (TGID)` prefix: declare the thread's process and name."""
