@@ -9,6 +9,8 @@ matplotlib.use("svg")
 # The same input gives the same report, byte for byte: fixed ids in the SVG, no creation date.
 matplotlib.rcParams["svg.hashsalt"] = "droidlag"
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from droidlag.frames.config import FramesConfig  # noqa: E402
@@ -48,32 +50,55 @@ def frame_time_histogram(durations_ms: list[float], title: str) -> str:
     return _svg(fig)
 
 
+# Past this many frames the bars and points of a timeline are drawn as one embedded image inside the SVG (a path per
+# bar made the page tens of MB and took a minute to draw for 30k frames); axes, labels and legend stay vector.
+RASTER_ABOVE = 2000
+
+
+def _bars(ax, xs: np.ndarray, heights: np.ndarray, width: float, bottoms: np.ndarray | float, **style) -> None:
+    """Bars as one PolyCollection (one artist, however many bars), left-aligned at xs."""
+    if not len(xs):
+        return
+    b = np.broadcast_to(np.asarray(bottoms, dtype=float), xs.shape)
+    x1 = xs + width
+    verts = np.stack([np.stack([xs, b], 1), np.stack([xs, b + heights], 1), np.stack([x1, b + heights], 1),
+                      np.stack([x1, b], 1)], 1)
+    ax.add_collection(PolyCollection(verts, **style), autolim=True)
+
+
 def frame_timeline(frames: list[dict], title: str, t0_ns: int) -> str:
     """Each frame as a bar at its start time (s): stages stacked (ms), outline coloured by verdict."""
     fig, ax = plt.subplots(figsize=(10, 3))
+    heavy = len(frames) > RASTER_ABOVE
     stage_names: list[str] = []
     for f in frames:
         for s in (f.get("stages") or {}):
             if s not in stage_names:
                 stage_names.append(s)
-    xs = [(f["start_ns"] - t0_ns) / 1e9 for f in frames]
-    gaps = sorted(b - a for a, b in zip(xs, xs[1:]) if b > a)
-    span = (xs[-1] - xs[0]) if len(xs) > 1 else 1.0
+    xs = np.array([(f["start_ns"] - t0_ns) / 1e9 for f in frames], dtype=float)
+    dur = np.array([f["dur_ns"] / 1e6 for f in frames], dtype=float)
+    gaps = np.diff(xs)
+    gaps = np.sort(gaps[gaps > 0])
+    span = float(xs[-1] - xs[0]) if len(xs) > 1 else 1.0
     # bars as wide as the typical gap between frames, but never thinner than a visible sliver of the axis
-    width = max(0.8 * gaps[len(gaps) // 2] if gaps else 0.01, span / 400)
+    width = max(0.8 * float(gaps[len(gaps) // 2]) if len(gaps) else 0.01, span / 400)
     width = min(width, max(span, 0.05) / 40)   # a few frames far apart still get thin bars
     if stage_names:
-        bottoms = [0.0] * len(frames)
+        bottoms = np.zeros(len(frames))
         for i, s in enumerate(stage_names):
-            h = [((f.get("stages") or {}).get(s) or 0) / 1e6 for f in frames]
-            ax.bar(xs, h, width=width, bottom=bottoms, color=STAGE_COLOURS[i % len(STAGE_COLOURS)], label=s,
-                   align="edge", linewidth=0)
-            bottoms = [b + v for b, v in zip(bottoms, h)]
-    for x, f in zip(xs, frames):
-        colour = VERDICT_COLOURS.get(str(f.get("verdict")), None)
-        if colour and f.get("verdict") != "ok":
-            ax.bar([x], [f["dur_ns"] / 1e6], width=width, fill=False, edgecolor=colour, linewidth=1.2, align="edge")
-    ax.plot(xs, [f["dur_ns"] / 1e6 for f in frames], ".", color="#333333", markersize=2, label="frame time")
+            h = np.array([((f.get("stages") or {}).get(s) or 0) / 1e6 for f in frames], dtype=float)
+            _bars(ax, xs, h, width, bottoms, facecolors=STAGE_COLOURS[i % len(STAGE_COLOURS)], linewidths=0,
+                  label=s, rasterized=heavy)
+            bottoms = bottoms + h
+    verdicts = np.array([str(f.get("verdict")) for f in frames])
+    for verdict, colour in VERDICT_COLOURS.items():
+        if verdict == "ok":
+            continue
+        m = verdicts == verdict
+        _bars(ax, xs[m], dur[m], width, 0.0, facecolors="none", edgecolors=colour, linewidths=1.2,
+              rasterized=heavy)
+    ax.plot(xs, dur, ".", color="#333333", markersize=2, label="frame time", rasterized=heavy)
+    ax.autoscale_view()
     ax.axhline(SR_MS, color=VERDICT_COLOURS["SR"], linestyle="--", linewidth=0.8)
     ax.set_xlabel("time since trace start (s)")
     ax.set_ylabel("ms")
