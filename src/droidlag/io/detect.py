@@ -126,7 +126,7 @@ def load(path: str | Path) -> tuple[str, bytes, list[ReadWarning]]:
         if sniff_bytes(gunzip_head(data, path)) is None:
             raise InputError(path, "gzip file holds no format droidlag reads")
         data = gunzip(data, path, warnings)
-        if not data.strip():
+        if not data or data.isspace():
             raise InputError(path, "gzip file holds no data")
     kind = sniff_bytes(data)
     if kind is None:

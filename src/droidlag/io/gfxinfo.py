@@ -72,10 +72,9 @@ def _frame_block(lines: list[str], start: int, path: str, warnings: list[ReadWar
     header = [h.strip() for h in lines[i].strip().rstrip(",").split(",")]
     if not header or header[0] != "Flags":
         warnings.append(ReadWarning(path, f"framestats header not recognized: {lines[i][:60]!r}", line=i + 1))
-    cols: dict[str, list] = {h: [] for h in header}
     i += 1
-    bad = 0
-    first_bad = None
+    rows: list[str] = []
+    row_lines: list[int] = []
     while i < n and lines[i].strip() != _MARKER:
         line = lines[i].strip()
         i += 1
@@ -85,26 +84,61 @@ def _frame_block(lines: list[str], start: int, path: str, warnings: list[ReadWar
             i -= 1
             warnings.append(ReadWarning(path, "framestats block not closed by ---PROFILEDATA---", line=i + 1))
             break
+        rows.append(line)
+        row_lines.append(i)
+    table = _rows_bulk(rows, header) if header else None
+    if table is None:
+        table = _rows_checked(rows, row_lines, header, path, warnings)
+    return table, i + 1
+
+
+_BULK_ROWS = 20000
+
+
+def _rows_bulk(rows: list[str], header: list[str]) -> pl.DataFrame | None:
+    """All rows at once through polars' CSV parser (memory: the table, not a Python int per field); None when any
+    row is not clean (wrong field count, a non-number, a number past 64 bits): then rows are checked one by one."""
+    if not rows:
+        return pl.DataFrame(schema={h: pl.Int64 for h in header})
+    commas = len(header) - 1
+    if any(r.rstrip(",").count(",") != commas for r in rows):
+        return None
+    schema = {h: pl.Int64 for h in header}
+    parts = []
+    try:
+        for k in range(0, len(rows), _BULK_ROWS):   # in pieces: one piece's text at a time beside the table
+            body = "\n".join(r.rstrip(",") for r in rows[k:k + _BULK_ROWS]).encode()
+            parts.append(pl.read_csv(body, has_header=False, new_columns=header, schema=schema))
+    except (pl.exceptions.PolarsError, ValueError):
+        return None
+    return pl.concat(parts, rechunk=True) if len(parts) > 1 else parts[0]
+
+
+def _rows_checked(rows: list[str], row_lines: list[int], header: list[str], path: str,
+                  warnings: list[ReadWarning]) -> pl.DataFrame:
+    """Rows one by one: those with a wrong field count, non-numbers or numbers past 64 bits are skipped, with a
+    warning naming the first one's line."""
+    cols: dict[str, list] = {h: [] for h in header}
+    bad = 0
+    first_bad = None
+    for lineno, line in zip(row_lines, rows):
         fields = line.rstrip(",").split(",")
-        if len(fields) != len(header):
-            bad += 1
-            first_bad = first_bad or i
-            continue
         try:
+            if len(fields) != len(header):
+                raise ValueError("field count")
             vals = [int(f) for f in fields]
             if not all(_I64_MIN <= v <= _I64_MAX for v in vals):
                 raise ValueError("beyond 64 bits")
         except ValueError:
             bad += 1
-            first_bad = first_bad or i
+            first_bad = first_bad or lineno
             continue
         for h, v in zip(header, vals):
             cols[h].append(v)
     if bad:
         warnings.append(ReadWarning(path, f"{bad} framestats row(s) with a wrong field count or non-numbers "
                                           "(or numbers beyond 64 bits) skipped", line=first_bad))
-    table = pl.DataFrame(cols, schema={h: pl.Int64 for h in header}) if header else pl.DataFrame()
-    return table, i + 1
+    return pl.DataFrame(cols, schema={h: pl.Int64 for h in header}) if header else pl.DataFrame()
 
 
 def read_gfxinfo(data: bytes | str, path: str = "<gfxinfo>") -> GfxinfoDump:
@@ -114,6 +148,7 @@ def read_gfxinfo(data: bytes | str, path: str = "<gfxinfo>") -> GfxinfoDump:
     warnings: list[ReadWarning] = []
     text = decode_text(bytes(data), path, warnings) if isinstance(data, (bytes, bytearray)) else data
     lines = text.splitlines()
+    del text   # the lines hold it now; a 200 MB dump must not be held twice
     processes: list[GfxProcess] = []
     proc: GfxProcess | None = None
     win: GfxWindow | None = None

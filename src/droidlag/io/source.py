@@ -33,7 +33,7 @@ def read_bytes(path: str | Path) -> bytes:
         raise InputError(p, "permission denied") from None
     except OSError as e:
         raise InputError(p, f"cannot read: {e.strerror or e}") from None
-    if not data.strip():
+    if not data or data.isspace():   # (strip() would copy a large file once more)
         raise InputError(p, "file is empty")
     return data
 
