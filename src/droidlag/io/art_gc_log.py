@@ -445,9 +445,11 @@ def read_gc_dumps_text(text: str, source: str) -> list[ArtGcDump]:
     return out
 
 
-def decode_text(data: bytes) -> str:
-    """Log bytes as text: UTF-8 with a BOM dropped; undecodable bytes replaced (logs carry binary junk)."""
-    return data.decode("utf-8", "replace").lstrip("\ufeff")
+def decode_text(data: bytes, source: str | Path = "<log>", warnings: list[ReadWarning] | None = None) -> str:
+    """Log bytes as text: UTF-8 with a BOM dropped; undecodable bytes replaced (logs carry binary junk) and
+    reported; every line-ending convention read as LF (droidlag.io.source.decode_text)."""
+    from droidlag.io.source import decode_text as decode
+    return decode(data, source, warnings if warnings is not None else []).lstrip("\ufeff")
 
 
 def _texts(path: str | Path, data: bytes | None) -> tuple[list[tuple[str, str]], bool, list[ReadWarning]]:
@@ -462,13 +464,13 @@ def _texts(path: str | Path, data: bytes | None) -> tuple[list[tuple[str, str]],
     if data[:2] == GZIP_MAGIC:
         data = gunzip(data, path, warnings)
     if data[:4] != b"PK\x03\x04":
-        return [(str(path), decode_text(data))], False, warnings
+        return [(str(path), decode_text(data, path, warnings))], False, warnings
 
     def wanted(info) -> bool:
         base = info.filename.lower().rsplit("/", 1)[-1]
         return base.startswith("bugreport") and base.endswith(".txt")
 
-    texts = [(f"{path}!{name}", decode_text(raw)) for name, raw in safe_entries(path, open_zip(path, data), warnings,
+    texts = [(f"{path}!{name}", decode_text(raw, f"{path}!{name}", warnings)) for name, raw in safe_entries(path, open_zip(path, data), warnings,
                                                                                   wanted)]
     if not texts:
         raise InputError(path, "zip holds no bugreport text (bugreport*.txt) to read GC lines from")
