@@ -236,4 +236,48 @@ def test_perfetto_print_with_invalid_utf8_reads(tmp_path: Path, corpus):
     f = tmp_path / "bad.pftrace"
     f.write_bytes(bytes(raw))
     trace = read_trace(f)
-    assert trace.slices.filter(trace.slices["name"].str.contains("\ufffd")).height >= n // 2
+    replaced = trace.slices.filter(trace.slices["name"].str.contains("\ufffd")).height
+    assert replaced >= n // 2
+    assert any(w.message.startswith(f"{replaced} slice name(s) held invalid UTF-8") for w in trace.warnings)
+
+
+def test_one_bad_file_in_a_folder_keeps_the_run(tmp_path, corpus):
+    """The graphicsstats `&2` case and a corrupt plain zip beside a good dump: everything reported, exit 0."""
+    from droidlag.cli import main
+    d = tmp_path / "data"
+    d.mkdir()
+    gs = corpus_file(corpus, GRAPHICSSTATS).read_bytes()
+    (d / "graphicsstats.txt").write_bytes(gs.replace(b"Total frames rendered: ", b"Total frames rendered: &", 1))
+    (d / "bad.zip").write_bytes(_corrupt_largest_entry(_zip_of(corpus, GFXINFO)))
+    (d / "traces.txt").write_bytes(corpus_file(corpus, DEADLOCK).read_bytes())
+    out = tmp_path / "out"
+    assert main(["analyze", str(d), "--out", str(out), "--quiet"]) == 0
+    import json
+    data = json.loads((out / "findings.json").read_text())
+    status = {Path(i["path"]).name: i["status"] for i in data["inputs"]}
+    assert status["graphicsstats.txt"] == "analyzed" and status["traces.txt"] == "analyzed"
+    assert status["bad.zip"] == "analyzed" and "entry damaged" in next(
+        i["reason"] for i in data["inputs"] if i["path"].endswith("bad.zip"))
+    assert any(e["deadlock"] for e in data["hangs"]["events"])
+
+
+def _zip_of(corpus, rel: str) -> bytes:
+    bio = io.BytesIO()
+    with zipfile.ZipFile(bio, "w", zipfile.ZIP_DEFLATED) as z:
+        z.write(corpus_file(corpus, rel), Path(rel).name)
+    return bio.getvalue()
+
+
+@pytest.mark.parametrize("cut", ["before the second lock line", "inside the second lock line"])
+def test_truncated_deadlock_dump_says_so(tmp_path, corpus, cut):
+    """A dump cut inside the deadlocked process loses the cycle; the reader must say the dump was truncated (two
+    such ANR dumps lost a deadlock with no warning)."""
+    from droidlag.hangs import analyze_hangs
+    raw = corpus_file(corpus, DEADLOCK).read_bytes()
+    k = raw.index(b"- waiting to lock <0x4064b378>")
+    f = tmp_path / "cut.txt"
+    f.write_bytes(raw[:k] if cut.startswith("before") else raw[:k + 40])
+    report = analyze_hangs([f])
+    assert not any(e.deadlock for e in report.events)
+    said = [str(w) for w in report.warnings] + [str(e) for e in report.errors]
+    assert any("truncated" in w and "pid 628" in w for w in said), said

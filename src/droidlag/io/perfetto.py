@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from droidlag._native import PerfettoDecoder
-from droidlag.errors import InputError
+from droidlag.errors import InputError, ReadWarning
 from droidlag.io.perfetto_frametimeline import frame_timeline_rows
 from droidlag.io.perfetto_ftrace import prev_state_encoding
 from droidlag.models.trace import Trace
@@ -66,7 +66,18 @@ def read_perfetto_chunks(chunks: Iterable[bytes], path: str) -> Trace:
                      f"read the {cols['packets']} packet(s) before it", offset=stop)
     fill_builder(builder, cols)
     del cols     # the builder holds what it needs (numpy views of the same buffers)
-    return builder.build()
+    return _warn_replaced_text(builder.build())
+
+
+def _warn_replaced_text(trace: Trace) -> Trace:
+    """Strings in the protobuf (atrace prints, track event names) are decoded with replacement by the native core;
+    say how many slice names lost bytes that way, as every text reader does."""
+    names = trace.slices["name"] if trace.slices.height else None
+    bad = int(names.str.contains("\ufffd", literal=True).sum()) if names is not None else 0
+    if bad:
+        trace.warnings.append(ReadWarning(trace.path, f"{bad} slice name(s) held invalid UTF-8; undecodable bytes "
+                                          "replaced (U+FFFD)"))
+    return trace
 
 
 def _i64(buf: bytes) -> np.ndarray:
