@@ -462,6 +462,7 @@ def read_anr(path: str | Path, data: bytes | None = None) -> list[DumpUnit]:
     if data[:2] == GZIP_MAGIC:
         data = gunzip(data, path, warnings)
     text = decode(data, source, warnings)
+    del data   # the text is what parsing needs: a 200 MB dump is not held twice (the caller may still hold it)
     units = parse_text(text, source)
     if not any(u.processes or u.wait_channels or not u.header.is_empty() for u in units):
         raise InputError(path, "no thread dump, Waiting Channels block or ANR header found")

@@ -160,7 +160,9 @@ def safe_entries(path: str | Path, zf: zipfile.ZipFile, warnings: list[ReadWarni
         total += len(raw)
         if total > MAX_TOTAL_BYTES:
             raise InputError(path, f"archive expands past {MAX_TOTAL_BYTES} bytes; refused (possible zip bomb)")
-        yield info.filename, raw
+        box = [raw]
+        del raw   # the suspended generator keeps no reference: the caller may free the entry when done with it
+        yield info.filename, box.pop()
 
 
 # ---- tar (log bundles: .tar, .tar.gz, .tgz) ---------------------------------------------------------------------

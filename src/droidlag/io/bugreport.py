@@ -37,6 +37,7 @@ def read_bugreport_zip(path: str | Path, data: bytes | None = None) -> list[Dump
         name = f"{source}!{entry}"
         ws: list[ReadWarning] = []
         text = decode(raw, name, ws)
+        del raw   # parsing needs the text only (memory at scale)
         got = parse_text(text, name)
         got[0].warnings[:0] = ws
         units.extend(u for u in got if u.processes or u.wait_channels)
