@@ -1,7 +1,6 @@
 """What every subcommand shares: the exit codes and JSON output."""
 from __future__ import annotations
 
-import io
 import json
 import re
 import sys
@@ -25,8 +24,9 @@ def clean(text: str) -> str:
     return _CONTROL.sub("?", text)
 
 
-class CleanWriter(io.TextIOBase):
-    """A text stream that strips control characters on the way to `raw` (stdout, for every subcommand)."""
+class CleanWriter:
+    """A text stream that strips control characters on the way to `raw` (stdout, for every subcommand); anything
+    else (encoding, buffer, ...) is raw's."""
 
     def __init__(self, raw):
         self.raw = raw
@@ -38,12 +38,5 @@ class CleanWriter(io.TextIOBase):
     def flush(self) -> None:
         self.raw.flush()
 
-    def isatty(self) -> bool:
-        return self.raw.isatty()
-
-    def fileno(self) -> int:
-        return self.raw.fileno()
-
-    @property
-    def encoding(self):
-        return getattr(self.raw, "encoding", "utf-8")
+    def __getattr__(self, name: str):
+        return getattr(self.raw, name)
