@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import struct
 import subprocess
 import sys
 import tarfile
@@ -110,3 +111,24 @@ def test_no_temp_files_after_a_run_and_stale_ones_removed(tmp_path, corpus, monk
     assert _status(found)[f"{f}!g.txt"][0] == "analyzed"
     assert sorted(p.name for p in tmp.iterdir()) == ["droidlag-live1"]
     assert remove_stale(tmp) == []
+
+
+def test_zip_entry_whose_header_lies_about_its_size(corpus):
+    """A deflate entry declaring 1 kB that inflates to 128 MB: the ratio cap stops it while reading, whatever the
+    header said, and the refusal names the entry."""
+    from droidlag.errors import InputError
+    from droidlag.io.archive import open_zip, safe_entries
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w", zipfile.ZIP_DEFLATED) as z:
+        z.write(corpus_file(corpus, GFXINFO), "gfxinfo.txt")
+        z.writestr("zeros.txt", b"\0" * (128 * 1024 * 1024))
+    data = bytearray(b.getvalue())
+    for sig, size_at in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):   # local and central headers of zeros.txt
+        at = data.rindex(sig)
+        struct.pack_into("<I", data, at + size_at, 1000)
+    zf = open_zip("lie.zip", bytes(data))
+    got = []
+    with pytest.raises(InputError, match="zeros.txt.*(bomb|expands)"):
+        for name, raw in safe_entries("lie.zip", zf, []):
+            got.append(name)
+    assert got == ["gfxinfo.txt"]
