@@ -129,6 +129,6 @@ def test_zip_entry_whose_header_lies_about_its_size(corpus):
     zf = open_zip("lie.zip", bytes(data))
     got = []
     with pytest.raises(InputError, match="zeros.txt.*(bomb|expands)"):
-        for name, raw in safe_entries("lie.zip", zf, []):
+        for name, _raw in safe_entries("lie.zip", zf, []):
             got.append(name)
     assert got == ["gfxinfo.txt"]
