@@ -133,7 +133,8 @@ def write_outputs(findings, out_dir: Path, force: bool = False) -> dict[str, Pat
     _heatmaps(findings, html_data)
     html = render(html_data)             # may mark inputs "error" (a section that failed): before findings.json
     _sync_statuses(findings, data)
-    files["findings.json"] = json.dumps(data, indent=1, default=str).encode("utf-8")
+    # no indent: json's C encoder (with indent it runs in Python: 25 s for 35k frames)
+    files["findings.json"] = json.dumps(data, default=str, separators=(",", ":")).encode("utf-8")
     files["report.html"] = html.encode("utf-8")
     temps = {name: _write_temp(out_dir, generation, name, raw) for name, raw in files.items()}
     previous = _previous(out_dir)
