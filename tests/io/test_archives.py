@@ -98,10 +98,13 @@ def test_no_temp_files_after_a_run_and_stale_ones_removed(tmp_path, corpus, monk
     import tempfile
     monkeypatch.setattr(tempfile, "tempdir", None)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    stale = tmp / "droidlag-stale1"
+    stale = tmp / "droidlag-stale123"
     (stale / "x").mkdir(parents=True)
     (stale / PID_FILE).write_text(dead.stdout.strip())         # its process has exited: a kill -9 left it
-    live = tmp / "droidlag-live1"
+    other = tmp / "droidlag-iolab-abcd1234"   # another part's scratch folder: never ours to remove
+    other.mkdir()
+    os.utime(other, (0, 0))
+    live = tmp / "droidlag-live1234"
     live.mkdir()
     (live / PID_FILE).write_text(str(os.getppid()))               # a running process: left alone
     f = tmp_path / "a.zip"
@@ -109,7 +112,7 @@ def test_no_temp_files_after_a_run_and_stale_ones_removed(tmp_path, corpus, monk
         z.write(corpus_file(corpus, GFXINFO), "g.txt")
     found = analyze([f])
     assert _status(found)[f"{f}!g.txt"][0] == "analyzed"
-    assert sorted(p.name for p in tmp.iterdir()) == ["droidlag-live1"]
+    assert sorted(p.name for p in tmp.iterdir()) == ["droidlag-iolab-abcd1234", "droidlag-live1234"]
     assert remove_stale(tmp) == []
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -14,6 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 PREFIX = "droidlag-"
+# Exactly what mkdtemp(prefix=PREFIX) names: other droidlag folders (droidlag-iolab-..., droidlag-perf-...) are
+# never touched.
+_RUN_DIR = re.compile(r"^droidlag-[a-z0-9_]{8}$")
 PID_FILE = "owner.pid"
 # A folder of ours without a pid file (being created, or from a version before pid files) is left this long.
 ORPHAN_AGE_S = 3600
@@ -34,7 +38,7 @@ def remove_stale(base: Path | None = None) -> list[Path]:
     base = Path(base or tempfile.gettempdir())
     removed: list[Path] = []
     try:
-        candidates = [p for p in base.iterdir() if p.name.startswith(PREFIX)]
+        candidates = [p for p in base.iterdir() if _RUN_DIR.match(p.name)]
     except OSError:
         return removed
     for d in candidates:
