@@ -280,6 +280,9 @@ def fuzz_atheris(reader: str, runs: int | None, seconds: float | None, seed: int
         import droidlag.io.view_hierarchy  # noqa: F401
         import droidlag.io.xml_safe  # noqa: F401
     seed_dir = Path(tempfile.mkdtemp(prefix=f"droidlag-fuzz-{reader}-"))
+    import atexit
+    import shutil
+    atexit.register(shutil.rmtree, seed_dir, True)   # libFuzzer ends the process with exit()
     for k, s in enumerate(seeds(reader)):
         (seed_dir / f"seed{k}").write_bytes(s)
     out = CRASHES / reader
