@@ -19,6 +19,7 @@ import io
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -281,7 +282,6 @@ def fuzz_atheris(reader: str, runs: int | None, seconds: float | None, seed: int
         import droidlag.io.xml_safe  # noqa: F401
     seed_dir = Path(tempfile.mkdtemp(prefix=f"droidlag-fuzz-{reader}-"))
     import atexit
-    import shutil
     atexit.register(shutil.rmtree, seed_dir, True)   # libFuzzer ends the process with exit()
     for k, s in enumerate(seeds(reader)):
         (seed_dir / f"seed{k}").write_bytes(s)
@@ -312,6 +312,8 @@ def run_all(seconds: float, engine: str) -> int:
         cmd = [sys.executable, __file__, reader, "--seconds", str(seconds), "--engine", engine]
         t0 = time.monotonic()
         r = subprocess.run(cmd, capture_output=True, text=True)
+        for d in Path(tempfile.gettempdir()).glob(f"droidlag-fuzz-{reader}-*"):   # libFuzzer's exit skips atexit
+            shutil.rmtree(d, ignore_errors=True)
         text = r.stdout + r.stderr
         m = re.search(r"stat::number_of_executed_units:\s*(\d+)", text) or re.search(r"executions=(\d+)", text)
         execs = int(m.group(1)) if m else 0
