@@ -148,14 +148,18 @@ def test_kill_9_never_leaves_a_mixed_generation(tmp_path, corpus):
     """kill -9 at several moments of a run that rewrites an existing report: afterwards either the marker is there
     and findings.json and report.html are of its generation, or there is no marker (an incomplete run, detectable)."""
     out = tmp_path / "out"
-    args = [sys.executable, "-m", "droidlag.cli", "analyze", str(corpus_file(corpus, LIST_JANK)),
-            str(corpus_file(corpus, GFXINFO)), "--out", str(out), "--quiet"]
-    assert subprocess.run(args, timeout=600).returncode == 0
+    sets = [[str(corpus_file(corpus, LIST_JANK)), str(corpus_file(corpus, GFXINFO))],
+            [str(corpus_file(corpus, GFXINFO))]]     # two inputs sets: two different generations
+
+    def args(k: int) -> list[str]:
+        return [sys.executable, "-m", "droidlag.cli", "analyze", *sets[k % 2], "--out", str(out), "--quiet"]
+    assert subprocess.run(args(1), timeout=600).returncode == 0
     t0 = time.monotonic()
-    subprocess.run(args, timeout=600)
+    assert subprocess.run(args(0), timeout=600).returncode == 0
     full = time.monotonic() - t0
+    first = json.loads((out / MARKER).read_text())["generation"]
     for k in range(1, 8):   # spread over the run, its writing phase included
-        p = subprocess.Popen(args)
+        p = subprocess.Popen(args(k))
         time.sleep(full * (0.6 + 0.06 * k))
         p.send_signal(signal.SIGKILL)
         p.wait()
@@ -163,8 +167,9 @@ def test_kill_9_never_leaves_a_mixed_generation(tmp_path, corpus):
             _assert_one_generation(out)
         else:
             assert json.loads((out / "findings.json").read_text())   # whole files only: renamed, never cut
-    assert subprocess.run(args, timeout=600).returncode == 0      # the next run cleans up and completes
+    assert subprocess.run(args(1), timeout=600).returncode == 0      # the next run cleans up and completes
     _assert_one_generation(out)
+    assert json.loads((out / MARKER).read_text())["generation"] != first
 
 
 # ---- the terminal ----------------------------------------------------------------------------------------------

@@ -2,10 +2,10 @@
 Perfetto trace on the original time base."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
-import uuid
 from pathlib import Path
 
 from droidlag.report.html import render
@@ -96,7 +96,7 @@ def _clean_temp(out_dir: Path) -> None:
 
 def _write_temp(out_dir: Path, generation: str, name: str, data: bytes) -> Path:
     """data under a fresh temp name in out_dir: created exclusively, never through a link."""
-    tmp = out_dir / f"{TMP_PREFIX}{generation}-{name}"
+    tmp = out_dir / f"{TMP_PREFIX}{generation}-{os.getpid()}-{name}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
@@ -117,8 +117,10 @@ def write_outputs(findings, out_dir: Path, force: bool = False) -> dict[str, Pat
     check_out_dir(out_dir, force)
     out_dir.mkdir(parents=True, exist_ok=True)
     _clean_temp(out_dir)
-    generation = uuid.uuid4().hex
     data = findings.to_dict()
+    # The generation is named by its content: the same input gives byte-identical outputs, and files of two
+    # different runs never share a name.
+    generation = hashlib.sha256(json.dumps(data, default=str, sort_keys=True).encode()).hexdigest()[:32]
     data["generation"] = generation
     files: dict[str, bytes] = {}
     traces = data["traces"]
