@@ -23,6 +23,7 @@ def frames_from_file(path: str | Path, config: FramesConfig | None = None) -> Fr
     if kind == GFXINFO:
         from droidlag.io.gfxinfo import read_gfxinfo
         dump = read_gfxinfo(data, str(path))
+        del data   # the analysis needs the dump only (memory at scale)
         dump.warnings[:0] = warnings
         return analyze_gfxinfo(dump, config)
     return analyze_frames(read_trace(path), config)
