@@ -141,6 +141,12 @@ def test_own_output_is_never_read_as_input(tmp_path, corpus):
     assert main(["analyze", str(data), "--out", str(tmp_path / "other"), "--quiet"]) == 0
     paths = [i["path"] for i in json.loads((tmp_path / "other" / "findings.json").read_text())["inputs"]]
     assert paths == [str(data / "trace.html.gz")]
+    # --out the input folder itself (--force: it holds the user's trace): the trace is read, droidlag's files not
+    for _ in range(2):
+        assert main(["analyze", str(data), "--out", str(data), "--quiet", "--force"]) == 0
+        paths = [i["path"] for i in json.loads((data / "findings.json").read_text())["inputs"]]
+        assert paths == [str(data / "trace.html.gz")]
+    assert (data / "trace.html.gz").exists()
 
 
 @pytest.mark.slow

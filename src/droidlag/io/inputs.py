@@ -2,7 +2,9 @@
 unreadable, empty, unknown and junk files are recorded as skipped with the reason, and the rest go on."""
 from __future__ import annotations
 
+import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +18,7 @@ MAX_DEPTH = 12
 # The marker droidlag writes last into an output folder (droidlag.report.writer.MARKER): a folder holding it is a
 # droidlag report, whose findings.perfetto-trace must never be read back as a user's trace.
 OUTPUT_MARKER = ".droidlag-generation.json"
+_OUTPUT_NAME = re.compile(r"^(findings\.json|report\.html|findings(-\d+-[A-Za-z0-9._-]+)?\.perfetto-trace)$")
 
 
 @dataclass
@@ -39,20 +42,35 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
+def _own_outputs(folder: Path, filenames: list[str], is_out: bool) -> set[str]:
+    """Names of droidlag's own outputs in a folder: those its marker lists, and in the run's --out folder (which
+    may have no marker yet) every name droidlag writes there."""
+    ours: set[str] = set()
+    if OUTPUT_MARKER in filenames:
+        try:
+            listed = json.loads((folder / OUTPUT_MARKER).read_text(encoding="utf-8")).get("files") or []
+            ours.update(str(n) for n in listed)
+        except (OSError, ValueError, AttributeError):
+            ours.update(n for n in filenames if _OUTPUT_NAME.match(n))
+    if is_out:
+        ours.update(n for n in filenames if _OUTPUT_NAME.match(n))
+    return ours
+
+
 def walk(root: Path, exclude: list[Path] | None = None) -> list[Path]:
     """Files under a folder, sorted, hidden ones skipped, symlinked folders not followed, depth bounded; droidlag's
-    own output folders (holding its marker, or named in `exclude`) are not entered."""
+    own outputs (in a folder holding its marker, or in a folder named in `exclude`, the run's --out) are left out,
+    the user's files beside them are not."""
     out: list[Path] = []
     base_depth = len(root.parts)
     skip = [p for p in exclude or [] if p.exists()]
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        if OUTPUT_MARKER in filenames or any(_same(Path(dirpath), p) for p in skip):
-            dirnames[:] = []
-            continue
-        if len(Path(dirpath).parts) - base_depth >= MAX_DEPTH:
+        folder = Path(dirpath)
+        ours = _own_outputs(folder, filenames, any(_same(folder, p) for p in skip))
+        if len(folder.parts) - base_depth >= MAX_DEPTH:
             dirnames[:] = []
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        out.extend(Path(dirpath) / f for f in sorted(filenames) if not f.startswith("."))
+        out.extend(folder / f for f in sorted(filenames) if not f.startswith(".") and f not in ours)
     return out
 
 
@@ -92,7 +110,8 @@ def discover(paths: list[str | Path], exclude: list[Path] | None = None) -> list
         if p.is_dir() and looks_like_app_tree(p):   # an app's source tree: its layouts are one input
             found.append(InputFile(p, "android-layouts"))
             continue
-        if p.is_file() and (p.parent / OUTPUT_MARKER).exists() and p.name.startswith(("findings", "report.html")):
+        if p.is_file() and p.name in _own_outputs(p.parent, [OUTPUT_MARKER] if (p.parent / OUTPUT_MARKER).exists()
+                                                  else [], False):
             found.append(InputFile(p, None, "skipped", "droidlag's own output, not an input"))
             continue
         files = walk(p, exclude) if p.is_dir() else [p]
