@@ -69,7 +69,8 @@ def _previous(out_dir: Path) -> dict:
 
 def check_out_dir(out_dir: Path, force: bool = False) -> None:
     """OutputError unless out_dir can take droidlag's outputs: a real folder (not a link), holding nothing but what
-    droidlag wrote there (its marker's files, its own output names, its temp files) unless `force`."""
+    droidlag wrote there (the files its marker lists, and its temp files) unless `force`. Outputs of a droidlag
+    without markers count as foreign: --force once, and they are replaced."""
     if out_dir.is_symlink():
         raise OutputError(f"{out_dir} is a symbolic link; give the real folder")
     if out_dir.exists() and not out_dir.is_dir():
