@@ -44,17 +44,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _term_as_exit() -> None:
-    """SIGTERM ends the run like Ctrl-C does, through Python's exit path, so temp files and half-written outputs are
-    cleaned up (kill -9 cannot be caught: the next run removes what it left)."""
+def _term_as_exit() -> dict:
+    """SIGTERM and SIGHUP end the run like Ctrl-C does, through Python's exit path, so temp files and half-written
+    outputs are cleaned up (kill -9 cannot be caught: the next run removes what it left). Returns the handlers it
+    replaced, for main to put back."""
     import signal
 
     def stop(signum, frame):
         raise SystemExit(128 + signum)
-    try:
-        signal.signal(signal.SIGTERM, stop)
-    except ValueError:   # not the main thread (an embedding application): leave its handlers alone
-        pass
+    replaced: dict = {}
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):   # kill, and the terminal closing
+        if sig is None or signal.getsignal(sig) not in (signal.SIG_DFL, None):
+            continue   # someone (nohup, an embedding application) chose a handler: keep it
+        try:
+            replaced[sig] = signal.signal(sig, stop)
+        except ValueError:   # not the main thread: leave the handlers alone
+            break
+    return replaced
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
-    _term_as_exit()
+    handlers = _term_as_exit()
     saved = sys.stdout
     sys.stdout = CleanWriter(saved)   # hostile names in the data never reach the terminal as control sequences
     try:
@@ -87,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL
     finally:
         sys.stdout = saved
+        import signal
+        for sig, old in handlers.items():
+            signal.signal(sig, old)
 
 
 if __name__ == "__main__":
