@@ -85,3 +85,26 @@ def test_view_hierarchy_json_with_invalid_utf8(tmp_path, corpus):
     f.write_bytes(raw[:k] + b"\xd8" + raw[k:])
     h, warnings = read_hierarchy(f)
     assert any("invalid UTF-8" in w.message for w in warnings)
+
+
+def test_zip_entry_with_no_name(corpus):
+    """IndexError in zipfile's is_dir() for an entry named ''."""
+    from droidlag.io.archive import open_zip, safe_entries
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w") as z:
+        z.writestr(zipfile.ZipInfo(""), b"nameless")
+        z.write(corpus_file(corpus, "anr/chkbugreport_deadlock_vm_traces.txt"), "traces.txt")
+    warnings: list = []
+    got = [name for name, _ in safe_entries("n.zip", open_zip("n.zip", b.getvalue()), warnings)]
+    assert got == ["traces.txt"] and any("no name" in w.message for w in warnings)
+
+
+def test_framestats_header_naming_a_column_twice(corpus):
+    """ShapeError building the table: two header fields with one name merged two columns into one list."""
+    from droidlag.io.gfxinfo import read_gfxinfo
+    raw = corpus_file(corpus, "gfxinfo/sailfish_android10_dumpsys_gfxinfo.txt").read_bytes()
+    whole = read_gfxinfo(raw)
+    rows = sum(w.framestats.height for p in whole.processes for w in p.windows)
+    dump = read_gfxinfo(raw.replace(b"Flags,IntendedVsync,Vsync,", b"Flags,IntendedVsync,IntendedVsync,"))
+    assert sum(w.framestats.height for p in dump.processes for w in p.windows) == rows
+    assert any("names a column twice" in w.message for w in dump.warnings)

@@ -144,6 +144,9 @@ def safe_entries(path: str | Path, zf: zipfile.ZipFile, warnings: list[ReadWarni
     total = 0
     budget = current()
     for info in zf.infolist():
+        if not info.filename:
+            warnings.append(ReadWarning(str(path), "an entry with no name refused"))
+            continue
         if info.is_dir() or not want(info):
             continue
         why = unsafe_reason(info)

@@ -72,6 +72,14 @@ def _frame_block(lines: list[str], start: int, path: str, warnings: list[ReadWar
     header = [h.strip() for h in lines[i].strip().rstrip(",").split(",")]
     if not header or header[0] != "Flags":
         warnings.append(ReadWarning(path, f"framestats header not recognized: {lines[i][:60]!r}", line=i + 1))
+    if len(set(header)) != len(header):   # damage: a name twice would merge two columns
+        seen: dict[str, int] = {}
+        for k, h in enumerate(header):
+            seen[h] = seen.get(h, 0) + 1
+            if seen[h] > 1:
+                header[k] = f"{h}_{seen[h]}"
+        warnings.append(ReadWarning(path, "framestats header names a column twice; the later one renamed",
+                                    line=i + 1))
     i += 1
     rows: list[str] = []
     row_lines: list[int] = []
