@@ -287,15 +287,16 @@ def _gfx_causes(f: pl.DataFrame) -> pl.DataFrame:
     bad = f.filter(pl.col("naive_verdict") != OK)
     normal = f.filter(pl.col("naive_verdict") == OK)
     rows = []
+    # each stage's mean share over normal frames, once (per slow frame it made the analysis quadratic)
+    normal_mean = normal.select([(pl.col(st).fill_null(0) / pl.col("dur_ns")).mean().alias(st) for st in stages]) \
+        .row(0, named=True) if normal.height and stages else {}
     for r in bad.iter_rows(named=True):
         shares = {s: (r[s] or 0) / r["dur_ns"] for s in stages if r["dur_ns"]}
         if not shares:
             continue
         top = max(shares, key=shares.get)
-        base = None
-        if normal.height:
-            nb = normal.select((pl.col(top).fill_null(0) / pl.col("dur_ns")).mean()).item()
-            base = round(float(nb), 4) if nb is not None else None
+        nb = normal_mean.get(top)
+        base = round(float(nb), 4) if nb is not None else None
         rows.append((r["frame_id"], 1, f"stage:{top}", round(shares[top], 4), base,
                      json.dumps({"stage_ms": round((r[top] or 0) / 1e6, 3), "frame_ms": round(r["dur_ns"] / 1e6, 3),
                                  "note": "gfxinfo has no sched/binder/I/O data; system causes not possible"})))
