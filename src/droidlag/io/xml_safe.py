@@ -130,8 +130,8 @@ def parse_xml(data: bytes, path: str | Path) -> XmlNode:
         raise InputError(path, f"broken XML: {e.getMessage()}", e.getLineNumber()) from None
     except DefusedXmlException as e:
         raise InputError(path, f"XML refused as unsafe: {type(e).__name__}", handler._line() or None) from None
-    except LookupError as e:   # <?xml encoding="..."?> names an encoding Python does not know
-        raise InputError(path, f"broken XML: {e}", 1) from None
+    except (LookupError, ValueError) as e:   # <?xml encoding="..."?> unknown, or multi-byte (expat cannot)
+        raise InputError(path, f"XML encoding not readable: {e}", 1) from None
     if handler.root is None:
         raise InputError(path, "XML holds no element")
     return handler.root
