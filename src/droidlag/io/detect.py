@@ -117,18 +117,45 @@ def sniff_bytes(data: bytes) -> str | None:
     return None
 
 
+def _html_head(head: bytes) -> bool:
+    from droidlag.io.systrace_html import looks_like_html
+    return looks_like_html(head)
+
+
+def html_with_trace_blocks(data: bytes) -> bool:
+    """A saved web page whose systrace blocks lie past the sniffed head (after the viewer's script)."""
+    import io
+
+    from droidlag.io.systrace_html import looks_like_html, stream_has_trace_blocks
+    return looks_like_html(data[:4096]) and stream_has_trace_blocks(io.BytesIO(data))
+
+
+def sniff_file(path: str | Path, head: bytes) -> str | None:
+    """The kind of a file from its (decompressed) head; a page that opens like HTML is scanned further, as a
+    stream, for systrace blocks."""
+    kind = sniff_bytes(head)
+    if kind is None:
+        from droidlag.io.systrace_html import file_has_trace_blocks, looks_like_html
+        if looks_like_html(head) and file_has_trace_blocks(path):
+            return SYSTRACE
+    return kind
+
+
 def load(path: str | Path) -> tuple[str, bytes, list[ReadWarning]]:
     """Read a file, undo gzip, and name its kind. InputError for files no reader can use."""
     data = read_bytes(path)
     warnings: list[ReadWarning] = []
     if data[:2] == GZIP_MAGIC:
         # tell what it is from the first bytes before expanding it all: junk is refused without a bomb's cost
-        if sniff_bytes(gunzip_head(data, path)) is None:
+        head = gunzip_head(data, path)
+        if sniff_bytes(head) is None and not _html_head(head):
             raise InputError(path, "gzip file holds no format droidlag reads")
         data = gunzip(data, path, warnings)
         if not data.strip():
             raise InputError(path, "gzip file holds no data")
     kind = sniff_bytes(data)
+    if kind is None and html_with_trace_blocks(data):
+        kind = SYSTRACE
     if kind is None:
         raise InputError(path, "not a format droidlag reads (expected a Perfetto trace, systrace/atrace, "
                          "thread dump, gfxinfo, logcat or bugreport)")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from droidlag.errors import InputError
-from droidlag.io.detect import sniff_bytes
+from droidlag.io.detect import sniff_file
 from droidlag.io.source import GZIP_MAGIC, SNIFF_BYTES, gunzip_head
 
 # Folders deeper than this are not walked (symlink loops, runaway trees).
@@ -48,7 +48,7 @@ def _sniff_head(path: Path) -> str | None:
         raise InputError(path, "file is empty")
     if head[:2] == GZIP_MAGIC:
         head = gunzip_head(head, path)
-    kind = sniff_bytes(head)
+    kind = sniff_file(path, head)
     if kind == "zip":
         from zipfile import BadZipFile, ZipFile
         try:
