@@ -297,7 +297,7 @@ class _CappedStream:
         try:
             out = self.raw.read(n)
         except (EOFError, OSError, zlib.error) as e:
-            self.warnings.append(ReadWarning(str(self.path), f"compressed data ends early or is corrupt ({e}) after "
+            self.warnings.append(ReadWarning(str(self.path), f"gzip stream truncated or corrupt ({e}) after "
                                              f"{self.total} bytes; read what was there"))
             return b""
         self.total += len(out)
