@@ -7,7 +7,8 @@ import argparse
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("frames", help="slow rendering / frozen frames (naive and buffer-aware) and their root "
                                       "causes, from a Perfetto/systrace trace or `dumpsys gfxinfo framestats` text")
-    p.add_argument("path", help="Perfetto trace, systrace/atrace file, or dumpsys gfxinfo output")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="Perfetto traces, systrace/atrace files, dumpsys "
+                   "gfxinfo output, folders or zip archives of them")
     p.add_argument("--app", help="only this app (package / process name)")
     p.add_argument("--vsync-ms", type=float, help="the panel's vsync period in ms (default: from the trace)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -17,8 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args) -> int:
     import sys
 
-    from droidlag.cli.common import EXIT_USAGE, print_json
-    from droidlag.frames import FramesConfig, frames_from_file
+    from droidlag.cli.common import EXIT_NO_INPUT, EXIT_USAGE, print_json
+    from droidlag.findings import frames_reports
+    from droidlag.frames import FramesConfig
 
     try:
         config = FramesConfig(app=args.app,
@@ -26,11 +28,22 @@ def run(args) -> int:
     except ValueError as e:
         print(f"droidlag frames: {e} (--vsync-ms {args.vsync_ms})", file=sys.stderr)
         return EXIT_USAGE
-    report = frames_from_file(args.path, config)
+    reports, inputs = frames_reports(args.paths, config)
+    if not reports:
+        why = "; ".join(f"{i.display or i.path}: {i.reason}" for i in inputs if i.reason)[:2000]
+        print(f"droidlag frames: no trace or gfxinfo text could be read ({why or 'no input files'})",
+              file=sys.stderr)
+        return EXIT_NO_INPUT
     if args.json:
-        print_json(report.to_dict())
+        print_json(reports[0].to_dict() if len(reports) == 1 and len(args.paths) == 1 and not
+                   any(i.kind == "zip" for i in inputs) else
+                   {"reports": [r.to_dict() for r in reports], "inputs": [i.to_dict() for i in inputs]})
         return 0
-    _print(report)
+    for report in reports:
+        _print(report)
+    for i in inputs:
+        if i.status in ("skipped", "failed"):
+            print(f"{i.display or i.path}: {i.status}: {i.reason}")
     return 0
 
 

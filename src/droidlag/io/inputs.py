@@ -46,9 +46,12 @@ def _sniff_head(path: Path) -> str | None:
         head = fh.read(SNIFF_BYTES)
     if not head.strip():
         raise InputError(path, "file is empty")
-    if head[:2] == GZIP_MAGIC:
+    gz = head[:2] == GZIP_MAGIC
+    if gz:
         head = gunzip_head(head, path)
     kind = sniff_file(path, head)
+    if kind is None and gz:
+        raise InputError(path, "gzip file holds no format droidlag reads")
     if kind == "zip":
         from zipfile import BadZipFile, ZipFile
         try:
