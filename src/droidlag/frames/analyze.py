@@ -20,6 +20,9 @@ from droidlag.gc.evidence import frames_with_gc
 from droidlag.models.gfxinfo import GfxinfoDump
 from droidlag.models.trace import Trace
 
+# A slow frame whose critical path has sched data for less than this fraction of its time gets no cause.
+MIN_SCHED_COVERAGE = 0.5
+NO_SCHED_NOTE = "not possible: no sched data in this window"
 CAUSE_SCHEMA = {"frame_id": pl.Int64, "rank": pl.Int32, "name": pl.Utf8, "share": pl.Float64,
                 "normal_share": pl.Float64, "evidence": pl.Utf8}
 
@@ -48,8 +51,9 @@ class FramesReport:
                 {"name": r["name"], "share": r["share"], "normal_share": r["normal_share"],
                  "evidence": json.loads(r["evidence"]) if r["evidence"] else None})
         stage_cols = [c for c in STAGES if c in self.frames.columns]
-        keep = [c for c in ("pid", "process", "window", "vsync_id", "ft_jank_type", "ft_present_type",
-                            "buffer_signal", "buffer_evidence", "naive_vsync_verdict") if c in self.frames.columns]
+        keep = [c for c in ("pid", "process", "window", "layer_name", "vsync_id", "ft_jank_type", "ft_present_type",
+                            "buffer_signal", "buffer_evidence", "naive_vsync_verdict", "complete", "cause_note")
+                if c in self.frames.columns]
         frames = []
         for r in self.frames.iter_rows(named=True):
             d = {"start_ns": r["start_ns"], "dur_ns": r["dur_ns"],
@@ -83,6 +87,10 @@ def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesRe
     frames, counters_used = apply_verdicts(trace, seg.frames, config, seg.vsync_period_ns, sf)
     frames = frames_with_gc(trace, frames)
     causes, cause_extra = _causes(trace, frames, config, notes, seg.vsync_period_ns)
+    no_sched = cause_extra.pop("_no_sched_frames", [])
+    frames = frames.with_columns(pl.when(pl.col("frame_id").is_in(no_sched)).then(pl.lit(NO_SCHED_NOTE))
+                                 .otherwise(pl.lit(None, pl.Utf8)).alias("cause_note"))
+    cause_extra["causes_not_possible_frames"] = len(no_sched)
     extra = cause_extra | {"vsync_period_source": seg.vsync_period_source, "bufferqueue_counters": counters_used,
              "non_hwui_apps": seg.non_hwui_apps,
              "apps": _apps(frames)}
@@ -101,7 +109,7 @@ def _apps(frames: pl.DataFrame) -> list[dict]:
     if not frames.height:
         return []
     g = frames.group_by("pid", "process").agg(pl.len().alias("frames"),
-                                              (pl.col("naive_verdict") != OK).sum().alias("sr_ff_naive"),
+                                              pl.col("naive_verdict").is_in([SR, FF]).sum().alias("sr_ff_naive"),
                                               pl.col("verdict").is_in([SR, FF]).sum().alias("sr_ff"))
     return g.sort(["frames", "pid"], descending=[True, False]).to_dicts()
 
@@ -143,14 +151,20 @@ def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: lis
             rows.append((fid, i + 1, c["name"], c["share"], c["normal_share"],
                          json.dumps(c["evidence"] | {"label": c["label"]}, default=str)))
 
+    budget = vsync_period_ns or config.sr_threshold_ns
+    no_sched: list[int] = []
     for r in bad.iter_rows(named=True):
         fs = analyzer.shares(r)
+        if fs.coverage is not None and fs.coverage < MIN_SCHED_COVERAGE:
+            no_sched.append(r["frame_id"])     # a cause from a window without sched data would be invented
+            continue
         sfc = analyzer.compositor_cause(r, fs, base(r["pid"]))
         if sfc:
             late_sf["sr_ff"].append(sfc["share"])
         if "block" in fs.evidence["io"]:
             bad_block.append(fs.evidence["io"]["block"])
-        emit(r["frame_id"], rank_causes(fs, base(r["pid"]), config, analyzer.app_components(r), sfc))
+        emit(r["frame_id"], rank_causes(fs, base(r["pid"]), config, analyzer.app_components(r), sfc,
+                                        max(0, r["dur_ns"] - budget)))
     for r in ok_late:
         fs = analyzer.compositor_only(r)
         sfc = analyzer.compositor_cause(r, fs, base(r["pid"]))
@@ -160,7 +174,10 @@ def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: lis
     factors = [k for b in base_by_pid.values() for k, v in b.items() if k in SYSTEM_FACTORS and v is not None]
     if bad.height and (not base_by_pid or not factors):
         notes.append("no normal frames to compare with: cause shares are compared against 0")
-    extra: dict = {}
+    extra: dict = {"_no_sched_frames": no_sched}
+    if no_sched:
+        notes.append(f"{len(no_sched)} slow frame(s) lie outside the sched data (before its first or after its last "
+                     "event on the frame's threads): cause not possible: no sched data in this window")
     if analyzer.block is not None:
         extra["block_io"] = {"sr_ff": block_baseline(bad_block), "normal": block_baseline(analyzer.normal_block)}
     if comp.tid is not None and comp.windows:

@@ -44,7 +44,26 @@ def frametimeline_agreement(frames: pl.DataFrame) -> dict | None:
         out["bufferqueue"] = "not possible: no BufferQueue counter for these layers in the trace"
     stuffed = f.filter(pl.col("ft_jank_type") == "Buffer Stuffing")
     out["buffer_stuffing_naive_sr"] = int((stuffed["naive_verdict"] != OK).sum())
+    out["by_layer"] = agreement_by_layer(f)
     return out
+
+
+def agreement_by_layer(f: pl.DataFrame) -> list[dict]:
+    """The same agreement per app surface (process and layer): frames, FrameTimeline app jank, and the naive
+    16.67 ms verdict's true/false positives and misses against it; busiest layer first."""
+    if "layer_name" not in f.columns:
+        return []
+    out = []
+    keys = f.select("pid", "process", "layer_name").unique().sort(["pid", "layer_name"], nulls_last=True)
+    for pid, process, layer in keys.iter_rows():
+        part = f.filter((pl.col("pid") == pid) & (pl.col("layer_name").eq_missing(layer)))
+        truth = part.select(ft_is_app_jank(pl.col("ft_jank_type"))).to_series()
+        c = confusion(part["naive_verdict"] != OK, truth)
+        out.append({"pid": pid, "process": process, "layer": layer, "frames": part.height,
+                    "frametimeline_app_jank": int(truth.sum()), "naive_sr_ff": c["tp"] + c["fp"],
+                    "agree": c["tp"] + c["tn"], "naive_tp": c["tp"], "naive_fp": c["fp"], "naive_fn": c["fn"],
+                    "precision": c["precision"], "recall": c["recall"]})
+    return sorted(out, key=lambda d: (-d["frames"], d["pid"], d["layer"] or ""))
 
 
 def intervals(frames: pl.DataFrame, col: str) -> dict:
@@ -80,6 +99,20 @@ def rank_summary_causes(causes: pl.DataFrame, n_bad: int) -> list[dict]:
 
 def summarize(frames: pl.DataFrame, causes: pl.DataFrame, buffer_signal: str, vsync_period_ns: int | None,
               extra: dict | None = None) -> dict:
+    """Counts, rates and percentiles over the complete frames; frames whose end is not in the trace are counted
+    apart (`incomplete_frames`) and take no part in verdicts, percentiles or headlines."""
+    incomplete = 0
+    if frames.height and "complete" in frames.columns:
+        done = frames["complete"].fill_null(True)
+        incomplete = int((~done).sum())
+        frames = frames.filter(done)
+    out = _summarize(frames, causes, buffer_signal, vsync_period_ns, extra)
+    out["incomplete_frames"] = incomplete
+    return out
+
+
+def _summarize(frames: pl.DataFrame, causes: pl.DataFrame, buffer_signal: str, vsync_period_ns: int | None,
+               extra: dict | None = None) -> dict:
     n = frames.height
     counts = {v: int((frames["verdict"] == v).sum()) for v in (SR, FF, NOT_POSSIBLE)} if n else {}
     naive = {v: int((frames["naive_verdict"] == v).sum()) for v in (SR, FF)} if n else {SR: 0, FF: 0}

@@ -13,6 +13,9 @@ from droidlag.frames.config import FramesConfig
 from droidlag.models.trace import Trace
 
 OK, SR, FF, NOT_POSSIBLE = "ok", "SR", "FF", "not possible"
+# A frame whose end is not in the trace (FrameTimeline end event or doFrame/DrawFrame end missing): its duration
+# is unknown, so it takes no verdict and is counted apart.
+INCOMPLETE = "incomplete"
 APP_JANK = "App Deadline Missed"
 
 
@@ -119,7 +122,19 @@ def apply_verdicts(trace: Trace | None, frames: pl.DataFrame, config: FramesConf
         .otherwise(pl.lit("long frame; no FrameTimeline row and no BufferQueue counter for this layer, so "
                           "whether a ready buffer hid it is not known")).alias("buffer_evidence"),
     )
-    return f, counters_used
+    return _mark_incomplete(f), counters_used
+
+
+def _mark_incomplete(f: pl.DataFrame) -> pl.DataFrame:
+    if "complete" not in f.columns:
+        return f
+    done = pl.col("complete").fill_null(True)
+    return f.with_columns(
+        *[pl.when(done).then(pl.col(c)).otherwise(pl.lit(INCOMPLETE)).alias(c)
+          for c in ("verdict", "naive_verdict", "naive_vsync_verdict", "bufferqueue_verdict")],
+        pl.when(done).then(pl.col("buffer_evidence")).otherwise(
+            pl.lit("the frame's end is not in the trace (no end event): its duration is unknown, so it is counted "
+                   "apart and takes no verdict")).alias("buffer_evidence"))
 
 
 def _groups(f: pl.DataFrame):
