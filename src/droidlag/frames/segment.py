@@ -381,6 +381,7 @@ def _ft_frames(trace: Trace, s: pl.DataFrame, surf: pl.DataFrame, first_id: int)
         pl.lit(None, pl.Int64).alias("do_frame_ts"), pl.col("ft_ended").fill_null(True).alias("complete"),
         pl.col("ft_actual_start_ns").alias("act_ts"), pl.col("ft_actual_end_ns").alias("act_end"))
     if s.height:
+        f = _ft_draw_frames(s, f)
         main = _stage_sums(s, f.select("frame_id", "ui_tid", "act_ts", "act_end"), MAIN_STAGES, "ui_tid", "act")
         f = f.join(main, on="frame_id", how="left")
         rt = _stage_sums(s, f.select("frame_id", "render_tid", "act_ts", "act_end"), RENDER_STAGES, "render_tid",
@@ -389,4 +390,28 @@ def _ft_frames(trace: Trace, s: pl.DataFrame, surf: pl.DataFrame, first_id: int)
     for st in STAGES:
         if st not in f.columns:
             f = f.with_columns(pl.lit(None, pl.Int64).alias(st))
-    return f.select(list(FRAME_SCHEMA) + list(STAGES))
+    extra = [c for c in ("draw_frame_ts", "draw_frame_end") if c in f.columns]
+    return f.select(list(FRAME_SCHEMA) + extra + list(STAGES))
+
+
+def _ft_draw_frames(s: pl.DataFrame, f: pl.DataFrame) -> pl.DataFrame:
+    """The RenderThread DrawFrame of each FrameTimeline-only frame, so that its cause walk covers the
+    RenderThread too: by vsync id where the name carries one, else the last DrawFrame starting in the frame."""
+    draw = s.filter(pl.col("name").str.contains(DRAWFRAME_RE) & pl.col("tid").is_in(
+        f["render_tid"].drop_nulls().unique().implode())).with_columns(
+        pl.col("name").str.extract(DRAWFRAME_RE, 1).cast(pl.Int64).alias("d_vsync"))
+    cols = {"draw_frame_id": pl.Int64, "draw_frame_ts": pl.Int64, "draw_frame_end": pl.Int64}
+    if not draw.height:
+        return f.with_columns([pl.lit(None, t).alias(c) for c, t in cols.items()])
+    d = draw.select(pl.col("tid").alias("render_tid"), "d_vsync", pl.col("id").alias("draw_frame_id"),
+                    pl.col("ts").alias("draw_frame_ts"), (pl.col("ts") + pl.col("dur")).alias("draw_frame_end"))
+    by_id = f.select("frame_id", "render_tid", pl.col("vsync_id").alias("d_vsync")).join(
+        d.filter(pl.col("d_vsync").is_not_null()).unique(["render_tid", "d_vsync"], keep="first"),
+        on=["render_tid", "d_vsync"], how="inner").select("frame_id", *cols)
+    rest = f.filter(~pl.col("frame_id").is_in(by_id["frame_id"].implode()) & pl.col("render_tid").is_not_null())
+    win = rest.select("frame_id", "render_tid", "start_ns", "end_ns").sort("end_ns").join_asof(
+        d.sort("draw_frame_ts"), left_on="end_ns", right_on="draw_frame_ts", by="render_tid", strategy="backward",
+        check_sortedness=False)
+    win = win.filter(pl.col("draw_frame_ts").is_not_null() & (pl.col("draw_frame_ts") >= pl.col("start_ns")))
+    matched = pl.concat([by_id, win.select("frame_id", *cols)])
+    return f.join(matched, on="frame_id", how="left")
