@@ -13,6 +13,7 @@ import polars as pl
 from droidlag.frames.block_io import block_baseline
 from droidlag.frames.causes import SYSTEM_FACTORS, CauseAnalyzer, baseline, rank_causes
 from droidlag.frames.config import FramesConfig
+from droidlag.frames.pacing import frame_pacing
 from droidlag.frames.segment import STAGES, segment_frames, surfaceflinger_pids
 from droidlag.frames.summary import summarize
 from droidlag.frames.verdicts import FF, NOT_POSSIBLE, OK, SR, apply_verdicts, naive_expr
@@ -93,6 +94,7 @@ def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesRe
     cause_extra["causes_not_possible_frames"] = len(no_sched)
     extra = cause_extra | {"vsync_period_source": seg.vsync_period_source, "bufferqueue_counters": counters_used,
              "non_hwui_apps": seg.non_hwui_apps,
+             "frame_pacing": frame_pacing(trace, seg.non_hwui_apps, seg.vsync_period_ns),
              "apps": _apps(frames)}
     bad_ids = frames.filter(frames["verdict"].is_in([SR, FF]) | (frames["verdict"] == NOT_POSSIBLE))["frame_id"] \
         if frames.height else pl.Series([], dtype=pl.Int64)

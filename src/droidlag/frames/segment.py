@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 
 from droidlag.frames.frametimeline import join_surface_frames, surface_frames
+from droidlag.frames.pacing import outer_swaps
 from droidlag.models.trace import Trace
 
 DOFRAME_RE = r"^Choreographer#doFrame(?:\s+(\d+))?$"
@@ -85,7 +86,7 @@ def estimate_vsync_period(trace: Trace) -> tuple[int | None, str | None]:
             return p, "frametimeline"
     c = trace.counters
     if c.height:
-        for name in ("VSYNC-app", "VSYNC-sf", "HW_VSYNC_0", "VSYNC-appSf"):
+        for name in ("VSYNC-app", "VSYNC-sf", "HW_VSYNC_0", "VSYNC-appSf", "VSYNC"):
             v = c.filter(pl.col("name") == name)
             if v.height >= 4:
                 # The counter toggles 0/1 once per vsync.
@@ -196,8 +197,9 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
 
     # Non-HWUI renderers: Choreographer callbacks that drive Flutter/Unity/GL drawing are not HWUI frames.
     non_hwui: list[dict] = []
-    swap_names = ("queueBuffer", "eglSwapBuffers", "eglSwapBuffersWithDamageKHR")
-    swaps = s.filter(pl.col("name").is_in(swap_names) & ~pl.col("pid").is_in(list(sf)))
+    # one swap per buffer: a queueBuffer inside eglSwapBuffers is the same buffer
+    cand = s.filter(pl.col("pid").is_not_null() & ~pl.col("pid").is_in(list(sf)))["pid"].unique().to_list()
+    swaps = outer_swaps(s, cand).join(s.select("tid", "tname").unique("tid"), on="tid", how="left")
     for pid in sorted(set(do["pid"].drop_nulls().to_list()) | set(swaps["pid"].drop_nulls().to_list())):
         n_do = do.filter(pl.col("pid") == pid).height
         n_draw = draw.filter(pl.col("pid") == pid).height
@@ -213,12 +215,13 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
             if n_do:
                 notes.append(f"{trace.process_name(pid) or pid} renders with {renderer} (not the HWUI pipeline): "
                              f"its {n_do} Choreographer#doFrame callbacks and {other_swaps} buffers queued from "
-                             "other threads are not counted as frames; frame timing for it is not possible from "
-                             "these slices")
+                             "other threads are not counted as frames; its frame pacing is measured from the "
+                             "buffers it queued instead")
             else:
                 notes.append(f"{trace.process_name(pid) or pid} queued {other_swaps} buffers but the trace has no "
                              "Choreographer#doFrame slices for it (not traced with the gfx/view categories, or it "
-                             "draws without the Choreographer): its frames are not counted")
+                             "draws without the Choreographer): its frames are not counted; its frame pacing is "
+                             "measured from the buffers it queued instead")
     excluded = [d["pid"] for d in non_hwui]
     do = do.filter(~pl.col("pid").is_in(excluded))
     if not do.height:

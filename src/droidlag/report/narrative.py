@@ -102,8 +102,47 @@ def hang_headlines(report) -> list[dict]:
     return out
 
 
+RENDERER_WORDS = {
+    "flutter": "draws with Flutter, outside the HWUI pipeline",
+    "unity": "draws with Unity, outside the HWUI pipeline",
+    "surfaceview/gl": "draws through GL/SurfaceView, outside the HWUI pipeline",
+    "no-choreographer": "queues buffers with no Choreographer#doFrame in the trace",
+}
+
+
+def pacing_headline(p: dict, path: str) -> dict:
+    """One producer of an app that draws without the Choreographer: its pacing against its target rate."""
+    over, over2 = p.get("over_1.5x", 0), p.get("over_2.0x", 0)
+    how = RENDERER_WORDS.get(p.get("renderer"), f"draws with {p.get('renderer')}")
+    who = f"{p.get('process') or p['pid']} {how} (thread {p.get('producer') or p['producer_tid']})"
+    text = (f"{path}: {who}: {p['buffers']} buffers at a {p['target_fps']} fps target ({p['target_ms']} ms); "
+            f"{over} interval(s) over 1.5x the target ({p.get('over_1.5x_pct')}%), {over2} over 2x, "
+            f"{p['stutter_runs']} stutter run(s), longest interval {p['interval_ms']['max']} ms")
+    if p.get("pauses"):
+        text += f"; {p['pauses']} pause(s) over 700 ms not counted"
+    if not over:
+        return {"severity": 2, "kind": "pacing", "level": "ok", "source": path, "text": text + " (steady pacing)."}
+    return {"severity": SEVERITY["sr"] + min(19, p.get("over_1.5x_pct", 0) / 5), "kind": "pacing",
+            "level": "bad" if over2 else "warn", "source": path, "text": text + "."}
+
+
 def frames_headlines(report, path: str) -> list[dict]:
-    """One headline per trace or gfxinfo file with slow frames: how many, how bad, and the leading cause."""
+    """One headline per trace or gfxinfo file with slow frames (how many, how bad, the leading cause), and one per
+    producer of an app that draws without the Choreographer (its frame pacing)."""
+    s = report.summary
+    pacing = [pacing_headline(p, path) for p in s.get("frame_pacing") or []]
+    base = _frames_headline(report, path)
+    if pacing:   # Choreographer frames alone must not read as an all-clear for the apps they leave out
+        base = [h for h in base if h["kind"] != "info"]
+        for h in base:
+            if h["kind"] == "ok":
+                h["text"] = h["text"][:-1] + (f"; {len(pacing)} thread(s) draw without the Choreographer: their "
+                                              "pacing is below.")
+                h["level"] = "muted"
+    return base + pacing
+
+
+def _frames_headline(report, path: str) -> list[dict]:
     s = report.summary
     n = s.get("frames") or 0
     aggregates = [g for g in s.get("gfxinfo_summaries") or [] if g.get("total_frames_rendered")]
