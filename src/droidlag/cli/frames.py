@@ -58,8 +58,16 @@ def _print(report) -> None:
         print(f"  naive (16.67 ms / 700 ms):  SR {s['sr_naive']} ({_fmt(s['sr_naive_pct'], '%')}), "
               f"FF {s['ff_naive']} ({_fmt(s['ff_naive_pct'], '%')})")
         vs = s.get("naive_vsync_period")
+        rates = s.get("refresh_rates") or []
+        if len(rates) > 1:
+            print("  panel:                      " + ", ".join(
+                f"{r['hz']:g} Hz ({r['frames']} frames, SR {r['sr_vsync']})" for r in rates))
         if vs:
-            print(f"  naive (vsync {vs['vsync_period_ms']} ms):       SR {vs['sr']} ({_fmt(vs['sr_pct'], '%')})")
+            hz = f", {1000 / vs['vsync_period_ms']:.0f} Hz" if vs['vsync_period_ms'] else ""
+            print(f"  naive (vsync {vs['vsync_period_ms']} ms{hz}{' and others' if len(rates) > 1 else ''}): "
+                  f"SR {vs['sr']} ({_fmt(vs['sr_pct'], '%')})")
+        if s.get("incomplete_frames"):
+            print(f"  incomplete (no end in the trace, not counted): {s['incomplete_frames']}")
         print(f"  buffer-aware:               SR {_fmt(s['sr'])} ({_fmt(s['sr_pct'], '%')}), "
               f"FF {_fmt(s['ff'])} ({_fmt(s['ff_pct'], '%')})")
         if s.get("not_possible_reason"):
@@ -79,6 +87,10 @@ def _print(report) -> None:
         print(f"  {g['process']}: {g['total_frames_rendered']} frames rendered, Android counts "
               f"{g['janky_frames']} janky ({_fmt(g['janky_percent'], '%')}); histogram: SR {_fmt(g['sr_naive_histogram'])}"
               f", FF {_fmt(g['ff_naive_histogram'])}")
+    for p in s.get("frame_pacing") or []:
+        print(f"  pacing {p.get('process') or p['pid']} / {p.get('producer')}: {p['buffers']} buffers, target "
+              f"{p['target_fps']} fps; over 1.5x {p['over_1.5x']} ({p['over_1.5x_pct']}%), over 2x {p['over_2.0x']}, "
+              f"stutter runs {p['stutter_runs']}, longest interval {p['interval_ms']['max']} ms")
     for n in report.notes:
         print(f"  note: {n}")
     for w in report.warnings[:5]:

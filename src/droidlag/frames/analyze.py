@@ -14,6 +14,7 @@ from droidlag.frames.block_io import block_baseline
 from droidlag.frames.causes import SYSTEM_FACTORS, CauseAnalyzer, baseline, rank_causes
 from droidlag.frames.config import FramesConfig
 from droidlag.frames.pacing import frame_pacing
+from droidlag.frames.refresh import main_period, period_at, refresh_segments, vsync_ticks
 from droidlag.frames.segment import STAGES, segment_frames, surfaceflinger_pids
 from droidlag.frames.summary import summarize
 from droidlag.frames.verdicts import FF, NOT_POSSIBLE, OK, SR, apply_verdicts, naive_expr
@@ -53,7 +54,8 @@ class FramesReport:
                  "evidence": json.loads(r["evidence"]) if r["evidence"] else None})
         stage_cols = [c for c in STAGES if c in self.frames.columns]
         keep = [c for c in ("pid", "process", "window", "layer_name", "vsync_id", "ft_jank_type", "ft_present_type",
-                            "buffer_signal", "buffer_evidence", "naive_vsync_verdict", "complete", "cause_note")
+                            "buffer_signal", "buffer_evidence", "naive_vsync_verdict", "vsync_period_ns", "complete",
+                            "cause_note")
                 if c in self.frames.columns]
         frames = []
         for r in self.frames.iter_rows(named=True):
@@ -85,7 +87,11 @@ def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesRe
     seg = segment_frames(trace, config.app, config.vsync_period_ns)
     notes = list(seg.notes)
     sf = surfaceflinger_pids(trace)
-    frames, counters_used = apply_verdicts(trace, seg.frames, config, seg.vsync_period_ns, sf)
+    refresh = _refresh(trace, config, seg.vsync_period_ns)
+    seg.vsync_period_ns = main_period(refresh) or seg.vsync_period_ns
+    frames = seg.frames.with_columns(pl.Series("vsync_period_ns", period_at(
+        refresh, seg.frames["start_ns"].to_numpy(), seg.vsync_period_ns), dtype=pl.Int64))
+    frames, counters_used = apply_verdicts(trace, frames, config, seg.vsync_period_ns, sf)
     frames = frames_with_gc(trace, frames)
     causes, cause_extra = _causes(trace, frames, config, notes, seg.vsync_period_ns)
     no_sched = cause_extra.pop("_no_sched_frames", [])
@@ -93,6 +99,7 @@ def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesRe
                                  .otherwise(pl.lit(None, pl.Utf8)).alias("cause_note"))
     cause_extra["causes_not_possible_frames"] = len(no_sched)
     extra = cause_extra | {"vsync_period_source": seg.vsync_period_source, "bufferqueue_counters": counters_used,
+             "refresh_rates": _refresh_summary(refresh, frames),
              "non_hwui_apps": seg.non_hwui_apps,
              "frame_pacing": frame_pacing(trace, seg.non_hwui_apps, seg.vsync_period_ns),
              "apps": _apps(frames)}
@@ -105,6 +112,29 @@ def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesRe
         summary["no_frames_reason"] = notes[-1] if notes else "no app frames"
     return FramesReport("trace", trace.path, frames, causes, summary, notes,
                         [str(w) for w in trace.warnings[:20]])
+
+
+def _refresh(trace: Trace, config: FramesConfig, period: int | None) -> list[dict]:
+    """The refresh-rate stretches of the trace; one stretch when the user gave the period."""
+    if config.vsync_period_ns:
+        return [{"start_ns": trace.start_ns, "end_ns": trace.end_ns, "period_ns": config.vsync_period_ns,
+                 "hz": round(1e9 / config.vsync_period_ns, 1), "source": "config"}]
+    ticks, source = vsync_ticks(trace)
+    segs = refresh_segments(ticks) if ticks is not None else []
+    return [s | {"source": source} for s in segs]
+
+
+def _refresh_summary(refresh: list[dict], frames: pl.DataFrame) -> list[dict]:
+    """Each stretch with its frames and its SR count against its own period (complete frames only)."""
+    out = []
+    done = frames.filter(pl.col("complete").fill_null(True)) if "complete" in frames.columns else frames
+    for r in refresh:
+        part = done.filter(pl.col("vsync_period_ns") == r["period_ns"]) if done.height else done
+        out.append({"hz": r["hz"], "vsync_period_ms": round(r["period_ns"] / 1e6, 3), "start_ns": r["start_ns"],
+                    "end_ns": r["end_ns"], "source": r.get("source"),
+                    "frames": part.height if done.height else 0,
+                    "sr_vsync": int((part["naive_vsync_verdict"] == SR).sum()) if part.height else 0})
+    return out
 
 
 def _apps(frames: pl.DataFrame) -> list[dict]:

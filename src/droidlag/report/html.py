@@ -144,7 +144,8 @@ def _frames_block(report: dict, t0: int) -> str:
     for app, fs in sorted(by_app.items(), key=lambda kv: -len(kv[1]))[:4]:
         durs = [f["dur_ns"] / 1e6 for f in fs]
         ordered = [{**f, "stages": _stack_parts(f)} for f in sorted(fs, key=lambda f: f["start_ns"])]
-        out.append(f'<div class="plot">{plots.frame_time_histogram(durs, f"frame time, {app}")}</div>')
+        periods = [(f.get("vsync_period_ns") or 0) / 1e6 for f in fs]
+        out.append(f'<div class="plot">{plots.frame_time_histogram(durs, f"frame time, {app}", periods)}</div>')
         out.append(f'<div class="plot">{plots.frame_timeline(ordered, f"frames over time, {app}", t0)}</div>')
     causes = s.get("causes") or []
     if causes:
