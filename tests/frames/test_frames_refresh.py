@@ -2,7 +2,7 @@
 Pixel 7 Pro trace, and a rate that changes from 60 to 90 Hz during a constructed trace."""
 from __future__ import annotations
 
-from frames_fixtures import MS, frame, new_builder
+from frames_fixtures import frame, new_builder
 
 from conftest import corpus_file
 from droidlag.frames import analyze_frames
