@@ -15,6 +15,7 @@ from droidlag.frames.causes import SYSTEM_FACTORS, CauseAnalyzer, baseline, rank
 from droidlag.frames.config import FramesConfig
 from droidlag.frames.pacing import frame_pacing
 from droidlag.frames.refresh import main_period, period_at, refresh_segments, vsync_ticks
+from droidlag.frames.rollups import paper_rollups
 from droidlag.frames.segment import STAGES, segment_frames, surfaceflinger_pids
 from droidlag.frames.summary import summarize
 from droidlag.frames.verdicts import FF, NOT_POSSIBLE, OK, SR, apply_verdicts, naive_expr
@@ -98,6 +99,7 @@ def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesRe
     frames = frames.with_columns(pl.when(pl.col("frame_id").is_in(no_sched)).then(pl.lit(NO_SCHED_NOTE))
                                  .otherwise(pl.lit(None, pl.Utf8)).alias("cause_note"))
     cause_extra["causes_not_possible_frames"] = len(no_sched)
+    cause_extra["paper_rollups"] = paper_rollups(trace, frames, causes)
     extra = cause_extra | {"vsync_period_source": seg.vsync_period_source, "bufferqueue_counters": counters_used,
              "refresh_rates": _refresh_summary(refresh, frames),
              "non_hwui_apps": seg.non_hwui_apps,
@@ -167,8 +169,11 @@ def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: lis
     if not bad.height and not ok_late:
         return pl.DataFrame(schema=CAUSE_SCHEMA), {}
     if bad.height:
+        by_reason: dict[str, list[str]] = {}
         for k, why in analyzer.missing.items():
-            notes.append(f"cause '{k}' not possible: {why}")
+            by_reason.setdefault(why, []).append(k)
+        for why, ks in by_reason.items():
+            notes.append(f"cause{'s' if len(ks) > 1 else ''} {', '.join(ks)} not possible: {why}")
     base_by_pid: dict[int, dict] = {}
     rows, bad_block, late_sf = [], [], {"sr_ff": [], "app_on_time": []}
 

@@ -313,8 +313,20 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
         frames = pl.concat([frames, extra.select([c for c in frames.columns if c in extra.columns])],
                            how="diagonal_relaxed")
     # ties in start time (frames of different apps) ordered by pid and frame, so the output is the same every run
-    frames = frames.sort(["start_ns", "pid", "frame_id"], nulls_last=True)
+    frames = with_layer_package(frames).sort(["start_ns", "pid", "frame_id"], nulls_last=True)
     return Segmentation(frames, notes, non_hwui, period, period_src)
+
+
+LAYER_PACKAGE_RE = r"^(?:TX - )?(?:Splash Screen )?([A-Za-z]\w*(?:\.\w+)+)(?:/|#|$)"
+
+
+def with_layer_package(frames: pl.DataFrame) -> pl.DataFrame:
+    """Frames of a process the trace does not name (no process tree) take the package SurfaceFlinger names in the
+    layer (`TX - <package>/<activity>#<n>`)."""
+    if "layer_name" not in frames.columns or not frames.height:
+        return frames
+    return frames.with_columns(pl.coalesce(pl.col("process"), pl.col("layer_name").str.extract(LAYER_PACKAGE_RE, 1))
+                               .alias("process"))
 
 
 def _frame_timeline_notes(frames: pl.DataFrame, n_do: int, notes: list[str]) -> None:
@@ -354,7 +366,7 @@ def frames_from_frame_timeline(trace: Trace, s: pl.DataFrame, app: str | None, e
     surf = surface_frames(trace, exclude_pids, pids)
     if not surf.height:
         return None
-    f = _ft_frames(trace, s, surf, 0)
+    f = with_layer_package(_ft_frames(trace, s, surf, 0))
     notes.append(f"no Choreographer#doFrame slices: {f.height} frames taken from FrameTimeline app surface frames "
                  "(intended vsync to actual end, one per layer and vsync); the main thread stands in for the UI "
                  "thread and RenderThread stages come from its slices in the frame's window")

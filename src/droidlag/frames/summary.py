@@ -88,13 +88,28 @@ def rank_summary_causes(causes: pl.DataFrame, n_bad: int) -> list[dict]:
     """Causes over all SR/FF frames: in how many frames each stood out, and its mean share there."""
     if not causes.height:
         return []
-    g = causes.group_by("name").agg(pl.len().alias("frames"), pl.col("share").mean().alias("mean_share"),
-                                    pl.col("normal_share").mean().alias("mean_normal_share"))
-    g = g.sort(["frames", "mean_share"], descending=True, nulls_last=True)
-    return [{"name": r["name"], "frames": r["frames"], "frames_pct": _pct(r["frames"], n_bad),
+    cost = causes["evidence"].map_elements(_cost_ms, return_dtype=pl.Float64) if causes.height else None
+    c = causes.with_columns(cost.alias("_cost"))
+    g = c.group_by("name").agg(pl.len().alias("frames"), (pl.col("rank") == 1).sum().alias("leading"),
+                               pl.col("share").mean().alias("mean_share"),
+                               pl.col("normal_share").mean().alias("mean_normal_share"),
+                               pl.when(pl.col("_cost").is_not_null().any()).then(pl.col("_cost").sum())
+                               .alias("cost_ms"))
+    # ranked by how many slow frames each cause led, then by the time it cost them over their budget in all
+    g = g.sort(["leading", "cost_ms", "frames", "name"], descending=[True, True, True, False], nulls_last=True)
+    return [{"name": r["name"], "frames": r["frames"], "leading": r["leading"], "frames_pct": _pct(r["frames"], n_bad),
+             "cost_over_budget_ms": round(r["cost_ms"], 3) if r["cost_ms"] is not None else None,
              "mean_share": None if r["mean_share"] is None else round(r["mean_share"], 4),
              "mean_normal_share": None if r["mean_normal_share"] is None else round(r["mean_normal_share"], 4)}
             for r in g.iter_rows(named=True)]
+
+
+def _cost_ms(evidence: str | None) -> float | None:
+    if not evidence:
+        return None
+    import json
+    v = json.loads(evidence).get("cost_over_budget_ms")
+    return float(v) if v is not None else None
 
 
 def summarize(frames: pl.DataFrame, causes: pl.DataFrame, buffer_signal: str, vsync_period_ns: int | None,

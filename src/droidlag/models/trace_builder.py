@@ -417,8 +417,9 @@ class TraceBuilder:
             "closed": np.frombuffer(s["closed"], dtype=np.uint8).astype(bool),
         }, schema=SLICE_SCHEMA)
         if s["unmatched_ends"]:
-            self.warn(f"{s['unmatched_ends']} slice end(s) without a begin on their thread (begin before the trace "
-                      "started)")
+            self.warn(f"{s['unmatched_ends']} slice end(s) without a begin on their thread, ignored: the begin was "
+                      "before the trace started, or was written by another thread (kernel display and driver "
+                      "threads end slices they did not begin)")
         if s["unclosed"]:
             self.warn(f"{s['unclosed']} slice(s) still open at the end of the trace; they run to the trace end")
         return slices

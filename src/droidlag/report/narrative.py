@@ -20,7 +20,36 @@ CAUSE_WORDS = {
     "sleeping": "the thread sleeping/idle", "little_saturated": "saturated LITTLE cores while big cores idle",
     "gc": "garbage collection", "app_work": "the app's own work",
     "surfaceflinger": "SurfaceFlinger (the compositor) running late",
+    "cpu_placement": "running on a slower core or at low frequency while a faster core idled",
 }
+
+
+def cause_sentence(c: dict) -> str:
+    """One cause of one frame in words: what, how long on the critical path, what it cost over the budget, and
+    how that compares with normal frames."""
+    ev = c.get("evidence") if isinstance(c.get("evidence"), dict) else {}
+    name = str(c.get("name") or "?")
+    share, normal = c.get("share"), c.get("normal_share")
+    if name.startswith("stage:"):    # gfxinfo: the stage that took the most of the frame
+        text = f"The {name[6:].replace('_', ' ')} stage took {ev.get('stage_ms', '?')} ms of the " \
+               f"{ev.get('frame_ms', '?')} ms frame" + (f" ({100 * share:.0f}%)" if share is not None else "")
+        return text + (f"; {100 * normal:.0f}% in normal frames." if normal is not None else ".")
+    words = CAUSE_WORDS.get(name, name)
+    if share is None:
+        comps = ev.get("components_ms") or {}
+        top = ", ".join(f"{k} {v} ms" for k, v in list(comps.items())[:3])
+        return (f"{words[0].upper() + words[1:]}: no sched data to split the frame's time" +
+                (f"; the slices that took it: {top}." if top else "."))
+    text = f"{words[0].upper() + words[1:]}: {ev.get('ms', '?')} ms of the {ev.get('path_ms', '?')} ms critical path " \
+           f"({100 * share:.0f}%)"
+    if ev.get("cost_over_budget_ms") is not None:
+        text += f", {ev['cost_over_budget_ms']} ms of it over the frame's budget"
+    if normal is not None:
+        times = ev.get("times_normal")
+        text += (f"; normal frames spend {100 * normal:.0f}% of theirs this way"
+                 + (f" ({times}x here)" if times else ""))
+        text += ", so it stands out" if ev.get("stands_out") else ", so it is usual for this app, yet it cost the time"
+    return text + "."
 
 
 def _short_frame(frame: str | None) -> str | None:
@@ -169,10 +198,11 @@ def _frames_headline(report, path: str) -> list[dict]:
                  "text": f"{path}: {n} frames, none slow or frozen ({label})."}]
     text = (f"{path}: {ff} frozen and {sr} slow of {n} frames ({100 * (sr + ff) / n:.1f}%, {label})"
             + (f", worst {worst:.1f} ms" if worst else ""))
-    causes = [c for c in s.get("causes") or [] if c.get("mean_share") is not None]
-    # lead with a cause that stands out against normal frames, not merely the most frequent one
-    causes.sort(key=lambda c: not (c.get("mean_normal_share") is not None
-                                   and c["mean_share"] >= 2 * c["mean_normal_share"]))
+    causes = s.get("causes") or []    # ranked: the cause that led most slow frames first
+    if causes and causes[0].get("mean_share") is None:   # no sched data: the slices say where the time went
+        text += f"; leading cause: {CAUSE_WORDS.get(causes[0]['name'], causes[0]['name'])} (no sched data to " \
+                "split it by CPU, binder or I/O)"
+        causes = []
     if causes:
         c = causes[0]
         name = c["name"].removeprefix("stage:")
@@ -180,7 +210,9 @@ def _frames_headline(report, path: str) -> list[dict]:
         text += f"; leading cause: {words}, {100 * c['mean_share']:.0f}% of the critical path"
         if c.get("mean_normal_share") is not None:
             text += f" against {100 * c['mean_normal_share']:.0f}% in normal frames"
-        text += f" ({c['frames']} frame(s))"
+        text += f" (led {c.get('leading', c['frames'])} of {sr + ff} frame(s))"
+    if s.get("incomplete_frames"):
+        text += f"; {s['incomplete_frames']} frame(s) without an end in the trace not counted"
     kind = "ff" if ff else "sr"
     sev = SEVERITY[kind] + min(19, (sr + ff) * 100 / n / 5)
     return [{"severity": sev, "kind": kind, "level": "bad" if ff else "warn", "source": path, "text": text + "."}]
