@@ -17,13 +17,9 @@ def frames_from_file(path: str | Path, config: FramesConfig | None = None) -> Fr
     """Read a trace or `dumpsys gfxinfo` text (chosen by content) and analyze its frames. InputError for files
     that are neither."""
     from droidlag.io import read_trace
-    from droidlag.io.detect import GFXINFO, load, sniff_file
-    from droidlag.io.source import GZIP_MAGIC, gunzip_head, read_head
+    from droidlag.io.detect import GFXINFO, load, sniff_path
 
-    head = read_head(path)
-    if head[:2] == GZIP_MAGIC:
-        head = gunzip_head(head, path)
-    if sniff_file(path, head) == GFXINFO:   # traces are read once, by read_trace (streamed where it can)
+    if sniff_path(path) == GFXINFO:   # traces are read once, by read_trace (streamed where it can)
         kind, data, warnings = load(path)
         from droidlag.io.gfxinfo import read_gfxinfo
         dump = read_gfxinfo(data, str(path))

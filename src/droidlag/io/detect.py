@@ -141,6 +141,15 @@ def sniff_file(path: str | Path, head: bytes) -> str | None:
     return kind
 
 
+def sniff_path(path: str | Path) -> str | None:
+    """The kind of a user's file from its first bytes (gunzipped when gzip), without reading it whole."""
+    from droidlag.io.source import read_head
+    head = read_head(path)
+    if head[:2] == GZIP_MAGIC:
+        head = gunzip_head(head, path)
+    return sniff_file(path, head)
+
+
 def load(path: str | Path) -> tuple[str, bytes, list[ReadWarning]]:
     """Read a file, undo gzip, and name its kind. InputError for files no reader can use."""
     data = read_bytes(path)
