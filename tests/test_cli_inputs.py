@@ -57,3 +57,13 @@ def test_analyze_summary_never_says_all_clear_without_input(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 3
     assert "no slow frames" not in out
+
+
+def test_hangs_and_gc_device_read_a_zip_of_dumps(corpus, tmp_path, capsys):
+    dump = corpus_file(corpus, "anr/JaynmBo_APP_traces_samsung.txt").read_bytes()
+    z = _zip(tmp_path, "dumps.zip", {"anr/traces.txt": dump})
+    assert main(["hangs", str(z)]) == 0
+    assert "com.caobo.app" in capsys.readouterr().out       # the ANR'd app named in SOURCES.md
+    assert main(["gc", "device", str(z)]) == 0
+    out = capsys.readouterr().out
+    assert "dumps.zip!anr/traces.txt" in out and "GC runs" in out

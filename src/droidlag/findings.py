@@ -196,6 +196,12 @@ def analyze(paths: list[str | Path], progress: Callable[[str], None] | None = No
     return findings
 
 
+def expand_inputs(paths: list[str | Path], tmp: Path) -> list[InputFile]:
+    """Every input under `paths` as `analyze` finds it: files, folders, and the files inside zip archives
+    (extracted under `tmp`, named `archive!entry`)."""
+    return _expand_archives(discover(paths), tmp)
+
+
 def usable_inputs(items: list[InputFile]) -> list[InputFile]:
     """Inputs something was read from: an archive only holds inputs, so it does not count by itself."""
     return [i for i in items if i.status == "analyzed" and i.kind != "zip"]

@@ -80,9 +80,20 @@ def _print(report) -> None:
             print(f"  vs FrameTimeline ({agree['frames']} frames, {agree['frametimeline_app_jank']} app jank, "
                   f"{agree['buffer_stuffing_only']} buffer stuffing): naive precision {_fmt(n['precision'])} "
                   f"recall {_fmt(n['recall'])}")
+            for layer in agree.get("by_layer") or []:
+                print(f"    layer {layer['process'] or layer['pid']} / {layer['layer']}: {layer['frames']} frames, "
+                      f"{layer['frametimeline_app_jank']} app jank; over 16.67 ms {layer['naive_sr_ff']}, agree "
+                      f"{layer['agree']}, false alarms {layer['naive_fp']}, missed {layer['naive_fn']}")
         for c in s["causes"][:6]:
-            print(f"  cause {c['name']:<18} in {c['frames']} SR/FF frames, mean share {_fmt(c['mean_share'])} "
+            print(f"  cause {c['name']:<18} led {c.get('leading')} of {c['frames']} SR/FF frames it was in, "
+                  f"{_fmt(c.get('cost_over_budget_ms'), ' ms')} over budget, mean share {_fmt(c['mean_share'])} "
                   f"(normal {_fmt(c['mean_normal_share'])})")
+        r = s.get("paper_rollups") or {}
+        if r.get("sr_ff_frames"):
+            cc, ds, cpu = r["cause_classes"], r["dominant_stage"], r.get("cpu_utilisation") or {}
+            print(f"  paper roll-ups: cause classes {cc['pct']} (paper {cc['paper_pct']}); dominant stage "
+                  f"{ds.get('dominant')} (paper {ds['paper']}); CPU busy SR {_fmt(cpu.get('sr_pct'), '%')}, "
+                  f"FF {_fmt(cpu.get('ff_pct'), '%')}, normal {_fmt(cpu.get('normal_pct'), '%')}")
     for g in s.get("gfxinfo_summaries") or []:
         print(f"  {g['process']}: {g['total_frames_rendered']} frames rendered, Android counts "
               f"{g['janky_frames']} janky ({_fmt(g['janky_percent'], '%')}); histogram: SR {_fmt(g['sr_naive_histogram'])}"
