@@ -156,3 +156,21 @@ def test_slow_frame_outside_the_sched_data_gets_no_cause(corpus):
     assert slow2["cause_note"][0] == "not possible: no sched data in this window"
     assert r2.summary["causes_not_possible_frames"] == 1
     assert r2.summary["causes"] == []
+
+
+def test_slow_frame_with_no_data_of_its_threads_gets_no_cause(corpus):
+    """nowinandroid has no sched data; a slow frame whose threads have no atrace slice in its window has nothing
+    to name as its cause (checked here on the slice table directly)."""
+    trace = read_trace(corpus_file(corpus, NOWINANDROID))
+    r = analyze_frames(trace)
+    slow = r.frames.filter(pl.col("verdict") == "SR")
+    for row in slow.iter_rows(named=True):
+        tids = [t for t in (row["ui_tid"], row["render_tid"]) if t is not None]
+        inside = trace.slices.filter(pl.col("tid").is_in(tids) & (pl.col("ts") < row["end_ns"])
+                                     & (pl.col("ts") + pl.col("dur") > row["start_ns"])).height
+        n_causes = r.causes.filter(pl.col("frame_id") == row["frame_id"]).height
+        if inside == 0:
+            assert n_causes == 0 and row["cause_note"].startswith("not possible: no sched data and no atrace")
+        else:
+            assert n_causes >= 1 and row["cause_note"] is None
+    assert r.summary["causes_not_possible_frames"] >= 1

@@ -26,6 +26,7 @@ from droidlag.models.trace import Trace
 # A slow frame whose critical path has sched data for less than this fraction of its time gets no cause.
 MIN_SCHED_COVERAGE = 0.5
 NO_SCHED_NOTE = "not possible: no sched data in this window"
+NO_DATA_NOTE = "not possible: no sched data and no atrace slices of the frame's threads in this window"
 CAUSE_SCHEMA = {"frame_id": pl.Int64, "rank": pl.Int32, "name": pl.Utf8, "share": pl.Float64,
                 "normal_share": pl.Float64, "evidence": pl.Utf8}
 
@@ -96,9 +97,11 @@ def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesRe
     frames = frames_with_gc(trace, frames)
     causes, cause_extra = _causes(trace, frames, config, notes, seg.vsync_period_ns)
     no_sched = cause_extra.pop("_no_sched_frames", [])
+    no_data = cause_extra.pop("_no_data_frames", [])
     frames = frames.with_columns(pl.when(pl.col("frame_id").is_in(no_sched)).then(pl.lit(NO_SCHED_NOTE))
+                                 .when(pl.col("frame_id").is_in(no_data)).then(pl.lit(NO_DATA_NOTE))
                                  .otherwise(pl.lit(None, pl.Utf8)).alias("cause_note"))
-    cause_extra["causes_not_possible_frames"] = len(no_sched)
+    cause_extra["causes_not_possible_frames"] = len(no_sched) + len(no_data)
     cause_extra["paper_rollups"] = paper_rollups(trace, frames, causes)
     extra = cause_extra | {"vsync_period_source": seg.vsync_period_source, "bufferqueue_counters": counters_used,
              "refresh_rates": _refresh_summary(refresh, frames),
@@ -190,17 +193,22 @@ def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: lis
 
     budget = vsync_period_ns or config.sr_threshold_ns
     no_sched: list[int] = []
+    no_data: list[int] = []
     for r in bad.iter_rows(named=True):
         fs = analyzer.shares(r)
         if fs.coverage is not None and fs.coverage < MIN_SCHED_COVERAGE:
             no_sched.append(r["frame_id"])     # a cause from a window without sched data would be invented
+            continue
+        components = analyzer.app_components(r)
+        if fs.coverage is None and not _has_slices(components):
+            no_data.append(r["frame_id"])      # no sched and no atrace slice of the frame's threads in its window
             continue
         sfc = analyzer.compositor_cause(r, fs, base(r["pid"]))
         if sfc:
             late_sf["sr_ff"].append(sfc["share"])
         if "block" in fs.evidence["io"]:
             bad_block.append(fs.evidence["io"]["block"])
-        emit(r["frame_id"], rank_causes(fs, base(r["pid"]), config, analyzer.app_components(r), sfc,
+        emit(r["frame_id"], rank_causes(fs, base(r["pid"]), config, components, sfc,
                                         max(0, r["dur_ns"] - budget)))
     for r in ok_late:
         fs = analyzer.compositor_only(r)
@@ -211,7 +219,10 @@ def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: lis
     factors = [k for b in base_by_pid.values() for k, v in b.items() if k in SYSTEM_FACTORS and v is not None]
     if bad.height and (not base_by_pid or not factors):
         notes.append("no normal frames to compare with: cause shares are compared against 0")
-    extra: dict = {"_no_sched_frames": no_sched}
+    extra: dict = {"_no_sched_frames": no_sched, "_no_data_frames": no_data}
+    if no_data:
+        notes.append(f"{len(no_data)} slow frame(s) have neither sched data nor atrace slices of their threads in "
+                     "their window: cause not possible")
     if no_sched:
         notes.append(f"{len(no_sched)} slow frame(s) lie outside the sched data (before its first or after its last "
                      "event on the frame's threads): cause not possible: no sched data in this window")
@@ -225,6 +236,11 @@ def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: lis
         notes.append("cause 'surfaceflinger' not possible: no FrameTimeline display frames and no SurfaceFlinger "
                      "composition slices to give the frames' composition windows")
     return pl.DataFrame(rows, schema=CAUSE_SCHEMA, orient="row"), extra
+
+
+def _has_slices(components: dict) -> bool:
+    path = components.get("critical_call_path") or {}
+    return bool(components.get("components_ms")) or any(path.values())
 
 
 def _compositor_summary(comp, late_sf: dict, base_by_pid: dict) -> dict:
