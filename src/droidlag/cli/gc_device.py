@@ -35,10 +35,10 @@ def _reports(item) -> list:
 
 
 def run(args) -> int:
-    from tqdm import tqdm
-
     import tempfile
     from pathlib import Path
+
+    from tqdm import tqdm
 
     from droidlag.cli.common import EXIT_NO_INPUT, print_json
     from droidlag.errors import InputError
