@@ -98,3 +98,11 @@ def main_period(segs: list[dict]) -> int | None:
     if not segs:
         return None
     return max(segs, key=lambda s: (s["end_ns"] - s["start_ns"], -s["start_ns"]))["period_ns"]
+
+
+def estimate_vsync_period(trace: Trace) -> tuple[int | None, str | None]:
+    """The panel's usual vsync period (ns) over the whole trace and where it came from: FrameTimeline display
+    frames, else the VSYNC counters SurfaceFlinger emits on every vsync; (None, None) if neither exists."""
+    ticks, source = vsync_ticks(trace)
+    p = robust_period(ticks) if ticks is not None else None
+    return (p, source) if p else (None, None)

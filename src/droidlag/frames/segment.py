@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import numpy as np
 import polars as pl
 
 from droidlag.frames.frametimeline import join_surface_frames, surface_frames
 from droidlag.frames.pacing import outer_swaps
+from droidlag.frames.refresh import estimate_vsync_period
 from droidlag.models.trace import Trace
 
 DOFRAME_RE = r"^Choreographer#doFrame(?:\s+(\d+))?$"
@@ -59,41 +59,6 @@ class Segmentation:
     non_hwui_apps: list[dict] = field(default_factory=list)
     vsync_period_ns: int | None = None
     vsync_period_source: str | None = None
-
-
-def _robust_period(ts: np.ndarray) -> int | None:
-    """The vsync period from event times that fall on vsyncs (some vsyncs may be skipped): the median of the
-    shortest gaps."""
-    if ts.size < 4:
-        return None
-    d = np.diff(np.unique(ts))
-    d = d[d > 2_000_000]          # no panel runs faster than 500 Hz
-    if d.size < 3:
-        return None
-    low = np.percentile(d, 10)
-    near = d[d <= low * 1.3]
-    return int(np.median(near)) if near.size else None
-
-
-def estimate_vsync_period(trace: Trace) -> tuple[int | None, str | None]:
-    """The panel's vsync period (ns) and where it came from: FrameTimeline display frames, else the
-    VSYNC-app/VSYNC-sf/HW_VSYNC counters SurfaceFlinger emits on every vsync; (None, None) if neither exists."""
-    ft = trace.frame_timeline
-    if ft.height:
-        exp = ft.filter((pl.col("kind") == "expected") & (pl.col("scope") == "display"))
-        p = _robust_period(exp["ts"].to_numpy()) if exp.height else None
-        if p:
-            return p, "frametimeline"
-    c = trace.counters
-    if c.height:
-        for name in ("VSYNC-app", "VSYNC-sf", "HW_VSYNC_0", "VSYNC-appSf", "VSYNC"):
-            v = c.filter(pl.col("name") == name)
-            if v.height >= 4:
-                # The counter toggles 0/1 once per vsync.
-                p = _robust_period(v["ts"].to_numpy())
-                if p:
-                    return p, f"counter {name}"
-    return None, None
 
 
 def _thread_names(trace: Trace) -> pl.DataFrame:
