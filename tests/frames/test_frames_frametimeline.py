@@ -174,3 +174,17 @@ def test_slow_frame_with_no_data_of_its_threads_gets_no_cause(corpus):
         else:
             assert n_causes >= 1 and row["cause_note"] is None
     assert r.summary["causes_not_possible_frames"] >= 1
+
+
+def test_doframes_without_vsync_ids_are_not_counted_twice(corpus):
+    """The same trace with the vsync ids cut from doFrame/DrawFrame names (older atrace): FrameTimeline cannot be
+    matched, and its surface frames must not be added beside the doFrames they belong to."""
+    import re
+    trace = read_trace(corpus_file(corpus, PIXEL6A))
+    names = trace.slices["name"].to_list()
+    n_do = sum(1 for n in names if re.fullmatch(r"Choreographer#doFrame( \d+)?", n or ""))
+    cut = trace.slices.with_columns(pl.col("name").str.replace(r"^(Choreographer#doFrame|DrawFrames?) \d+$", "${1}"))
+    r = analyze_frames(dataclasses.replace(trace, slices=cut))
+    outer = analyze_frames(trace).summary["frames"]
+    assert r.summary["frames"] == outer <= n_do
+    assert any("carry no vsync id" in n for n in r.notes)

@@ -232,6 +232,16 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
     surf = surface_frames(trace, excluded + list(sf), allowed)
     n_do = frames.height
     frames, ft_only = join_surface_frames(frames, surf)
+    # a process whose doFrames carry no vsync id cannot be matched to FrameTimeline: its surface frames would count
+    # its frames twice, so they are not added (the doFrames stay the frames)
+    unmatched = frames.group_by("pid").agg(pl.col("vsync_id").is_not_null().any().alias("ids"))
+    no_ids = unmatched.filter(~pl.col("ids"))["pid"].to_list()
+    no_ids = sorted(set(ft_only.filter(pl.col("pid").is_in(no_ids))["pid"].to_list()))
+    if no_ids:
+        notes.append("FrameTimeline is present but the doFrame slices of "
+                     + ", ".join(str(proc_name.get(p) or p) for p in no_ids)
+                     + " carry no vsync id: their frames cannot be matched to it (FrameTimeline verdicts not used)")
+        ft_only = ft_only.filter(~pl.col("pid").is_in(no_ids))
     _frame_timeline_notes(frames, n_do, notes)
     frames = frames.with_columns(
         pl.when(pl.col("ft_expected_ts").is_not_null()).then(pl.col("ft_expected_ts"))
