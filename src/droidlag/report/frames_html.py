@@ -214,6 +214,8 @@ def frame_detail(f: dict, t0: int) -> str:
     ft = f.get("ft_jank_type")
     if f.get("cause_note"):
         lead = f["cause_note"]
+    elif verdict == "ok" and not causes:
+        lead = "not jank for the user (buffer-aware), so no cause is sought"
     elif causes:
         lead = "leading cause: " + CAUSE_WORDS.get(causes[0]["name"], causes[0]["name"])
     else:
@@ -232,10 +234,18 @@ def frame_detail(f: dict, t0: int) -> str:
     if gc:
         names = ", ".join(sorted({f"{s['slice']} on {s['thread']}" for s in gc.get("slices") or []}))
         body.append(f"<p>Blocking GC during the frame: {ms(gc.get('blocking_gc_ns'))} ({e(names)}).</p>")
+    shared = {}   # what every cause of the frame carries (threads on the path, call paths): shown once, at the end
     for c in causes:
         body.append(f"<p>{e(cause_sentence(c))}</p>")
         ev = c.get("evidence")
-        body.append(_cause_tables(ev) if isinstance(ev, dict) else f"<p>{e(ev)}</p>" if ev else "")
+        if isinstance(ev, dict):
+            own = {k: v for k, v in ev.items() if k not in ("threads_ms", "critical_call_path")}
+            shared = shared or {k: ev[k] for k in ("threads_ms", "critical_call_path") if ev.get(k)}
+            body.append(_cause_tables(own))
+        elif ev:
+            body.append(f"<p>{e(ev)}</p>")
+    if shared:
+        body.append(_cause_tables(shared))
     stages = f.get("stages") or {}
     if stages:
         body.append("<p>Stages of the frame:</p>" + _table(list(stages), [[ms(v) for v in stages.values()]]))
