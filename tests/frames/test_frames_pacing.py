@@ -100,3 +100,17 @@ def test_steady_game_is_reported_as_paced_not_as_missing():
     assert any(h["kind"] == "pacing" and "steady" in h["text"] for h in frames_headlines(r, "g"))
 
 
+
+
+def test_android_41_launcher_in_catapult_systrace_is_paced(corpus):
+    """catapult's 2012 systrace (Android 4.1): the launcher (pid 655) drew on its main thread, eglSwapBuffers
+    wrapping queueBuffer, and the trace has no doFrame slices. Its buffers are counted once each (regex below)."""
+    path = corpus_file(corpus, "systrace/catapult_android_systrace_2012_sched.html")
+    raw = path.read_text(errors="replace")
+    swaps = len(re.findall(r"B\|655\|eglSwapBuffers", raw))
+    assert swaps == len(re.findall(r"B\|655\|queueBuffer", raw)) == 181
+    r = analyze_frames(read_trace(path))
+    (p,) = [p for p in r.summary["frame_pacing"] if p["pid"] == 655]
+    assert p["buffers"] == swaps
+    assert p["target_fps"] == 60.0                 # VSYNC counter of SurfaceFlinger: a 60 Hz panel
+    assert any(h["kind"] == "pacing" and "launcher" in h["text"] for h in frames_headlines(r, "t"))
