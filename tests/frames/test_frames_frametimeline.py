@@ -188,3 +188,15 @@ def test_doframes_without_vsync_ids_are_not_counted_twice(corpus):
     outer = analyze_frames(trace).summary["frames"]
     assert r.summary["frames"] == outer <= n_do
     assert any("carry no vsync id" in n for n in r.notes)
+
+
+def test_app_is_found_by_its_layer_package_when_the_trace_names_no_process(corpus):
+    """nowinandroid has no process tree: `--app <package>` finds the app's surface frames by the package
+    SurfaceFlinger puts in its layer names, and leaves the other apps' out."""
+    from droidlag.frames import FramesConfig
+    trace = read_trace(corpus_file(corpus, NOWINANDROID))
+    assert trace.process_name(9305) is None
+    r = analyze_frames(trace, FramesConfig(app="com.google.samples.apps.nowinandroid.demo"))
+    assert set(r.frames["process"].to_list()) == {"com.google.samples.apps.nowinandroid.demo"}
+    assert 9305 in set(r.frames["pid"].to_list()) and 4586 not in set(r.frames["pid"].to_list())
+    assert r.summary["frametimeline_agreement"]["frametimeline_app_jank"] == 12 + 5

@@ -88,6 +88,19 @@ def app_matches(trace: Trace, pid: int | None, app: str) -> bool:
     return False
 
 
+def ft_app_pids(trace: Trace, app: str) -> list[int]:
+    """Processes with FrameTimeline surface frames that are the app: by app_matches, or (a trace without process
+    names) by the package SurfaceFlinger names in their app layers (`TX - <package>/...`)."""
+    ft = trace.frame_timeline.filter(pl.col("scope") == "surface")
+    out = []
+    for (pid,), part in sorted(ft.partition_by("pid", as_dict=True).items(), key=lambda kv: kv[0][0]) if ft.height \
+            else ():
+        pkgs = part["layer_name"].drop_nulls().str.extract(LAYER_PACKAGE_RE, 1).drop_nulls().unique().to_list()
+        if app_matches(trace, pid, app) or (not trace.process_name(pid) and any(app == p for p in pkgs)):
+            out.append(pid)
+    return out
+
+
 def _renderer_of(trace: Trace, pid: int) -> str | None:
     names = [t.name or "" for t in trace.threads.values() if t.pid == pid]
     if any(FLUTTER_THREADS.match(n) for n in names):
@@ -227,8 +240,7 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
 
     # FrameTimeline surface frames by token (= vsync id): one frame per layer the doFrame fed, for the intended
     # start and the ground-truth verdict; surface frames without a doFrame become frames of their own below.
-    allowed = None if not app else [p for p in trace.frame_timeline["pid"].unique().drop_nulls().to_list()
-                                    if app_matches(trace, p, app)]
+    allowed = None if not app else ft_app_pids(trace, app)
     surf = surface_frames(trace, excluded + list(sf), allowed)
     n_do = frames.height
     frames, ft_only = join_surface_frames(frames, surf)
@@ -300,8 +312,14 @@ def with_layer_package(frames: pl.DataFrame) -> pl.DataFrame:
     layer (`TX - <package>/<activity>#<n>`)."""
     if "layer_name" not in frames.columns or not frames.height:
         return frames
-    return frames.with_columns(pl.coalesce(pl.col("process"), pl.col("layer_name").str.extract(LAYER_PACKAGE_RE, 1))
-                               .alias("process"))
+    pkg = frames.select("pid", pl.col("layer_name").str.extract(LAYER_PACKAGE_RE, 1).alias("_pkg")).drop_nulls()
+    if not pkg.height:
+        return frames
+    # the process's package: the one most of its layers name (a layer without one, e.g. StatusBar, takes it too)
+    by_pid = pkg.group_by("pid", "_pkg").len().sort(["pid", "len", "_pkg"], descending=[False, True, False]) \
+        .unique("pid", keep="first").select("pid", "_pkg")
+    return frames.join(by_pid, on="pid", how="left").with_columns(
+        pl.coalesce("process", "_pkg").alias("process")).drop("_pkg")
 
 
 def _frame_timeline_notes(frames: pl.DataFrame, n_do: int, notes: list[str]) -> None:
@@ -337,11 +355,11 @@ def frames_from_frame_timeline(trace: Trace, s: pl.DataFrame, app: str | None, e
         return None
     pids = None
     if app:
-        pids = [p for p in trace.frame_timeline["pid"].unique().drop_nulls().to_list() if app_matches(trace, p, app)]
+        pids = ft_app_pids(trace, app)
     surf = surface_frames(trace, exclude_pids, pids)
     if not surf.height:
         return None
-    f = with_layer_package(_ft_frames(trace, s, surf, 0))
+    f = with_layer_package(_ft_frames(trace, s, surf, 0)).sort("frame_id")
     notes.append(f"no Choreographer#doFrame slices: {f.height} frames taken from FrameTimeline app surface frames "
                  "(intended vsync to actual end, one per layer and vsync); the main thread stands in for the UI "
                  "thread and RenderThread stages come from its slices in the frame's window")
