@@ -200,3 +200,17 @@ def test_app_is_found_by_its_layer_package_when_the_trace_names_no_process(corpu
     assert set(r.frames["process"].to_list()) == {"com.google.samples.apps.nowinandroid.demo"}
     assert 9305 in set(r.frames["pid"].to_list()) and 4586 not in set(r.frames["pid"].to_list())
     assert r.summary["frametimeline_agreement"]["frametimeline_app_jank"] == 12 + 5
+
+
+def test_doframe_still_open_at_the_end_is_incomplete():
+    """A doFrame whose end is not in the trace (capture stopped mid-frame) runs to the trace end in the slice
+    table; as a frame it is incomplete: no verdict, not in the counts or the worst frame time."""
+    from frames_fixtures import APP, MS, UI, new_builder, smooth_frames
+    b = new_builder()
+    t = smooth_frames(b, 10 * MS, 6)
+    b.atrace(t, UI, f"B|{APP}|Choreographer#doFrame")      # never ended
+    b.counter(t + 3_000 * MS, "idle", 0, pid=APP)            # the trace goes on for 3 s
+    r = analyze_frames(b.build())
+    s = r.summary
+    assert s["frames"] == 6 and s["incomplete_frames"] == 1
+    assert s["sr_naive"] == 0 and s["ff_naive"] == 0 and s["frame_time_ms"]["max"] < 16
