@@ -65,7 +65,7 @@ def refresh_segments(ticks: np.ndarray) -> list[dict]:
     start = int(ticks[0])
     while start <= ticks[-1]:
         end = start + WINDOW_NS
-        w = ticks[(ticks >= start) & (ticks < end)]
+        w = ticks[np.searchsorted(ticks, start):np.searchsorted(ticks, end)]
         p = robust_period(w)
         if p is None and not segs:
             p = robust_period(ticks)
@@ -78,7 +78,9 @@ def refresh_segments(ticks: np.ndarray) -> list[dict]:
                              "hz": round(1e9 / p, 1)})
         elif segs:
             segs[-1]["end_ns"] = min(end, int(ticks[-1]))
-        start = end
+        # skip windows with no tick at all in one step (a long idle stretch)
+        nxt = np.searchsorted(ticks, end)
+        start = end if nxt >= ticks.size else max(end, end + ((int(ticks[nxt]) - end) // WINDOW_NS) * WINDOW_NS)
     return segs
 
 
