@@ -114,3 +114,26 @@ def test_android_41_launcher_in_catapult_systrace_is_paced(corpus):
     assert p["buffers"] == swaps
     assert p["target_fps"] == 60.0                 # VSYNC counter of SurfaceFlinger: a 60 Hz panel
     assert any(h["kind"] == "pacing" and "launcher" in h["text"] for h in frames_headlines(r, "t"))
+
+
+def test_surfaceview_beside_hwui_frames_is_paced_apart():
+    """An HWUI app with a GL SurfaceView (a map, a game view): its doFrames are frames, and the buffers its GL
+    thread queues are paced apart; its RenderThread's queueBuffers are not paced (they are the HWUI frames)."""
+    from frames_fixtures import APP
+    b = new_builder()
+    b.thread(777, APP, "GLThread 777")
+    t0 = 10 * MS
+    for i in range(30):
+        ts = t0 + i * PERIOD
+        frame(b, ts, 4, 3)
+        run_on(b, UI, 4, ts, ts + 4 * MS)
+        b.sched_waking(ts + 4 * MS - 20_000, RT, 5, UI)
+        run_on(b, RT, 5, ts + 4 * MS - 15_000, ts + 7 * MS)
+        b.atrace(ts + 8 * MS, 777, f"B|{APP}|eglSwapBuffers")
+        b.atrace(ts + 8 * MS + 100_000, 777, f"B|{APP}|queueBuffer")
+        b.atrace(ts + 8 * MS + 300_000, 777, "E")
+        b.atrace(ts + 8 * MS + 400_000, 777, "E")
+    r = analyze_frames(b.build())
+    assert r.summary["frames"] == 30
+    (p,) = r.summary["frame_pacing"]
+    assert p["producer"] == "GLThread 777" and p["buffers"] == 30 and p["over_1.5x"] == 0

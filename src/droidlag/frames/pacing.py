@@ -99,6 +99,8 @@ def frame_pacing(trace: Trace, apps: list[dict], vsync_period_ns: int | None,
     for a in apps:
         mine = swaps.filter(pl.col("pid") == a["pid"])
         for (tid,), part in sorted(mine.partition_by("tid", as_dict=True).items()) if mine.height else ():
+            if a.get("beside_hwui") and trace.thread_name(tid) == "RenderThread":
+                continue     # the app's HWUI frames, counted as frames
             got = pace(part["end"].to_numpy(), vsync_period_ns, config)
             if got is None:
                 continue

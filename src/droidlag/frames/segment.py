@@ -178,6 +178,7 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
     # one swap per buffer: a queueBuffer inside eglSwapBuffers is the same buffer
     cand = s.filter(pl.col("pid").is_not_null() & ~pl.col("pid").is_in(list(sf)))["pid"].unique().to_list()
     swaps = outer_swaps(s, cand).join(s.select("tid", "tname").unique("tid"), on="tid", how="left")
+    producers: list[dict] = []
     for pid in sorted(set(do["pid"].drop_nulls().to_list()) | set(swaps["pid"].drop_nulls().to_list())):
         n_do = do.filter(pl.col("pid") == pid).height
         n_draw = draw.filter(pl.col("pid") == pid).height
@@ -200,16 +201,23 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
                              "Choreographer#doFrame slices for it (not traced with the gfx/view categories, or it "
                              "draws without the Choreographer): its frames are not counted; its frame pacing is "
                              "measured from the buffers it queued instead")
+        elif other_swaps >= 10 and (not app or app_matches(trace, pid, app)):
+            # an HWUI app with a SurfaceView/GL surface of its own (a game view, a map, a video): the HWUI frames
+            # are counted, and the other surface's buffers are paced
+            producers.append({"pid": pid, "process": trace.process_name(pid), "renderer": "surfaceview/gl",
+                              "beside_hwui": True, "buffers_queued_elsewhere": other_swaps})
+            notes.append(f"{trace.process_name(pid) or pid} also queued {other_swaps} buffers from threads other "
+                         "than its RenderThread (a SurfaceView or GL surface): their frame pacing is measured apart")
     excluded = [d["pid"] for d in non_hwui]
     do = do.filter(~pl.col("pid").is_in(excluded))
     if not do.height:
         ft_frames = frames_from_frame_timeline(trace, s, app, excluded + list(sf), notes)
         if ft_frames is not None:
-            return Segmentation(ft_frames, notes, non_hwui, period, period_src)
+            return Segmentation(ft_frames, notes, non_hwui + producers, period, period_src)
         if not non_hwui:
             notes.append("no app frames: the trace has no Choreographer#doFrame slices"
                          + (" for that app" if app else ""))
-        return Segmentation(empty, notes, non_hwui, period, period_src)
+        return Segmentation(empty, notes, non_hwui + producers, period, period_src)
 
     do = do.sort(["ts", "pid", "tid"]).with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("frame_id"),
                                     (pl.col("ts") + pl.col("dur")).alias("do_end"))
@@ -301,7 +309,7 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
                            how="diagonal_relaxed")
     # ties in start time (frames of different apps) ordered by pid and frame, so the output is the same every run
     frames = with_layer_package(frames).sort(["start_ns", "pid", "frame_id"], nulls_last=True)
-    return Segmentation(frames, notes, non_hwui, period, period_src)
+    return Segmentation(frames, notes, non_hwui + producers, period, period_src)
 
 
 LAYER_PACKAGE_RE = r"^(?:TX - )?(?:Splash Screen )?([A-Za-z]\w*(?:\.\w+)+)(?:/|#|$)"
