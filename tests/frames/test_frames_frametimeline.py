@@ -214,3 +214,17 @@ def test_doframe_still_open_at_the_end_is_incomplete():
     s = r.summary
     assert s["frames"] == 6 and s["incomplete_frames"] == 1
     assert s["sr_naive"] == 0 and s["ff_naive"] == 0 and s["frame_time_ms"]["max"] < 16
+
+
+def test_headline_names_the_slices_that_took_the_time_without_sched(corpus):
+    """No sched data: the headline's cause is the app's own work, and it names the main-thread slices that took
+    the slow frames' time (Compose's measure/layout and recomposition in this app)."""
+    from droidlag.report.narrative import frames_headlines
+    trace = read_trace(corpus_file(corpus, NOWINANDROID))
+    r = analyze_frames(trace)
+    comps = r.summary["app_work_components_ms"]
+    main_names = set(trace.slices.filter(pl.col("tid") == 9305)["name"].to_list())
+    assert comps and set(comps) <= main_names
+    assert "AndroidOwner:measureAndLayout" in comps      # the top slice of SOURCES.md's list
+    text = frames_headlines(r, "t")[0]["text"]
+    assert "the slices that took it: " in text and list(comps)[0] in text

@@ -107,7 +107,7 @@ def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesRe
              "refresh_rates": _refresh_summary(refresh, frames),
              "non_hwui_apps": seg.non_hwui_apps,
              "frame_pacing": frame_pacing(trace, seg.non_hwui_apps, seg.vsync_period_ns),
-             "apps": _apps(frames)}
+             "apps": _apps(frames), "app_work_components_ms": _app_work_components(causes)}
     bad_ids = frames.filter(frames["verdict"].is_in([SR, FF]) | (frames["verdict"] == NOT_POSSIBLE))["frame_id"] \
         if frames.height else pl.Series([], dtype=pl.Int64)
     # causes of on-time app frames whose compositor was late are evidence, not SR/FF: not in the ranking
@@ -140,6 +140,16 @@ def _refresh_summary(refresh: list[dict], frames: pl.DataFrame) -> list[dict]:
                     "frames": part.height if done.height else 0,
                     "sr_vsync": int((part["naive_vsync_verdict"] == SR).sum()) if part.height else 0})
     return out
+
+
+def _app_work_components(causes: pl.DataFrame, top: int = 5) -> dict[str, float]:
+    """The UI components (slices) that took the most time in the slow frames whose cause is the app's own work,
+    summed over those frames (ms): where redundant UI work shows up (the paper's step 5)."""
+    total: dict[str, float] = {}
+    for ev in causes.filter(pl.col("name") == "app_work")["evidence"].to_list() if causes.height else []:
+        for k, v in (json.loads(ev).get("components_ms") or {}).items() if ev else ():
+            total[k] = total.get(k, 0.0) + float(v)
+    return {k: round(v, 3) for k, v in sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))[:top]}
 
 
 def _apps(frames: pl.DataFrame) -> list[dict]:

@@ -202,6 +202,9 @@ def _frames_headline(report, path: str) -> list[dict]:
     if causes and causes[0].get("mean_share") is None:   # no sched data: the slices say where the time went
         text += f"; leading cause: {CAUSE_WORDS.get(causes[0]['name'], causes[0]['name'])} (no sched data to " \
                 "split it by CPU, binder or I/O)"
+        comps = list((s.get("app_work_components_ms") or {}).items())[:3]
+        if causes[0]["name"] == "app_work" and comps:
+            text += "; the slices that took it: " + ", ".join(f"{k} ({v:.0f} ms)" for k, v in comps)
         causes = []
     if causes:
         c = causes[0]
@@ -211,6 +214,9 @@ def _frames_headline(report, path: str) -> list[dict]:
         if c.get("mean_normal_share") is not None:
             text += f" against {100 * c['mean_normal_share']:.0f}% in normal frames"
         text += f" (led {c.get('leading', c['frames'])} of {sr + ff} frame(s))"
+        comps = list((s.get("app_work_components_ms") or {}).items())[:3]
+        if name == "app_work" and comps:
+            text += "; the slices that took it: " + ", ".join(f"{k} ({v:.0f} ms)" for k, v in comps)
     if s.get("incomplete_frames"):
         text += f"; {s['incomplete_frames']} frame(s) without an end in the trace not counted"
     kind = "ff" if ff else "sr"
