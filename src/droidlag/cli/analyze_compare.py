@@ -39,9 +39,9 @@ def usage_error(args) -> str | None:
     return None
 
 
-def all_paths(args) -> list[str]:
+def all_paths(args) -> list[str | Path]:
     """PATHs plus the before/after traces (each once)."""
-    paths = list(args.paths)
+    paths: list[str | Path] = list(args.paths)
     seen = {Path(p).resolve() for p in paths}
     for f in (args.before, args.after):
         if f and Path(f).resolve() not in seen:
