@@ -312,7 +312,8 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
     return Segmentation(frames, notes, non_hwui + producers, period, period_src)
 
 
-LAYER_PACKAGE_RE = r"^(?:TX - )?(?:Splash Screen )?([A-Za-z]\w*(?:\.\w+)+)(?:/|#|$)"
+# `TX - <package>/<activity>#<n>`: the app's own window. Not "Splash Screen <package>": systemui draws those.
+LAYER_PACKAGE_RE = r"^(?:TX - )?([A-Za-z]\w*(?:\.\w+)+)(?:/|#|$)"
 
 
 def with_layer_package(frames: pl.DataFrame) -> pl.DataFrame:
