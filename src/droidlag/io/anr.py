@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
+from droidlag.io.anr_paste import canonicalize, needs_canonicalizing
 from droidlag.models.dumps import AnrHeader, BinderTransaction, DumpUnit, LockLine, ProcessDump, ThreadDump
 
 _PID_START = re.compile(r"^----- pid (\d+) at (.*?) -----\s*$")
@@ -462,8 +463,23 @@ def read_anr(path: str | Path, data: bytes | None = None) -> list[DumpUnit]:
     if data[:2] == GZIP_MAGIC:
         data = gunzip(data, path, warnings)
     text = decode(data, source, warnings)
+    pasted = None
+    if needs_canonicalizing(text):
+        # a pasted report (Play Console, Crashlytics, APM, logcat, markdown...): rewritten into traces.txt form
+        pasted = canonicalize(text)
+        text = pasted.text
+        warnings.extend(ReadWarning(source, n) for n in pasted.notes)
     units = parse_text(text, source)
     if not any(u.processes or u.wait_channels or not u.header.is_empty() for u in units):
-        raise InputError(path, "no thread dump, Waiting Channels block or ANR header found")
+        raise InputError(path, _nothing_read(pasted))
     units[0].warnings[:0] = warnings
+    if pasted is not None:
+        units[0].pasted = True
     return units
+
+
+def _nothing_read(pasted) -> str:
+    if pasted is None:
+        return "no thread dump, Waiting Channels block or ANR header found"
+    return ("no thread header, stack frame, ANR header (ANR in / Reason / am_anr), watchdog line or ANR title found "
+            "in any pasted form (traces.txt, Play Console, Crashlytics, Sentry, Bugsnag, logcat)")

@@ -109,6 +109,9 @@ def sniff_bytes(data: bytes) -> str | None:
         return GFXINFO
     if _ANR_MARK.search(text):
         return ANR
+    from droidlag.io.anr_paste import looks_like_anr_paste
+    if looks_like_anr_paste(text):   # pasted reports, logcat ANR blocks and watchdog lines: the hang reader's
+        return ANR
     if _is_logcat(text):
         return LOGCAT
     from droidlag.io.view_hierarchy import sniff_hierarchy

@@ -348,3 +348,4 @@ class DumpUnit:
     warnings: list[ReadWarning] = field(default_factory=list)
     snapshot: bool = False
     nbytes: int = 0
+    pasted: bool = False   # read from a pasted report (rewritten by io.anr_paste), not a raw dump
