@@ -130,8 +130,13 @@ def _header_numbers(unit: DumpUnit, p: ProcessDump | None) -> dict:
     ratio = None
     if mem.get("MemTotal") and "MemAvailable" in mem:
         ratio = mem["MemAvailable"] / mem["MemTotal"]
+    app_cpu = None
+    for pct, pid, name in h.cpu_usage:   # the ANR'ing app's own row of the CPU table
+        if (h.pid is not None and pid == h.pid) or (h.process and name == h.process):
+            app_cpu = pct
+            break
     return {"abi": h.abi or (p.abi if p else None) or None, "reason": h.reason, "cpu_total_pct": h.cpu_total_pct,
-            "mem_available_ratio": ratio, "memory_kb": dict(mem) or None, "load": h.load}
+            "mem_available_ratio": ratio, "memory_kb": dict(mem) or None, "load": h.load, "app_cpu_pct": app_cpu}
 
 
 def _snapshot(processes: list[ProcessDump]) -> list[ProcessDump]:
@@ -151,16 +156,30 @@ def _managed(p: ProcessDump) -> bool:
     return any(t.tid is not None for t in p.threads)
 
 
-def _is_snr(unit: DumpUnit, p: ProcessDump) -> bool:
+def _is_snr(unit: DumpUnit, p: ProcessDump, g: WaitForGraph) -> bool:
+    """An SNR needs evidence: a watchdog header or line, or a system_server dump where the watchdog runs its checks
+    and the thread it names is blocked. An idle system_server dump (every dump has a Watchdog thread) is no SNR."""
     if p.cmdline != "system_server":
         return False
     if unit.header.watchdog:
         return True
-    for t in p.threads:
-        for raw in t.raw_frames[:12]:
-            if "com.android.server.Watchdog" in raw:
-                return True
-    return False
+    if not any("com.android.server.Watchdog" in raw for t in p.threads for raw in t.raw_frames[:12]):
+        return False
+    t = _snr_blocked(unit, p, g)
+    return t is not None and (g.node_of(t) in g.out or (t.state or "").lower() in ("blocked", "monitor"))
+
+
+def _header_process(unit: DumpUnit) -> ProcessDump:
+    """A report with no stacks (a logcat `ANR in` block, `am_anr`, watchdog lines): the process it names, with its
+    blocked thread (the one the watchdog names, else main) known by name only."""
+    h = unit.header
+    name, tid = "main", 1
+    if h.watchdog:
+        named = _PAREN.findall(h.watchdog)
+        if named:
+            name, tid = named[0], (1 if named[0] == "main" else None)
+    proc = h.process or ("system_server" if h.watchdog else "")
+    return ProcessDump(pid=h.pid, cmdline=proc, kind="header", threads=[ThreadDump(name, tid)])
 
 
 def _snr_blocked(unit: DumpUnit, p: ProcessDump, g: WaitForGraph) -> ThreadDump | None:
@@ -234,8 +253,11 @@ def events_from_unit(unit: DumpUnit, config: HangsConfig | None = None) -> list[
     config = config or HangsConfig()
     procs = _snapshot(unit.processes)
     if not procs:
-        return []
-    g = build_wait_for_graph(procs, unit.binder)
+        if unit.snapshot or unit.header.is_empty():
+            return []
+        procs = [_header_process(unit)]
+        unit.processes.append(procs[0])
+    g = build_wait_for_graph(procs, unit.binder, partial=unit.pasted)
     maker = _EventMaker(unit, g, config)
     events: list[HangEvent] = []
     covered: set[frozenset] = set()
@@ -253,7 +275,7 @@ def events_from_unit(unit: DumpUnit, config: HangsConfig | None = None) -> list[
             if p.pid in seen:
                 continue
             seen.add(p.pid)
-            if _is_snr(unit, p):
+            if _is_snr(unit, p, g):
                 kind, blocked = "snr", _snr_blocked(unit, p, g)
             else:
                 kind, blocked = "anr", p.main_thread

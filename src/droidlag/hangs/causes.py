@@ -1,26 +1,80 @@
 """Root-cause labels (ours: explicit rules over the critical threads, the chain and the header numbers), checked in
-this order, each with the evidence that fired it:
-storage_sync (WAM: fsync/SQLite commit/SharedPreferences write, ext4/f2fs/jbd2/discard kernel frames),
-insufficient_memory (GC waits, reclaim/swap wait channels, low MemAvailable), system_lock_contention (the chain
-goes through a monitor inside system_server), slow_binder_peer (the chain ends in a binder call), app_specific (the
-rest, with the critical thread's top frames)."""
+this order, each with the evidence that fired it and a mechanism `key` (events with the same key share a root
+cause, see cluster.py):
+1. a foreground-service contract timeout in the reason (`startForeground()` not called in time): app_specific;
+2. storage_sync (WAM): fsync/`FileDescriptor.sync`, SharedPreferences `commit` writes and `apply` flushes
+   (`QueuedWork`), prefs loads from disk, SQLite connection-pool waits, commits and opens, file-system syscalls on
+   the waiting thread (`access`, `open`, `exists`...), ext4/f2fs/jbd2/discard kernel frames;
+3. insufficient_memory: blocking-GC waits, reclaim/swap wait channels, low MemAvailable;
+4. system_lock_contention: the chain waits for a system-service monitor (ActivityManagerService,
+   WindowManagerGlobalLock, PowerManagerService, ...) or another framework/runtime lock (`android.*` classes,
+   `Class<android.app.ContextImpl>`), whatever process holds it;
+5. slow_binder_peer: the chain ends in a binder call; the peer service is named from the proxy class;
+6. an idle main thread (`nativePollOnce`, nothing blocked): unknown - the stacks do not show the cause;
+7. no stack at all (a logcat ANR block alone): app_specific when the app's own CPU share says it was busy, else
+   unknown;
+8. app_specific: the rest (app or SDK code: CPU work, SDK locks and waits, sleeps, child processes), with the
+   frame in the app's code that it waited in."""
 from __future__ import annotations
 
 import re
 
+from droidlag.hangs.waitfor import ABSENT, is_idle, java_names
 from droidlag.models.dumps import ThreadDump
 
-STORAGE = re.compile(
-    r"FileDescriptor\.sync|\bfsync\b|fdatasync|FileChannelImpl\.force|SQLiteConnection\.nativeExecute|"
-    r"SQLiteSession\.(?:commit|endTransaction)|SharedPreferencesImpl.*writeToFile|QueuedWork\.waitToFinish|"
-    r"jbd2_log_wait_commit|ext4_sync_file|f2fs_sync_file|f2fs_issue_checkpoint|blkdev_issue_discard|"
-    r"submit_bio_wait|do_fsync|vfs_fsync|wait_on_page_writeback|filemap_write_and_wait")
+STORAGE_RULES: tuple[tuple[str, re.Pattern], ...] = (
+    ("sharedprefs_apply", re.compile(r"android\.app\.QueuedWork\.|QueuedWork\.(?:waitToFinish|processPendingWork|"
+                                     r"addFinisher)")),
+    ("sharedprefs_commit", re.compile(r"SharedPreferencesImpl.*(?:writeToFile|commitToMemory|\$EditorImpl\.commit)")),
+    ("sharedprefs_load", re.compile(r"SharedPreferencesImpl\.awaitLoadedLocked|SharedPreferencesImpl\.loadFromDisk")),
+    ("sqlite_pool", re.compile(r"SQLiteConnectionPool.*waitForConnection")),
+    ("sqlite_commit", re.compile(r"SQLiteSession\.(?:commit|endTransaction)|SQLiteConnection\.nativeExecute|"
+                                 r"SQLiteDatabase\.endTransaction")),
+    ("sqlite_open", re.compile(r"SQLiteConnection\.nativeOpen|SQLiteDatabase\.openDatabase|"
+                               r"SQLiteOpenHelper\.getWritableDatabase")),
+    ("fsync", re.compile(r"FileDescriptor\.sync|\bfsync\b|fdatasync|FileChannelImpl\.force|Linux\.fsync|"
+                         r"do_fsync|vfs_fsync")),
+    ("kernel_io", re.compile(r"jbd2_log_wait_commit|ext4_sync_file|f2fs_sync_file|f2fs_issue_checkpoint|"
+                             r"blkdev_issue_discard|submit_bio_wait|wait_on_page_writeback|filemap_write_and_wait")),
+)
+# File-system syscalls count only at the top of the waiting thread (the call it is in), not anywhere below.
+FILE_SYSCALL = re.compile(r"__faccessat|faccessat|Linux_access|Linux\.access|Linux\.open|Linux\.stat|Linux\.mkdir|"
+                          r"UnixFileSystem\.(?:checkAccess|getBooleanAttributes|createDirectory|getLength)|"
+                          r"File\.(?:exists|mkdirs?|isDirectory|length)|__openat|\bopenat\b|__statfs|fstatat|mkdirat")
+STORAGE = re.compile("|".join(p.pattern for _, p in STORAGE_RULES))
 MEMORY = re.compile(
     r"WaitForGcToComplete|WaitingForGcToComplete|WaitingPerformingGc|Heap::CollectGarbageInternal|"
     r"swap_readpage|__alloc_pages|try_to_free_pages|shrink_(?:node|zone|inactive_list|page_list)|"
     r"lowmem|throttle_direct_reclaim|congestion_wait|mem_cgroup_")
+SYSTEM_MONITOR = re.compile(
+    r"com\.android\.server\.|ActivityManagerService|WindowManagerGlobalLock|PowerManagerService|"
+    r"PackageManagerService|ActivityTaskManagerService|InputManagerService|^(?:java\.lang\.Class<)?android\.|"
+    r"^(?:java\.lang\.Class<)?com\.android\.internal\.")
 SYSTEM_PROCESS = "system_server"
 LOW_MEMORY_RATIO = 0.05
+APP_BUSY_CPU_PCT = 40.0
+FGS_TIMEOUT = re.compile(r"startForeground|ForegroundServiceDidNotStart|foreground service .*did not", re.I)
+# Java interfaces of well-known binder services -> the service (the process is system_server unless named).
+BINDER_SERVICES = {
+    "IActivityManager": "ActivityManagerService (system_server)", "IActivityTaskManager":
+    "ActivityTaskManagerService (system_server)", "IPackageManager": "PackageManagerService (system_server)",
+    "IWindowManager": "WindowManagerService (system_server)", "IWindowSession": "WindowManagerService (system_server)",
+    "IUserManager": "UserManagerService (system_server)", "IAudioService": "AudioService (system_server)",
+    "INotificationManager": "NotificationManagerService (system_server)", "IPowerManager":
+    "PowerManagerService (system_server)", "IConnectivityManager": "ConnectivityService (system_server)",
+    "IAccountManager": "AccountManagerService (system_server)", "IContentProvider": "a content provider",
+    "IInAppBillingService": "Google Play billing (com.android.vending)", "IVold": "vold",
+    "IStorageManager": "StorageManagerService (system_server)", "ILocationManager": "LocationManagerService "
+    "(system_server)", "ITelephony": "phone (com.android.phone)", "IClipboard": "ClipboardService (system_server)",
+    "IInputMethodManager": "InputMethodManagerService (system_server)", "IAlarmManager": "AlarmManagerService "
+    "(system_server)", "IJobScheduler": "JobSchedulerService (system_server)",
+}
+_PROXY = re.compile(r"([\w$.]+?)\$Stub\$Proxy\.(\w+)|\b(I[A-Z]\w+)\$Stub\$Proxy")
+_FRAMEWORK = re.compile(r"^(?:android\.|androidx\.|java\.|javax\.|kotlin\.|kotlinx\.|sun\.|libcore\.|dalvik\.|"
+                        r"com\.android\.|jdk\.|org\.apache\.harmony|com\.google\.android\.gms\.internal\.)")
+_WEBVIEW = re.compile(r"WebViewChromiumFactoryProvider|WebViewFactory\.getProvider|WebSettings\.getDefaultUserAgent|"
+                      r"BrowserStartupController|WebViewChromium\.init|org\.chromium\.|libwebviewchromium|"
+                      r"libmonochrome|TrichromeLibrary|com\.google\.android\.webview")
 
 
 def _thread_text(t: ThreadDump, depth: int = 30) -> list[str]:
@@ -32,40 +86,182 @@ def _thread_text(t: ThreadDump, depth: int = 30) -> list[str]:
     return items
 
 
-def label_cause(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDump | None, header: dict,
-                process_threads: list[ThreadDump] = ()) -> tuple[str, dict]:
-    """(cause, evidence) for one event. chain: steps {'thread': Node, 'edge': Edge|None, 'dump': ThreadDump|None}."""
-    looked = list(critical) + ([blocked] if blocked is not None and blocked not in critical else [])
+def app_frame(t: ThreadDump | None) -> str | None:
+    """The frame in the app's (or an SDK's) code nearest the top: the frame a person reads first. Framework wait
+    primitives and platform code are skipped."""
+    if t is None:
+        return None
+    for sym, text in java_names(t):
+        if not _FRAMEWORK.match(sym) and "." in sym:
+            return text
+    return None
+
+
+def binder_peer(frames: list[str]) -> tuple[str, str | None]:
+    """(peer service, called method) named from the `$Stub$Proxy` class of a binder call."""
+    for raw in frames[:12]:
+        m = _PROXY.search(raw)
+        if m:
+            full = m.group(1) or m.group(3)
+            iface = full.rsplit(".", 1)[-1]
+            return BINDER_SERVICES.get(iface, f"{iface} service"), m.group(2)
+    return "unknown binder peer", None
+
+
+def _storage(looked: list[ThreadDump]) -> tuple[str, dict] | None:
     for t in looked:
         for s in _thread_text(t):
-            if STORAGE.search(s):
-                return "storage_sync", {"thread": t.name, "frame": s}
+            for key, pat in STORAGE_RULES:
+                if pat.search(s):
+                    return "storage_sync", {"thread": t.name, "frame": s, "key": f"storage:{key}",
+                                            "words": _STORAGE_WORDS[key]}
+        for sym, text in java_names(t)[:6] or [(f.symbol, f.text) for f in t.frames[:4]]:
+            if FILE_SYSCALL.search(sym) or FILE_SYSCALL.search(text):
+                return "storage_sync", {"thread": t.name, "frame": text, "key": "storage:file_syscall",
+                                        "words": _STORAGE_WORDS["file_syscall"]}
+        for f in t.frames[:3]:
+            if f.kind == "native" and FILE_SYSCALL.search(f.symbol):
+                return "storage_sync", {"thread": t.name, "frame": f.text, "key": "storage:file_syscall",
+                                        "words": _STORAGE_WORDS["file_syscall"]}
+    return None
+
+
+_STORAGE_WORDS = {
+    "sharedprefs_apply": "waits for SharedPreferences apply() writes to reach the disk (QueuedWork)",
+    "sharedprefs_commit": "writes SharedPreferences to disk (commit)",
+    "sharedprefs_load": "waits for SharedPreferences to load from disk",
+    "sqlite_pool": "waits for a SQLite connection held by another thread",
+    "sqlite_commit": "commits a SQLite transaction (disk sync)",
+    "sqlite_open": "opens a SQLite database",
+    "fsync": "waits for fsync",
+    "kernel_io": "waits in the kernel's storage sync/discard path",
+    "file_syscall": "waits in a file-system call on the main thread",
+}
+
+
+def _memory(looked: list[ThreadDump], process_threads, header: dict) -> tuple[str, dict] | None:
     for t in looked:
         for s in _thread_text(t):
             if MEMORY.search(s):
-                return "insufficient_memory", {"thread": t.name, "frame": s}
+                return "insufficient_memory", {"thread": t.name, "frame": s, "key": "memory:gc_wait",
+                                               "words": "waits for the garbage collector or memory reclaim"}
     for t in process_threads:
         if t.kstate == "D" and t.wchan and MEMORY.search(t.wchan):
             return "insufficient_memory", {"thread": t.name or f"sysTid {t.sys_tid}", "wchan": t.wchan,
-                                           "state": "D"}
+                                           "state": "D", "key": "memory:reclaim",
+                                           "words": "a thread is stuck in memory reclaim"}
     ratio = header.get("mem_available_ratio")
     if ratio is not None and ratio < LOW_MEMORY_RATIO:
-        return "insufficient_memory", {"mem_available_ratio": round(ratio, 4), "memory_kb": header.get("memory_kb")}
-    lock_steps = [s for s in chain[1:] if s["edge"] is not None and s["edge"].kind in ("monitor", "lock_owner")
-                  and s["node"].process == SYSTEM_PROCESS]
-    if lock_steps:
-        return "system_lock_contention", {
-            "locks": [{"lock": s["edge"].lock, "class": s["edge"].lock_class, "holder": s["node"].name,
-                       "waiter_frame": s["edge"].frame} for s in lock_steps],
-            "chain": [s["node"].label() for s in chain]}
-    if len(chain) > 1 and chain[-1]["edge"] is not None and chain[-1]["edge"].kind == "binder":
-        last = chain[-1]
-        return "slow_binder_peer", {"peer": last["node"].label(), "call_frame": last["edge"].frame,
-                                    "how": last["edge"].how}
+        return "insufficient_memory", {"mem_available_ratio": round(ratio, 4), "memory_kb": header.get("memory_kb"),
+                                       "key": "memory:low", "words": "the device was low on memory"}
+    return None
+
+
+def _lock_contention(chain: list[dict]) -> tuple[str, dict] | None:
+    steps = [s for s in chain[1:] if s["edge"] is not None and s["edge"].kind in ("monitor", "lock_owner")
+             and (s["node"].process == SYSTEM_PROCESS or SYSTEM_MONITOR.search(s["edge"].lock_class or ""))]
+    if not steps:
+        return None
+    first = steps[0]["edge"].lock_class or "?"
+    return "system_lock_contention", {
+        "locks": [{"lock": s["edge"].lock, "class": s["edge"].lock_class, "holder": s["node"].label(),
+                   "waiter_frame": s["edge"].frame} for s in steps],
+        "chain": [s["node"].label() for s in chain], "key": f"lock:{_norm_class(first)}",
+        "words": f"waits for the framework lock {first} held by {steps[0]['node'].label()}"}
+
+
+def _norm_class(c: str) -> str:
+    return re.sub(r"^java\.lang\.Class<(.*)>$", r"\1", c.strip())
+
+
+def _binder(chain: list[dict], blocked: ThreadDump | None) -> tuple[str, dict] | None:
+    if len(chain) < 2 or chain[-1]["edge"] is None or chain[-1]["edge"].kind != "binder":
+        return None
+    last = chain[-1]
+    waiter = chain[-2]["dump"]
+    peer, method = binder_peer(waiter.raw_frames if waiter is not None else [])
+    if peer == "unknown binder peer" and not last["node"].label().startswith("binder peer"):
+        peer = last["node"].label()
+    call = f"{peer}{'.' + method if method else ''}"
+    return "slow_binder_peer", {"peer": peer, "method": method, "node": last["node"].label(),
+                                "call_frame": last["edge"].frame, "how": last["edge"].how,
+                                "key": f"binder:{peer}", "words": f"waits for a binder call to {call}"}
+
+
+def label_cause(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDump | None, header: dict,
+                process_threads: list[ThreadDump] = ()) -> tuple[str, dict]:
+    """(cause, evidence) for one event. chain: steps {'node': Node, 'edge': Edge|None, 'dump': ThreadDump|None}.
+    evidence['key'] names the mechanism (None: nothing to group by); evidence['words'] says it in a sentence."""
+    reason = header.get("reason") or ""
+    if FGS_TIMEOUT.search(reason):
+        return "app_specific", {"reason": reason, "key": "app:fgs_timeout", "idle": bool(
+            blocked is not None and (is_idle(blocked) or not blocked.raw_frames)),
+            "words": "a foreground service did not call startForeground() in time (the app's contract)"}
+    looked = list(critical) + ([blocked] if blocked is not None and blocked not in critical else [])
+    found = (_storage(looked) or _memory(looked, process_threads, header) or _lock_contention(chain)
+             or _binder(chain, blocked))
+    if found:
+        return found
+    return _rest(chain, critical, blocked, header)
+
+
+def _rest(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDump | None, header: dict) -> tuple[str, dict]:
+    crit = critical[0] if critical else None
+    if blocked is not None and len(chain) == 1 and is_idle(blocked):
+        return "unknown", {"idle": True, "key": "idle", "frame": blocked.raw_frames[0] if blocked.raw_frames else None,
+                           "words": "the main thread was idle (waiting for its next message) when the stacks were "
+                                    "taken: the cause is not in the report"}
+    if blocked is not None and not blocked.raw_frames and len(chain) == 1:
+        cpu = header.get("app_cpu_pct")
+        if cpu is not None and cpu >= APP_BUSY_CPU_PCT:
+            return "app_specific", {"app_cpu_pct": cpu, "key": None, "no_stack": True,
+                                    "words": f"no stacks in the report; the app used {cpu:g}% CPU (busy)"}
+        return "unknown", {"no_stack": True, "key": None,
+                           "words": "no stacks in the report: only the ANR header, which does not show the cause"}
     top = []
     for t in critical[:2]:
         top.extend(t.raw_frames[:5])
     ev: dict = {"top_frames": top}
-    if critical and critical[0].kstate == "D":
+    if crit is not None and crit.kstate == "D":
         ev["kernel_state"] = "D (uninterruptible wait)"
+    last = chain[-1]
+    edge = last["edge"]
+    site = app_frame(blocked) or app_frame(crit)
+    ev["app_frame"] = site
+    if edge is not None and edge.kind == "process":
+        ev.update(key="app:child_process", words="waits for a child process it started")
+    elif edge is not None and last["node"].state == ABSENT:
+        what = edge.lock_class or _callee(edge.frame)
+        ev.update(key=f"app:wait:{_norm_class(what) if what else site}",
+                  words=f"waits for {last['node'].label()}" + (f" ({what})" if what else ""))
+    elif edge is not None:
+        ev.update(key=f"app:lock:{_norm_class(edge.lock_class)}" if edge.lock_class else None,
+                  words=f"waits for {last['node'].label()}")
+    else:
+        ev.update(_self_mechanism(crit or blocked))
     return "app_specific", ev
+
+
+def _callee(frame: str | None) -> str | None:
+    if not frame:
+        return None
+    m = re.match(r"^(?:at )?([\w$.<>]+?)(?:\(|\+|$)", frame.split("(")[0] if frame.startswith("at ") else frame)
+    return m.group(1) if m else None
+
+
+def _self_mechanism(t: ThreadDump | None) -> dict:
+    names = [s for s, _ in java_names(t)] if t is not None else []
+    text = " ".join(t.raw_frames[:40]) if t is not None else ""
+    if names and names[0].startswith("java.lang.Thread.sleep"):
+        return {"key": "app:sleep", "words": "sleeps on the main thread (Thread.sleep)"}
+    if _WEBVIEW.search(text):
+        return {"key": "app:webview_init", "words": "loads/initialises WebView (Chromium) on the main thread"}
+    if re.search(r"ViewRootImpl\.performTraversals|ViewRootImpl\.performLayout|Choreographer\.doFrame", text):
+        return {"key": "app:ui_frame", "words": "lays out or draws views on the main thread"}
+    site = app_frame(t)
+    return {"key": f"app:{_frame_method(site)}" if site else None,
+            "words": f"runs in the app's code ({site})" if site else "runs in code the report does not show"}
+
+
+def _frame_method(text: str) -> str:
+    return re.sub(r"^(?:at )?([^\s(]+).*$", r"\1", text)

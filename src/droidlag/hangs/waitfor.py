@@ -18,6 +18,21 @@ NATIVE_SERVICES = (
     ("InputFlinger", "inputflinger"), ("Vold", "vold"), ("Keystore", "keystore"), ("Drm", "mediadrmserver"),
 )
 _BP = re.compile(r"Bp([A-Za-z_]+)")
+ABSENT = "absent"   # Node.state of a thread the report names (held by thread N) but does not show
+
+# What a thread waits in, when no holder is named (partial reports): the first Java frame (or, for a native-only
+# stack, the top native frames). Thread.sleep and an idle Looper are not waits for another thread.
+_IDLE_JAVA = ("android.os.MessageQueue.nativePollOnce", "android.os.MessageQueue.next")
+_CHILD_JAVA = re.compile(r"(?:UNIXProcess|ProcessManager\$ProcessImpl|ProcessImpl|java\.lang\.Process)\.waitFor"
+                         r"|ProcessManager\.exec|UNIXProcess\.forkAndExec|ProcessImpl\.forkAndExec")
+_WAIT_JAVA = re.compile(
+    r"^(?:java\.lang\.Object\.wait|java\.lang\.Thread\.parkFor\$?|sun\.misc\.Unsafe\.park|jdk\.internal\.misc\.Unsafe\.park"
+    r"|java\.util\.concurrent\.locks\.LockSupport\.park\w*|java\.util\.concurrent\.\S+\.(?:await\w*|get|acquire\w*)"
+    r"|java\.lang\.Thread\.join|\S*SQLiteConnectionPool\.(?:waitForConnection|\S+ waitForConnection)"
+    r"|android\.app\.QueuedWork\.waitToFinish|android\.app\.SharedPreferencesImpl\.awaitLoadedLocked)$")
+_WAIT_NATIVE = re.compile(r"pthread_mutex_lock|MutexLockWithTimeout|__futex_wait_ex|pthread_cond_(?:timed)?wait"
+                          r"|pthread_join|__pthread_cond_timedwait|sem_wait")
+_ART_INTERNAL_WAIT = re.compile(r"art::(?:Monitor::Wait|Monitor::Lock|Object_wait|Thread::Park|Unsafe_park)")
 _SERVING_JAVA = ("android.os.Binder.execTransact",)
 
 
@@ -38,6 +53,9 @@ class Node:
                 "name": self.name, "state": self.state}
 
     def label(self) -> str:
+        if self.remote and self.state == ABSENT:
+            who = self.name or (f"thread {self.tid}" if self.tid is not None else "?")
+            return f"{self.process or '?'}({self.pid if self.pid is not None else '?'}):{who} (not in the report)"
         if self.remote:
             return f"{self.process or '?'}({self.pid if self.pid is not None else '?'})"
         return f"{self.process}({self.pid}):{self.name}[tid={self.tid}]"
@@ -149,6 +167,60 @@ def blocker(t: ThreadDump) -> tuple[str, object] | None:
     return None
 
 
+def first_java(t: ThreadDump) -> int | None:
+    """Index of the first Java frame (native frames above it are the JNI/ART plumbing of that call)."""
+    for i, f in enumerate(t.frames):
+        if f.kind == "java":
+            return i
+    return None
+
+
+def is_idle(t: ThreadDump) -> bool:
+    """A Looper thread waiting for its next message: an idle main thread when the ANR was dumped."""
+    names = java_names(t)
+    return bool(names) and names[0][0] in _IDLE_JAVA
+
+
+def waits_in(t: ThreadDump) -> tuple[str, str] | None:
+    """What `t` waits for when no holder is named: ('process', frame) for a child process, ('wait', frame) for a
+    lock, condition, future or connection another thread must release; None for running, sleeping or idle."""
+    names = java_names(t)
+    if not names:
+        for f in t.frames[:5]:
+            if f.kind == "native" and (_WAIT_NATIVE.search(f.symbol) or _ART_INTERNAL_WAIT.search(f.symbol)):
+                return "wait", f.text
+        return None
+    for sym, text in names[:6]:
+        if _CHILD_JAVA.search(sym):
+            return "process", text
+    if names[0][0] in _IDLE_JAVA or names[0][0].startswith("java.lang.Thread.sleep"):
+        return None
+    # wait primitives first, then the frame that called them
+    k = 0
+    while k < len(names) and _WAIT_JAVA.match(names[k][0]):
+        k += 1
+    if k:
+        return "wait", names[k - 1][1]
+    return None
+
+
+_OAT_SYMBOL = re.compile(r"^([A-Za-z_$][\w$]*(?:\.[\w$<>-]+)+)(?:\+\d+)?$")
+
+
+def java_names(t: ThreadDump) -> list[tuple[str, str]]:
+    """(symbol, frame text) of the Java methods on the stack, innermost first: the Java frames, or for a native-only
+    stack (Play Console's native form) the compiled methods of `.oat`/`.odex` frames (`java.lang.Object.wait+52`)."""
+    out = [(f.symbol, f.text) for f in t.frames if f.kind == "java"]
+    if out:
+        return out
+    for f in t.frames:
+        if f.kind == "native" and f.lib.endswith((".oat", ".odex", ".vdex")):
+            m = _OAT_SYMBOL.match(f.symbol)
+            if m:
+                out.append((m.group(1), f.text))
+    return out
+
+
 def _proxy_method(frames: list[Frame], start: int) -> tuple[str, str] | None:
     for f in frames[start:start + 6]:
         if f.kind == "java" and "$Stub$Proxy." in f.symbol:
@@ -192,9 +264,12 @@ def snapshot(processes: list[ProcessDump]) -> list[ProcessDump]:
 
 
 def build_wait_for_graph(processes: list[ProcessDump],
-                         transactions: list[BinderTransaction] | tuple = ()) -> WaitForGraph:
+                         transactions: list[BinderTransaction] | tuple = (), partial: bool = False) -> WaitForGraph:
     """The wait-for graph over `processes` (one dump per pid). Self-edges (old Dalvik dumps name the waiting
-    thread as the holder) are dropped."""
+    thread as the holder) are dropped. A holder the dump names but does not show (`held by thread 44` in a partial
+    report) is a node of its own, state 'absent'. partial (a pasted report, not a whole dump): a thread waiting in a
+    lock, condition, future or connection pool with no holder shown waits for a thread absent from the report; one
+    waiting for a child process, for that process."""
     g = WaitForGraph()
     for p in processes:
         for t in p.threads:
@@ -225,6 +300,8 @@ def build_wait_for_graph(processes: list[ProcessDump],
                 continue
             b = blocker(t)
             if b is None:
+                if partial:
+                    _absent_wait(g, p, t, remote_node)
                 continue
             src = g.index[id(t)]
             kind, info = b
@@ -245,9 +322,18 @@ def build_wait_for_graph(processes: list[ProcessDump],
                     kind_e = "lock_owner"
                 else:
                     kind_e = kind
+                frame = t.frames[lk.frame_index].text if 0 <= lk.frame_index < len(t.frames) else None
+                if target is None and lk.held_by is not None:
+                    # named by the dump, not shown in it (a partial report): the holder is still the critical thread
+                    key = ("absent", p.pid, lk.held_by)
+                    if key not in remote:
+                        remote[key] = len(g.nodes)
+                        g.nodes.append(Node(p.cmdline, p.pid, lk.held_by, None, lk.held_by_name, ABSENT,
+                                            remote=True))
+                    g.out[src] = (remote[key], Edge("monitor", lk.addr, lk.cls, frame, "held by (absent)"))
+                    continue
                 if target is None or target is t:
                     continue
-                frame = t.frames[lk.frame_index].text if 0 <= lk.frame_index < len(t.frames) else None
                 g.out[src] = (g.index[id(target)], Edge(kind_e, lk.addr, lk.cls, frame, how))
                 continue
             # binder
@@ -288,3 +374,22 @@ def build_wait_for_graph(processes: list[ProcessDump],
                 continue
             g.out[src] = (remote_node(None, "binder peer (unknown)"), Edge("binder", frame=frame_text, how="unknown"))
     return g
+
+
+def _absent_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump, remote_node) -> None:
+    """Edge from a thread of a partial report that waits with no holder shown to the absent thread (or child
+    process) it waits for."""
+    w = waits_in(t)
+    if w is None:
+        return
+    kind, frame = w
+    src = g.index[id(t)]
+    if kind == "process":
+        g.out[src] = (remote_node(None, "child process"), Edge("process", frame=frame, how="waits for a child process"))
+        return
+    lk = next((x for x in t.locks if x.action in ("waiting on", "parking to wait for") and x.cls), None)
+    what = lk.cls if lk is not None else None
+    key = len(g.nodes)
+    g.nodes.append(Node(p.cmdline, p.pid, None, None, f"holder of {what}" if what else "the thread it waits for",
+                        ABSENT, remote=True))
+    g.out[src] = (key, Edge("wait", lk.addr if lk else None, what, frame, "no holder in the report"))

@@ -39,6 +39,7 @@ _LOGCAT_PREFIXES = (
     re.compile(r"^[VDIWEF] (?:ActivityManager|Watchdog|AndroidRuntime|ANRManager|am_anr|SQLiteConnectionPool)"
                r"\s*:\s?"),
 )
+_BOLD = re.compile(r"(?<!\*)\*\*(?!\*)")
 _GITHUB_REF = re.compile(r"^[\w.-]+/[\w.-]+#(\d+)(?=\s+pc\s)")
 
 # --- thread headers ----------------------------------------------------------------------------------------------
@@ -145,16 +146,16 @@ def clean_line(raw: str) -> str | None:
         t = t.lstrip("#").lstrip()
     elif t.startswith("# ") or t.startswith("## ") or t.startswith("### "):
         t = t.lstrip("#").lstrip()
-    if "**" in t:
-        t = t.replace("**", "")
     t = t.strip("`").strip()
     if not t:
         return ""
     for rx in _LOGCAT_PREFIXES:
         m = rx.match(t)
         if m:
-            t = t[m.end():].rstrip()
+            t = t[m.end():].strip()
             break
+    if "**" in t:
+        t = _BOLD.sub("", t).strip()
     m = _GITHUB_REF.match(t)
     if m:
         t = f"#{int(m.group(1)):02d}" + t[m.end():]
@@ -246,6 +247,8 @@ class _Writer:
         self.last_header_at = -1
         self.header_name = None
         self.consumed_next = False
+        self.exception: str | None = None
+        self.skipped_exception_frames = 0
         self.stack_open = False   # the last stack line was a frame: bare method names may follow
 
     def header(self, name: str, tid: int | None, state: str, sys_tid: int | None = None,
@@ -263,7 +266,7 @@ class _Writer:
             if ll:
                 self.out.append("  " + ll)
         self.in_thread, self.thread_has_frames, self.native_n = True, False, 0
-        self.header_name, self.stack_open = name, True
+        self.header_name, self.stack_open = name, False
         self.paste.threads += 1
 
     def art_header(self, line: str) -> None:
@@ -273,7 +276,7 @@ class _Writer:
         self.last_header_at = len(self.out)
         self.out.append(line)
         self.in_thread, self.thread_has_frames, self.native_n = True, False, 0
-        self.header_name, self.stack_open = name, True
+        self.header_name, self.stack_open = name, False
         self.paste.threads += 1
 
     def _ensure_thread(self) -> None:
@@ -365,7 +368,26 @@ def _summary(w: _Writer, s: str, hdr: dict) -> bool:
     return False
 
 
+_EXCEPTION = re.compile(r"^(?:Caused by: |Exception in thread .*?)?(?:[a-z]\w*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)"
+                        r"\b(?::|$)")
+_ANNOTATED = re.compile(r"^(?P<name>\S+) annotated stack trace:\s*$")
+
+
 def _line(w: _Writer, s: str, nxt: str | None, hdr: dict) -> None:
+    m = _EXCEPTION.match(s)
+    if m and "ANRError" not in s and "ApplicationNotResponding" not in s and "_Thread:" not in s:
+        # a Java exception's trace (a crash, a failed sysrq write) is not a thread's stack: its frames are skipped
+        w.exception = s.split(":", 1)[0].replace("Caused by", "").strip() or s
+        w.in_thread = False
+        return
+    m = _ANNOTATED.match(s)
+    if m:   # AOSP Watchdog: `watchdog.monitor annotated stack trace:` then the blocked thread's frames
+        w.exception = None
+        w.header(m.group("name"), None, "Blocked" if m.group("name") != "main" else "")
+        return
+    if w.exception and (s.startswith("at ") or s.startswith("...")):
+        w.skipped_exception_frames += 1
+        return
     if _KEEP_HEADER.match(s):
         w.plain(s)
         if s.startswith(("----- pid", "Cmd line:", "----- end")):
@@ -383,6 +405,7 @@ def _line(w: _Writer, s: str, nxt: str | None, hdr: dict) -> None:
         w.frame(s)
         return
     if _thread_header(w, s, nxt):
+        w.exception = None
         return
     nf = native_frame(s, w.native_n if w.in_thread else 0)
     if nf:
@@ -412,6 +435,11 @@ def canonicalize(text: str) -> Paste:
     hdr: dict = {}
     lines = [clean_line(x) for x in text.split("\n")]
     kept = [x for x in lines if x]
+    for k in range(len(kept) - 1):
+        # a watchdog kill line wrapped by the paste: its thread name in parentheses is on the next line
+        if "WATCHDOG KILLING" in kept[k] and "(" not in kept[k] and "(" in kept[k + 1]:
+            kept[k], kept[k + 1] = kept[k] + kept[k + 1], ""
+    kept = [x for x in kept if x]
     i = 0
     while i < len(kept):
         s = kept[i]
@@ -435,6 +463,9 @@ def canonicalize(text: str) -> Paste:
     p.text = "\n".join(head + w.out) + "\n"
     if p.implied_main:
         p.notes.append("frames without a thread header taken as the main thread's (tid=1)")
+    if w.skipped_exception_frames:
+        p.notes.append(f"{w.skipped_exception_frames} frame(s) of an exception trace ({w.exception or 'exception'}) "
+                       "skipped: an exception's trace is not a thread's stack")
     return p
 
 
