@@ -127,8 +127,9 @@ def measure(root: Path, only: set[str] | None = None, per_file: bool = False) ->
     for t in THRESHOLDS:
         cluster_events(report, HangsConfig(threshold=t))
         clus = {}
-        for e in report.events:
-            clus.setdefault(Path(e.source.split("#")[0]).name, e.cluster)
+        bucket = {c["id"] for c in report.clusters if c.get("unknown")}
+        for e in report.events:   # the unknown bucket is no cluster: its events are not said to share a cause
+            clus.setdefault(Path(e.source.split("#")[0]).name, None if e.cluster in bucket else e.cluster)
         out["clusters"][t] = pairwise(clus, group)
     cluster_events(report, HangsConfig())
     return out

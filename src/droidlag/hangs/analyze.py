@@ -18,14 +18,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
 from droidlag.hangs.causes import label_cause
 from droidlag.hangs.cluster import cluster_features
 from droidlag.hangs.config import HangsConfig
-from droidlag.hangs.features import Features, event_features
+from droidlag.hangs.features import MIN_FRAMES, UNKNOWN_KEY, Features, event_features
 from droidlag.hangs.waitfor import Node, WaitForGraph, build_wait_for_graph
 from droidlag.io.inputs import walk
 from droidlag.models.dumps import DumpUnit, ProcessDump, ThreadDump
@@ -223,6 +223,10 @@ class _EventMaker:
                                           [s["edge"].kind for s in prefix if s["edge"]], bool(cycle), header,
                                           frame_decay=self.config.frame_decay))
         cause, cause_ev = label_cause(steps, critical, blocked, header, same_pid)
+        frames_seen = len(blocked.raw_frames) + sum(len(t.raw_frames) for t in critical if t is not blocked)
+        key = UNKNOWN_KEY if frames_seen < MIN_FRAMES and not cause_ev.get("key") else cause_ev.get("key")
+        if not cycle:   # a deadlock's critical threads cluster by their own stacks (spec step 3)
+            vectors = [replace(v, key=key) for v in vectors]
         evidence = {"cause": cause_ev, "blocked_frames": blocked.raw_frames[:6],
                     "critical_frames": {critical_key(t.name, t.sys_tid, t.tid): t.raw_frames[:8] for t in critical}}
         for k in ("reason", "load", "cpu_total_pct", "memory_kb", "abi"):
@@ -357,7 +361,8 @@ def cluster_events(report: HangReport, config: HangsConfig) -> None:
         cause = causes.most_common(1)[0][0]
         rep = report.events[c.representative]
         report.clusters.append({
-            "id": c.id, "size": len(c.members), "cause": cause, "causes": dict(causes),
+            "id": c.id, "size": len(c.members), "cause": cause, "causes": dict(causes), "unknown": c.unknown,
+            "key": rep.features.key,
             "representative": rep.id, "members": [report.events[i].id for i in c.members],
             "nearest": [report.events[i].id for i in c.nearest],
             "furthest": [report.events[i].id for i in c.furthest],

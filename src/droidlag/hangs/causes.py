@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from droidlag.hangs.waitfor import ABSENT, is_idle, java_names
+from droidlag.hangs.waitfor import ABSENT, is_idle, java_names, waits_in
 from droidlag.models.dumps import ThreadDump
 
 STORAGE_RULES: tuple[tuple[str, re.Pattern], ...] = (
@@ -110,8 +110,11 @@ def binder_peer(frames: list[str]) -> tuple[str, str | None]:
 
 def _storage(looked: list[ThreadDump]) -> tuple[str, dict] | None:
     for t in looked:
+        waiting = waits_in(t)
         for s in _thread_text(t):
             for key, pat in STORAGE_RULES:
+                if key == "sqlite_pool" and not (waiting and pat.search(waiting[1])):
+                    continue   # a pool wait counts only where the thread is parked in it, not opening a connection
                 if pat.search(s):
                     return "storage_sync", {"thread": t.name, "frame": s, "key": f"storage:{key}",
                                             "words": _STORAGE_WORDS[key]}
@@ -185,7 +188,7 @@ def _binder(chain: list[dict], blocked: ThreadDump | None) -> tuple[str, dict] |
     call = f"{peer}{'.' + method if method else ''}"
     return "slow_binder_peer", {"peer": peer, "method": method, "node": last["node"].label(),
                                 "call_frame": last["edge"].frame, "how": last["edge"].how,
-                                "key": f"binder:{peer}", "words": f"waits for a binder call to {call}"}
+                                "key": f"binder:{call}", "words": f"waits for a binder call to {call}"}
 
 
 def label_cause(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDump | None, header: dict,
@@ -231,15 +234,21 @@ def _rest(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDump | N
     if edge is not None and edge.kind == "process":
         ev.update(key="app:child_process", words="waits for a child process it started")
     elif edge is not None and last["node"].state == ABSENT:
-        what = edge.lock_class or _callee(edge.frame)
-        ev.update(key=f"app:wait:{_norm_class(what) if what else site}",
-                  words=f"waits for {last['node'].label()}" + (f" ({what})" if what else ""))
+        what = edge.lock_class if edge.lock_class and not _GENERIC_LOCK.match(edge.lock_class) else None
+        where = _frame_method(site) if site else None
+        key = f"app:lock:{_norm_class(what)}" if what else (f"app:wait:{where}" if where else None)
+        ev.update(key=key, words=f"waits for {last['node'].label()}" + (f" ({what})" if what else "")
+                  + (f" in {where}" if where else ""))
     elif edge is not None:
         ev.update(key=f"app:lock:{_norm_class(edge.lock_class)}" if edge.lock_class else None,
                   words=f"waits for {last['node'].label()}")
     else:
         ev.update(_self_mechanism(crit or blocked))
     return "app_specific", ev
+
+
+_GENERIC_LOCK = re.compile(r"^(?:java\.lang\.Object|java\.lang\.Class<.*>|java\.util\.concurrent\.\S+|"
+                           r"java\.lang\.Thread|java\.lang\.ref\.\S+|\S*Lock)$")
 
 
 def _callee(frame: str | None) -> str | None:
@@ -256,7 +265,8 @@ def _self_mechanism(t: ThreadDump | None) -> dict:
         return {"key": "app:sleep", "words": "sleeps on the main thread (Thread.sleep)"}
     if _WEBVIEW.search(text):
         return {"key": "app:webview_init", "words": "loads/initialises WebView (Chromium) on the main thread"}
-    if re.search(r"ViewRootImpl\.performTraversals|ViewRootImpl\.performLayout|Choreographer\.doFrame", text):
+    if re.search(r"ViewRootImpl\.performTraversals|ViewRootImpl\.performLayout|Choreographer\.doFrame|"
+                 r"\.onLayoutChildren|\.onLayout\(|\.onMeasure\(|\.dispatchDraw\(", text):
         return {"key": "app:ui_frame", "words": "lays out or draws views on the main thread"}
     site = app_frame(t)
     return {"key": f"app:{_frame_method(site)}" if site else None,

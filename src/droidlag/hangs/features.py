@@ -13,17 +13,25 @@ from droidlag.hangs.normalize import normalize_frame
 from droidlag.models.dumps import Frame, ThreadDump
 
 
+UNKNOWN_KEY = "unknown"
+MIN_FRAMES = 2   # fewer frames on the critical and blocked threads together: too little to compare
+
+
 @dataclass(frozen=True, slots=True)
 class Features:
-    """generic: the F_p token set; terms: the F_c term -> weight map; norm: |terms| (Euclidean)."""
+    """generic: the F_p token set; terms: the F_c term -> weight map; norm: |terms| (Euclidean).
+    key (ours): the root-cause mechanism the cause rules found (`storage:sharedprefs_apply`, `binder:<service>`,
+    `app:wait:<lock class>`...); vectors with the same key share a cluster. UNKNOWN_KEY: no stack to compare (an
+    empty or near-empty stack), never similar to anything; such events go to the "unknown" bucket."""
 
     generic: frozenset
     terms: dict
     norm: float
+    key: str | None = None
 
     def signature(self) -> tuple:
         """Identical signatures are identical events for clustering (collapsed before any pair is compared)."""
-        return (tuple(sorted(self.generic)), tuple(sorted((k, round(v, 6)) for k, v in self.terms.items())))
+        return (tuple(sorted(self.generic)), tuple(sorted((k, round(v, 6)) for k, v in self.terms.items())), self.key)
 
 
 def frame_term(f: Frame) -> str:

@@ -185,6 +185,11 @@ def waits_in(t: ThreadDump) -> tuple[str, str] | None:
     """What `t` waits for when no holder is named: ('process', frame) for a child process, ('wait', frame) for a
     lock, condition, future or connection another thread must release; None for running, sleeping or idle."""
     names = java_names(t)
+    for f in t.frames[:5]:   # a JNI call that waits in native code (a mutex) before any Java frame returns
+        if f.kind != "native":
+            break
+        if _WAIT_NATIVE.search(f.symbol):
+            return "wait", f.text
     if not names:
         for f in t.frames[:5]:
             if f.kind == "native" and (_WAIT_NATIVE.search(f.symbol) or _ART_INTERNAL_WAIT.search(f.symbol)):

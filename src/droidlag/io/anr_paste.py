@@ -74,7 +74,7 @@ _JAVA_AT = re.compile(r"^at\s*(?P<sym>[^\s(]+)\s?(?:\((?P<loc>[^()]*)\))?\s*(?P<
 # a.b.C.m (File.java:12) / a.b.C.m(Native Method) / a.b.C.<init> (unavailable) / a.b.C.m(r8-map-id-x:1)
 _JAVA_BARE = re.compile(r"^(?P<sym>[A-Za-z_$][\w$]*(?:\.[\w$<>-]+)+)\s?\((?P<loc>[^()]*)\)\s*$")
 # com.a.B.RetType method(args)(SourceFile:12)
-_JAVA_SIGNATURE = re.compile(r"^(?P<cls>[\w$]+(?:\.[\w$]+)+)\.(?:[\w$.\[\]<>]+ )(?P<m>[\w$<>]+)\([^()]*\)"
+_JAVA_SIGNATURE = re.compile(r"^(?P<cls>(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*)\.(?:[\w$.\[\]<>]+ )(?P<m>[\w$<>]+)\([^()]*\)"
                              r"\((?P<loc>[^()]*)\)\s*$")
 # Sentry UI bare names inside a stack: `addBreadcrumb`, `onStateChange (NativeBridge.kt:122)`
 _BARE_METHOD = re.compile(r"^(?P<sym>[A-Za-z_$][\w$<>-]*)(?:\s?\((?P<loc>[^()]*)\))?$")
@@ -82,6 +82,8 @@ _NATIVE_PC = re.compile(r"^(?:native:\s*)?(?:#\s?(?P<n>\d+)\s+)?pc\s+(?:0x)?(?P<
 _BUGSNAG_NATIVE = re.compile(r"^(?P<lib>\S+\.(?:so|oat|odex|vdex|apk|art|dex)\S*)\s+\+0x(?P<pc>[0-9a-fA-F]+)"
                              r"(?:\s+(?P<sym>\S.*))?$")
 _SENTRY_NATIVE = re.compile(r"^(?P<lib>[\w.-]+?)\s*0x(?P<pc>[0-9a-fA-F]+)\s+(?P<sym>[^\s(][^()]*)$")
+# Bugsnag's GitHub integration: `QueuedWork.java:245 - android.app.QueuedWork.processPendingWork`
+_BUGSNAG_GITHUB = re.compile(r"^(?P<loc>[\w$.-]+\.(?:java|kt|scala):-?\d+) - (?P<sym>[A-Za-z_$][\w$.<>-]+)$")
 _SYM_SPACES = re.compile(r"\s\+\s(\d+)\)")
 
 # --- lock lines --------------------------------------------------------------------------------------------------
@@ -218,16 +220,19 @@ def java_frame(s: str, in_stack: bool) -> str | None:
         m = _JAVA_AT.match(s)
         if m:
             loc = m.group("loc")
-            return f"at {m.group('sym')}({loc if loc is not None else 'Unknown Source'})"
+            return f"at {m.group('sym').rstrip('!')}({loc if loc is not None else 'Unknown Source'})"
         return None
     m = _JAVA_BARE.match(s)
     if m:
-        return f"at {m.group('sym')}({m.group('loc')})"
+        return f"at {m.group('sym').rstrip('!')}({m.group('loc')})"
     m = _JAVA_SIGNATURE.match(s)
     if m:
         return f"at {m.group('cls')}.{m.group('m')}({m.group('loc')})"
-    if "." in s and " " not in s and re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[\w$<>-]+){2,}", s):
-        return f"at {s}(Unknown Source)"   # a dotted frame without location
+    if in_stack and "." in s and " " not in s and re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[\w$<>-]+){2,}", s):
+        return f"at {s}(Unknown Source)"   # a dotted frame without location, inside a stack
+    m = _BUGSNAG_GITHUB.match(s)
+    if m:
+        return f"at {m.group('sym')}({m.group('loc')})"
     if in_stack:
         m = _BARE_METHOD.match(s)
         if m and m.group("sym") not in STATE_WORDS:
@@ -249,10 +254,16 @@ class _Writer:
         self.consumed_next = False
         self.exception: str | None = None
         self.skipped_exception_frames = 0
+        self.pool_waits: set[str] = set()
         self.stack_open = False   # the last stack line was a frame: bare method names may follow
 
     def header(self, name: str, tid: int | None, state: str, sys_tid: int | None = None,
                lock: str | None = None) -> None:
+        if name == "main" and self.paste.implied_main and self.paste.threads == 1 and self.paste.frames <= 1:
+            # a title line taken for a frame before the real main header (Crashlytics' issue title)
+            del self.out[self.last_header_at:]
+            self.paste.implied_main, self.paste.threads, self.paste.frames = False, 0, 0
+            self.in_thread = False
         # a short header right before the full one (Play Console's summary line) is the same thread
         if self.in_thread and not self.thread_has_frames and self.header_name == name and self.last_header_at >= 0:
             del self.out[self.last_header_at:]
@@ -373,7 +384,20 @@ _EXCEPTION = re.compile(r"^(?:Caused by: |Exception in thread .*?)?(?:[a-z]\w*\.
 _ANNOTATED = re.compile(r"^(?P<name>\S+) annotated stack trace:\s*$")
 
 
+_POOL_WAIT = re.compile(r"unable to grant a connection to thread (?P<tid>\d+) \((?P<name>[^)]*)\) with flags \S+ for "
+                        r"(?P<secs>[\d.]+) seconds")
+
+
 def _line(w: _Writer, s: str, nxt: str | None, hdr: dict) -> None:
+    m = _POOL_WAIT.search(s)
+    if m and m.group("tid") not in w.pool_waits:
+        # AOSP SQLiteConnectionPool's own log line: that thread waited this long for a connection
+        w.pool_waits.add(m.group("tid"))
+        w.header(m.group("name"), int(m.group("tid")), "Waiting")
+        w.frame("at android.database.sqlite.SQLiteConnectionPool.waitForConnection(SQLiteConnectionPool.java)")
+        w.paste.notes.append(f"thread {m.group('tid')} ({m.group('name')}) waited {m.group('secs')} s for a SQLite "
+                             "connection (SQLiteConnectionPool log line; its stack is not in the report)")
+        return
     m = _EXCEPTION.match(s)
     if m and "ANRError" not in s and "ApplicationNotResponding" not in s and "_Thread:" not in s:
         # a Java exception's trace (a crash, a failed sysrq write) is not a thread's stack: its frames are skipped
