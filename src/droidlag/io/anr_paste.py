@@ -66,6 +66,7 @@ _CRASHLYTICS_HEADER = re.compile(
 _TID_LINE = re.compile(r"^tid=(?P<tid>\d+)(?:\s+systid=(?P<sys>\d+))?\s*(?:\|\s*(?P<lock>.*))?$", re.I)
 _ANRWATCHDOG = re.compile(r"(?:^|\$)_?Thread: (?P<name>.+?) \(state = (?P<state>\w+)\)")
 _SENTRY_THREAD = re.compile(r"^Thread: (?P<name>\S.*?)\s*$")
+_ART_HEADER = re.compile(r'^"[^"]*"(?: daemon)? (?:prio=|tid=|sysTid=)')
 _ART_LOST_QUOTE = re.compile(r'^(?P<name>[^\s"]+)" (?:daemon )?(?:prio|tid)=')
 
 # --- frames ------------------------------------------------------------------------------------------------------
@@ -103,7 +104,7 @@ _VERBS = (
 # Header-ish lines kept as they are (io.anr reads them at line start).
 _KEEP_HEADER = re.compile(
     r"^(?:----- |Cmd line:|Build fingerprint:|ABI:|Subject:|ANR in |PID:|Reason:|Load:|Parent:|CPU usage from|"
-    r"DALVIK THREADS|suspend all histogram|Build type:|pid: \d+|Crash type:|\*\*\* WATCHDOG|Watchdog-Type:|"
+    r"DALVIK THREADS|suspend all histogram|sysTid=\d+\s|\+\+\+ \+\+\+|Build type:|pid: \d+|Crash type:|\*\*\* WATCHDOG|Watchdog-Type:|"
     r"\d+(?:\.\d+)?% |\+\d+(?:\.\d+)?% |\w[\w()]*:?\s+\d+ kB\s*$|Rss\w*Kb:|---)")
 _SUMMARY_REASON = re.compile(
     r"(?:^|\b)(?P<r>Input dispatching timed out.*|Broadcast of Intent.*|executing service \S+.*|"
@@ -255,6 +256,7 @@ class _Writer:
         self.exception: str | None = None
         self.skipped_exception_frames = 0
         self.pool_waits: set[str] = set()
+        self.prose = 0
         self.stack_open = False   # the last stack line was a frame: bare method names may follow
 
     def header(self, name: str, tid: int | None, state: str, sys_tid: int | None = None,
@@ -317,6 +319,8 @@ class _Writer:
 def _thread_header(w: _Writer, s: str, nxt: str | None) -> bool:
     """Write a thread header of any pasted form; True when `s` was one (and the consumed next line is noted)."""
     if s.startswith('"'):
+        if not _ART_HEADER.match(s):
+            return False
         w.art_header(s)
         return True
     m = _ART_LOST_QUOTE.match(s)
@@ -443,7 +447,10 @@ def _line(w: _Writer, s: str, nxt: str | None, hdr: dict) -> None:
             return
     if _summary(w, s, hdr):
         return
-    w.plain(s)   # prose, UI residue: parse_dump ignores lines it does not know at column 0
+    if "ANR in " in s or "WATCHDOG KILLING" in s:
+        w.plain(s)   # header lines with a prefix (`ActivityManager: ANR in ...`) that io.anr reads mid-line
+    else:
+        w.prose += 1   # prose and UI residue are dropped: nothing below reads them
     if _ends_stack(s):
         w.stack_open = False
 
@@ -493,7 +500,7 @@ def canonicalize(text: str) -> Paste:
     return p
 
 
-_CANONICAL_START = re.compile(r"^----- pid \d+ at ", re.M)
+_CANONICAL_START = re.compile(r"^----- (?:pid \d+ at |Waiting Channels: pid \d+)", re.M)
 _WRAPPING = re.compile(r"^\s*(?:```|~~~|>\s|\*\*)|&quot;|&lt;|&gt;", re.M)
 
 
@@ -501,7 +508,10 @@ def needs_canonicalizing(text: str) -> bool:
     """False for a raw traces.txt / bugreport (read as it is, fast); True for anything pasted or partial."""
     if "\n------ " in text or text.startswith("------ "):
         return False   # bugreport text: sections are read by io.anr.parse_text
-    if _CANONICAL_START.search(text) and not _WRAPPING.search(text[:200000]):
+    head = text.lstrip()[:4000]
+    if head.startswith("----- pid "):
+        return False   # a dump as written by the runtime
+    if _CANONICAL_START.search(text) and not _WRAPPING.search(head):
         return False
     return True
 
