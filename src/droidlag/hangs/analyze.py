@@ -330,10 +330,16 @@ def analyze_hangs(paths: Iterable[str | Path], config: HangsConfig | None = None
         finally:
             if progress is not None:
                 progress(path)
+        before = len(report.events)
         for u in units:
             report.bytes_read += u.nbytes
             report.warnings.extend(u.warnings)
             report.events.extend(events_from_unit(u, config))
+        if len(report.events) == before and not any(u.snapshot for u in units):
+            # read, but nothing in it is an event: said, never dropped silently
+            threads = sum(len(p.threads) for u in units for p in u.processes)
+            report.errors.append(InputError(path, f"no ANR/SNR event: {threads} thread stack(s) and no ANR header, "
+                                                  "watchdog line or blocked thread in the file"))
     cluster_events(report, config)
     return report
 

@@ -516,17 +516,29 @@ def needs_canonicalizing(text: str) -> bool:
     return True
 
 
-# Evidence that a text is an ANR report in some pasted form (for choosing the reader by content).
-_PASTE_MARK = re.compile(
-    r"(?:^|\s)(?:at\s)?[A-Za-z_$][\w$]*(?:\.[\w$<>-]+){2,}\s?\((?:[\w$.-]+\.(?:java|kt):-?\d+|Native [Mm]ethod"
-    r"|Unknown Source|SourceFile:-?\d+|unavailable(?::\d+)?)\)"
-    r"|(?:^|\s)#\d\d\s+pc\s+(?:0x)?[0-9a-f]{4,}\s"
-    r"|\b\w[\w.-]* \((?:blocked|native|waiting|timed waiting|runnable|sleeping)\):\s?tid=\d+"
-    r"|\bANR in [\w.]+|\bam_anr\b|WATCHDOG KILLING SYSTEM PROCESS|Watchdog: Blocked in |\bBlocked in (?:handler|monitor) "
-    r"|ApplicationNotResponding|Input dispatching timed out", re.I | re.M)
+# Evidence that a text is an ANR report in some pasted form (for choosing the reader by content), anchored at line
+# starts (after indentation, markdown marks or a logcat prefix) so that prose about ANRs is not taken for one.
+_LINE_LEAD = r"^[ \t>`*]{0,12}(?:\d+[\t ]+)?(?:at\s+)?"
+_FRAME_MARK = re.compile(
+    _LINE_LEAD + r"(?:[A-Za-z_$][\w$]*(?:\.[\w$<>-]+){2,}\s?\((?:[^()\s]+:-?\d+|Native [Mm]ethod"
+    r"|Unknown Source|unavailable(?::\d+)?)\)|(?:native:\s*)?#\d\d\s+pc\s+(?:0x)?[0-9a-f]{4,}\s"
+    r"|[\w$.-]+\.(?:java|kt):-?\d+ - [\w$.]+$)",
+    re.M | re.I)
+_HEADER_MARK = re.compile(
+    r"^[ \t>`*#]{0,12}(?:\"[^\"\n]*\" (?:daemon )?prio=\d+|[\w.]*ApplicationNotResponding:|ANR(?:_EXCEPTION)?:|"
+    r"\*\*\* WATCHDOG KILLING|[\w.-]+ \((?:blocked|native|waiting|timed waiting|runnable|sleeping)\):\s?tid=\d+)"
+    r"|^.{0,160}?(?:\bANR in (?:[a-z]\w*(?:\.\w+)+|system)\b|\bam_anr\s*:?\s*\[\d+,\d+,|Blocked in (?:handler|monitor) "
+    r"|unable to grant a connection to thread \d+|\(state = [A-Z_]+\))", re.M)
 
 
 def looks_like_anr_paste(text: str) -> bool:
-    """Some ANR evidence in the text: a Java frame with a location, a native `#NN pc` frame, a Crashlytics thread
-    header, an `ANR in`/`am_anr`/watchdog line or an ANR reason."""
-    return _PASTE_MARK.search(text) is not None
+    """ANR evidence at line starts: an `ANR in`/watchdog/Crashlytics header or `am_anr` line, or two frame lines
+    (Java with a location, or native `#NN pc`)."""
+    if _HEADER_MARK.search(text):
+        return True
+    n = 0
+    for _ in _FRAME_MARK.finditer(text):
+        n += 1
+        if n >= 2:
+            return True
+    return n == 1 and sum(1 for x in text.splitlines() if x.strip()) <= 12   # a one-frame paste
