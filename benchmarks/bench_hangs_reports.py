@@ -26,7 +26,6 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _corpus import corpus_root  # noqa: E402
-
 from droidlag.hangs import HangsConfig  # noqa: E402
 from droidlag.hangs.analyze import analyze_hangs, cluster_events  # noqa: E402
 

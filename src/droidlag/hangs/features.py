@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from droidlag.hangs.normalize import normalize_frame
 from droidlag.models.dumps import Frame, ThreadDump
 
-
 UNKNOWN_KEY = "unknown"
 MIN_FRAMES = 2   # fewer frames on the critical and blocked threads together: too little to compare
 

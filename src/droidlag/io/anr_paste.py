@@ -393,6 +393,14 @@ _POOL_WAIT = re.compile(r"unable to grant a connection to thread (?P<tid>\d+) \(
 
 
 def _line(w: _Writer, s: str, nxt: str | None, hdr: dict) -> None:
+    if _special(w, s):
+        return
+    _stack_or_header(w, s, nxt, hdr)
+
+
+def _special(w: _Writer, s: str) -> bool:
+    """Lines that change the reader's state: a pool-wait log line, an exception trace, a watchdog's annotated stack
+    and the frames of an exception being skipped. True when `s` was one."""
     m = _POOL_WAIT.search(s)
     if m and m.group("tid") not in w.pool_waits:
         # AOSP SQLiteConnectionPool's own log line: that thread waited this long for a connection
@@ -401,21 +409,25 @@ def _line(w: _Writer, s: str, nxt: str | None, hdr: dict) -> None:
         w.frame("at android.database.sqlite.SQLiteConnectionPool.waitForConnection(SQLiteConnectionPool.java)")
         w.paste.notes.append(f"thread {m.group('tid')} ({m.group('name')}) waited {m.group('secs')} s for a SQLite "
                              "connection (SQLiteConnectionPool log line; its stack is not in the report)")
-        return
+        return True
     m = _EXCEPTION.match(s)
     if m and "ANRError" not in s and "ApplicationNotResponding" not in s and "_Thread:" not in s:
         # a Java exception's trace (a crash, a failed sysrq write) is not a thread's stack: its frames are skipped
         w.exception = s.split(":", 1)[0].replace("Caused by", "").strip() or s
         w.in_thread = False
-        return
+        return True
     m = _ANNOTATED.match(s)
     if m:   # AOSP Watchdog: `watchdog.monitor annotated stack trace:` then the blocked thread's frames
         w.exception = None
         w.header(m.group("name"), None, "Blocked" if m.group("name") != "main" else "")
-        return
+        return True
     if w.exception and (s.startswith("at ") or s.startswith("...")):
         w.skipped_exception_frames += 1
-        return
+        return True
+    return False
+
+
+def _stack_or_header(w: _Writer, s: str, nxt: str | None, hdr: dict) -> None:
     if _KEEP_HEADER.match(s):
         w.plain(s)
         if s.startswith(("----- pid", "Cmd line:", "----- end")):
