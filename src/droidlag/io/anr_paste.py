@@ -116,6 +116,8 @@ _AM_ANR = re.compile(r"am_anr\s*:?\s*\[(?P<user>\d+),(?P<pid>\d+),(?P<pkg>[^,\]]
 _PROCESS_PID = re.compile(r"^Process: (?P<p>[\w.:]+), PID: (?P<pid>\d+)")
 _PACKAGE_FIELD = re.compile(r"^(?:package|process|Package|Process|processName|app\.package|package_name)"
                             r"\s*[:=]\s*(?P<p>[a-zA-Z]\w*(?:\.\w+)+)\b")
+_PACKAGE_ANYWHERE = re.compile(r">>> ([a-z]\w*(?:\.\w+)+) <<<|/data/app/(?:~~[^/]+/)?([a-z]\w*(?:\.\w+)+)-[^/\s]+/"
+                               r"|\b(?:cmp=|Process: |package: |executing service )([a-z]\w*(?:\.\w+)+)")
 _SKIP_NUMBER_ONLY = re.compile(r"^\d{1,4}$")
 
 LOCALE_STATE_HINT = "localized thread state"
@@ -493,6 +495,10 @@ def canonicalize(text: str) -> Paste:
         w.consumed_next = False
         _line(w, s, nxt, hdr)
         i += 2 if w.consumed_next else 1
+    if not hdr.get("process") and "ANR in " not in text and "Cmd line:" not in text:
+        m = _PACKAGE_ANYWHERE.search(text)   # a package named anywhere: an app path, a component, a tombstone
+        if m:
+            hdr["process"] = next(g for g in m.groups() if g)
     head = []
     if hdr.get("process") and "ANR in " not in text:
         head.append(f"ANR in {hdr['process']}")

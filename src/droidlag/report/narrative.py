@@ -36,12 +36,15 @@ def _short_frame(frame: str | None) -> str | None:
 def _thread(t: dict | None) -> str:
     if not t:
         return "a thread"
-    name = t.get("name") or "a native thread"
+    tid = t.get("tid")
+    name = t.get("name") or (f"thread {tid}" if tid is not None else "a native thread")
     proc = t.get("process")
-    tid = t.get("sys_tid") or t.get("tid")
-    where = f"tid {tid}" if tid else "tid ?"
+    # the tid shown is the dump's `tid` (as in the JSON), else the Linux sysTid, said as such
+    where = f"tid {tid}" if tid is not None else (f"sysTid {t['sys_tid']}" if t.get("sys_tid") else "tid ?")
     if proc and proc != t.get("_event_process"):
         where = f"{proc}, {where}"
+    if t.get("state") == "absent":
+        where += ", not in the report"
     return f"{name} ({where})"
 
 
@@ -56,6 +59,11 @@ def _via_words(via: dict | None) -> str:
         return "waited on a binder call served by"
     if kind == "join":
         return "waited for the end of"
+    if kind == "process":
+        return "waited for"
+    if kind == "wait":
+        what = via.get("lock_class")
+        return f"waited ({what}) for" if what else "waited for"
     return f"waited ({kind}) for"
 
 
@@ -87,6 +95,11 @@ def hang_sentence(ev: dict) -> str:
     if key in crit and crit[key] and not ev.get("deadlock"):
         text += f", which was in {_short_frame(crit[key][0])}"
     cause = CAUSE_WORDS.get(ev.get("cause", ""), ev.get("cause"))
+    cev = (ev.get("evidence") or {}).get("cause") or {}
+    if cev.get("app_frame") and len(chain) > 1:
+        text += f" (in the app's {_short_frame(cev['app_frame'])})"
+    if cev.get("words"):
+        cause = f"{cause}: {cev['words']}"
     for step in chain:
         if step.get("thread"):
             step["thread"].pop("_event_process", None)
