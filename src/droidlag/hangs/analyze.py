@@ -169,6 +169,16 @@ def _is_snr(unit: DumpUnit, p: ProcessDump, g: WaitForGraph) -> bool:
     return t is not None and (g.node_of(t) in g.out or (t.state or "").lower() in ("blocked", "monitor"))
 
 
+_WATCHDOG_PART = re.compile(r"Blocked in (monitor [\w.$]+|handler on [\w. ]+?)(?: on [\w. ]+?)? \(")
+
+
+def _watchdog_subject(text: str) -> str:
+    """The monitors and handlers a watchdog line names, sorted, without durations (`monitor
+    com.android.server.StorageManagerService`)."""
+    parts = sorted(set(m.strip() for m in _WATCHDOG_PART.findall(text)))
+    return "; ".join(parts) if parts else re.sub(r"\s+for \d+s.*$", "", text.strip())[:120]
+
+
 def _header_process(unit: DumpUnit) -> ProcessDump:
     """A report with no stacks (a logcat `ANR in` block, `am_anr`, watchdog lines): the process it names, with its
     blocked thread (the one the watchdog names, else main) known by name only."""
@@ -225,6 +235,10 @@ class _EventMaker:
         cause, cause_ev = label_cause(steps, critical, blocked, header, same_pid)
         frames_seen = len(blocked.raw_frames) + sum(len(t.raw_frames) for t in critical if t is not blocked)
         key = UNKNOWN_KEY if frames_seen < MIN_FRAMES and not cause_ev.get("key") else cause_ev.get("key")
+        if kind == "snr" and unit.header.watchdog:
+            # what the watchdog found blocked (the monitor or handler it names) is the SNR's mechanism
+            key = "snr:" + _watchdog_subject(unit.header.watchdog)
+            cause_ev = {**cause_ev, "key": key}
         if not cycle:   # a deadlock's critical threads cluster by their own stacks (spec step 3)
             vectors = [replace(v, key=key) for v in vectors]
         evidence = {"cause": cause_ev, "blocked_frames": blocked.raw_frames[:6],
@@ -252,12 +266,38 @@ class _EventMaker:
             features=vectors[0], vectors=vectors)
 
 
+def _targets(unit: DumpUnit, procs: list[ProcessDump]) -> list[ProcessDump]:
+    """The processes the ANR/SNR is about: the header's pid or process, a watchdog's system_server, else the first
+    process's command line (a traces.txt puts the ANR'ing process first)."""
+    h = unit.header
+    if h.pid is not None and any(p.pid == h.pid for p in procs):
+        return [p for p in procs if p.pid == h.pid]
+    if h.process and any(p.cmdline == h.process for p in procs):
+        return [p for p in procs if p.cmdline == h.process]
+    if h.watchdog:
+        return [p for p in procs if p.cmdline == "system_server"]
+    if h.pid is not None or h.process:
+        return []
+    first = unit.processes[0]
+    return [p for p in procs if p.cmdline == first.cmdline]
+
+
 def events_from_unit(unit: DumpUnit, config: HangsConfig | None = None) -> list[HangEvent]:
     """The ANR/SNR events of one dump unit (see the module text for the selection rules)."""
     config = config or HangsConfig()
     procs = _snapshot(unit.processes)
+    h = unit.header
+    if h.watchdog and not unit.snapshot:
+        # a watchdog report is about system_server: its pasted threads are system_server's, and when only other
+        # processes are dumped (vold, a HAL), system_server is known by the thread the watchdog names
+        for p in procs:
+            if p.kind == "implicit" and not p.cmdline:
+                p.cmdline = "system_server"
+        if not any(p.cmdline == "system_server" for p in procs):
+            procs.insert(0, _header_process(unit))
+            unit.processes.insert(0, procs[0])
     if not procs:
-        if unit.snapshot or unit.header.is_empty():
+        if unit.snapshot or h.is_empty():
             return []
         procs = [_header_process(unit)]
         unit.processes.append(procs[0])
@@ -266,14 +306,7 @@ def events_from_unit(unit: DumpUnit, config: HangsConfig | None = None) -> list[
     events: list[HangEvent] = []
     covered: set[frozenset] = set()
     if not unit.snapshot:
-        h = unit.header
-        if h.pid is not None:
-            targets = [p for p in procs if p.pid == h.pid]
-        elif h.process:
-            targets = [p for p in procs if p.cmdline == h.process]
-        else:
-            first = unit.processes[0]
-            targets = [p for p in procs if p.cmdline == first.cmdline]
+        targets = _targets(unit, procs)
         seen = set()
         for p in targets:
             if p.pid in seen:

@@ -211,6 +211,9 @@ def label_cause(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDu
 def _rest(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDump | None, header: dict) -> tuple[str, dict]:
     crit = critical[0] if critical else None
     if blocked is not None and len(chain) == 1 and is_idle(blocked):
+        if blocked.tid != 1 and blocked.name != "main":   # the report does not show the main thread at all
+            return "unknown", {"key": None, "frame": blocked.raw_frames[0] if blocked.raw_frames else None,
+                               "words": "the report does not show the main thread; the threads it shows are idle"}
         return "unknown", {"idle": True, "key": "idle", "frame": blocked.raw_frames[0] if blocked.raw_frames else None,
                            "words": "the main thread was idle (waiting for its next message) when the stacks were "
                                     "taken: the cause is not in the report"}
