@@ -157,3 +157,19 @@ def test_clustering_precision_recall_at_default(measured):
     # Measured 0.75 / 0.68 at the default (goal 0.9 / 0.8, not met: see docs/hangs.md). Guard against regression.
     p, r, *_ = measured["clusters"][HangsConfig().threshold]
     assert p >= 0.7 and r >= 0.65
+
+
+def test_report_words_signature_and_lock_edge_class(tmp_path):
+    from droidlag.report.narrative import hang_sentence, wait_for_graph
+    f = tmp_path / "p.txt"
+    f.write_text('"main" prio=5 tid=1 Blocked\n  at com.x.A.f(A.java:1)\n'
+                 "  - waiting to lock <0x1> (a com.x.Lock) held by thread 44\n  at com.x.B.g(B.java:2)\n")
+    rep = analyze_hangs([f])
+    d = rep.to_dict()
+    (c,) = d["clusters"]
+    assert c["signature"] == ["at com.x.A.f(A.java)", "at com.x.B.g(B.java)"] and c["cause"] == "app_specific"
+    ev = d["events"][0]
+    edge = wait_for_graph(ev)["edges"][0]
+    assert edge["label"] == "com.x.Lock 0x1"
+    text = hang_sentence(ev)
+    assert "thread 44 (tid 44, not in the report)" in text and "com.x.Lock" in text

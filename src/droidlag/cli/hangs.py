@@ -65,13 +65,20 @@ def _print_summary(report) -> None:
             via = s["edge"]
             print(f"    -> {s['node'].label()}  ({via.kind}{' ' + via.lock if via.lock else ''}; {via.how})")
         print(f"  critical: {crit}")
+        words = (e.evidence.get("cause") or {}).get("words")
+        if words:
+            print(f"  why:      {words}")
     if report.clusters:
         print("\nclusters (largest first):")
         shared = {e.id for e in report.events if len(e.clusters) > 1}
         for c in report.clusters:
             also = sum(1 for m in c["members"] if m in shared)
             note = f" ({also} also in other clusters)" if also else ""
-            print(f"  #{c['id']}: {c['size']} event(s){note}, cause {c['cause']}, "
+            if c.get("unknown"):
+                print(f"  #{c['id']}: unknown bucket, {c['size']} event(s) with no stack to compare (not a cluster)")
+                continue
+            sig = "; ".join(c.get("signature") or []) or "no app frame"
+            print(f"  #{c['id']}: {c['size']} event(s){note}, cause {c['cause']}, signature {sig}, "
                   f"representative {c['representative']}")
     for w in report.warnings[:20]:
         print(f"warning: {w}", file=sys.stderr)

@@ -22,11 +22,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
-from droidlag.hangs.causes import label_cause
+from droidlag.hangs.causes import FRAMEWORK, label_cause
+from droidlag.hangs.normalize import normalize_frame
 from droidlag.hangs.cluster import cluster_features
 from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import MIN_FRAMES, UNKNOWN_KEY, Features, event_features
-from droidlag.hangs.waitfor import Node, WaitForGraph, build_wait_for_graph
+from droidlag.hangs.waitfor import Node, WaitForGraph, build_wait_for_graph, java_names
 from droidlag.io.inputs import walk
 from droidlag.models.dumps import DumpUnit, ProcessDump, ThreadDump
 
@@ -401,9 +402,22 @@ def cluster_events(report: HangReport, config: HangsConfig) -> None:
         rep = report.events[c.representative]
         report.clusters.append({
             "id": c.id, "size": len(c.members), "cause": cause, "causes": dict(causes), "unknown": c.unknown,
-            "key": rep.features.key,
+            "key": None if c.unknown else rep.features.key, "signature": [] if c.unknown else _signature(rep),
             "representative": rep.id, "members": [report.events[i].id for i in c.members],
             "nearest": [report.events[i].id for i in c.nearest],
             "furthest": [report.events[i].id for i in c.furthest],
             "evidence": rep.evidence.get("cause"),
         })
+
+
+def _signature(ev: HangEvent, n: int = 3) -> list[str]:
+    """A cluster's signature: the top frames in app (or SDK) code of its representative's critical thread, else of
+    its blocked thread, normalized; framework frames only when the stacks hold no app frame."""
+    frames: list[str] = []
+    for t in [s["dump"] for s in reversed(ev.chain) if s["dump"] is not None]:
+        names = java_names(t)
+        app = [text for sym, text in names if not FRAMEWORK.match(sym) and "." in sym]
+        frames = [normalize_frame(x) for x in (app or [text for _, text in names] or t.raw_frames)[:n]]
+        if frames:
+            break
+    return frames

@@ -70,7 +70,7 @@ BINDER_SERVICES = {
     "(system_server)", "IJobScheduler": "JobSchedulerService (system_server)",
 }
 _PROXY = re.compile(r"([\w$.]+?)\$Stub\$Proxy\.(\w+)|\b(I[A-Z]\w+)\$Stub\$Proxy")
-_FRAMEWORK = re.compile(r"^(?:android\.|androidx\.|java\.|javax\.|kotlin\.|kotlinx\.|sun\.|libcore\.|dalvik\.|"
+FRAMEWORK = re.compile(r"^(?:android\.|androidx\.|java\.|javax\.|kotlin\.|kotlinx\.|sun\.|libcore\.|dalvik\.|"
                         r"com\.android\.|jdk\.|org\.apache\.harmony|com\.google\.android\.gms\.internal\.)")
 _WEBVIEW = re.compile(r"WebViewChromiumFactoryProvider|WebViewFactory\.getProvider|WebSettings\.getDefaultUserAgent|"
                       r"BrowserStartupController|WebViewChromium\.init|org\.chromium\.|libwebviewchromium|"
@@ -92,7 +92,7 @@ def app_frame(t: ThreadDump | None) -> str | None:
     if t is None:
         return None
     for sym, text in java_names(t):
-        if not _FRAMEWORK.match(sym) and "." in sym:
+        if not FRAMEWORK.match(sym) and "." in sym:
             return text
     return None
 

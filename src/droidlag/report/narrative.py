@@ -160,6 +160,14 @@ def frames_headlines(report, path: str) -> list[dict]:
     return [{"severity": sev, "kind": kind, "level": "bad" if ff else "warn", "source": path, "text": text + "."}]
 
 
+def _edge_label(via: dict) -> str | None:
+    """A lock edge carries the lock's class (and address); a binder edge how its peer was found."""
+    cls, lock = via.get("lock_class"), via.get("lock")
+    if cls:
+        return f"{cls} {lock}" if lock else cls
+    return lock or via.get("how") or via.get("kind")
+
+
 def wait_for_graph(ev: dict) -> dict:
     """Nodes and edges of an event's wait-for chain (and its deadlock cycle) for drawing."""
     nodes: dict[str, dict] = {}
@@ -185,7 +193,7 @@ def wait_for_graph(ev: dict) -> dict:
         if prev is not None:
             via = step.get("via") or {}
             edges.append({"src": prev, "dst": nid, "kind": via.get("kind"),
-                          "label": via.get("lock") or via.get("how") or via.get("kind")})
+                          "label": _edge_label(via)})
         prev = nid
     for t in ev.get("critical_threads") or []:
         node(t, critical=True)
