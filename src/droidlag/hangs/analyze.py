@@ -23,10 +23,10 @@ from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
 from droidlag.hangs.causes import FRAMEWORK, label_cause
-from droidlag.hangs.normalize import normalize_frame
 from droidlag.hangs.cluster import cluster_features
 from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import MIN_FRAMES, UNKNOWN_KEY, Features, event_features
+from droidlag.hangs.normalize import normalize_frame
 from droidlag.hangs.waitfor import Node, WaitForGraph, build_wait_for_graph, java_names
 from droidlag.io.inputs import walk
 from droidlag.models.dumps import DumpUnit, ProcessDump, ThreadDump

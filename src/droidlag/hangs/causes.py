@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from droidlag.hangs.waitfor import ABSENT, is_idle, java_names, waits_in
+from droidlag.hangs.waitfor import ABSENT, BINDER_SERVICES, is_idle, java_names, waits_in
 from droidlag.models.dumps import ThreadDump
 
 STORAGE_RULES: tuple[tuple[str, re.Pattern], ...] = (
@@ -54,21 +54,6 @@ SYSTEM_PROCESS = "system_server"
 LOW_MEMORY_RATIO = 0.05
 APP_BUSY_CPU_PCT = 40.0
 FGS_TIMEOUT = re.compile(r"startForeground|ForegroundServiceDidNotStart|foreground service .*did not", re.I)
-# Java interfaces of well-known binder services -> the service (the process is system_server unless named).
-BINDER_SERVICES = {
-    "IActivityManager": "ActivityManagerService (system_server)", "IActivityTaskManager":
-    "ActivityTaskManagerService (system_server)", "IPackageManager": "PackageManagerService (system_server)",
-    "IWindowManager": "WindowManagerService (system_server)", "IWindowSession": "WindowManagerService (system_server)",
-    "IUserManager": "UserManagerService (system_server)", "IAudioService": "AudioService (system_server)",
-    "INotificationManager": "NotificationManagerService (system_server)", "IPowerManager":
-    "PowerManagerService (system_server)", "IConnectivityManager": "ConnectivityService (system_server)",
-    "IAccountManager": "AccountManagerService (system_server)", "IContentProvider": "a content provider",
-    "IInAppBillingService": "Google Play billing (com.android.vending)", "IVold": "vold",
-    "IStorageManager": "StorageManagerService (system_server)", "ILocationManager": "LocationManagerService "
-    "(system_server)", "ITelephony": "phone (com.android.phone)", "IClipboard": "ClipboardService (system_server)",
-    "IInputMethodManager": "InputMethodManagerService (system_server)", "IAlarmManager": "AlarmManagerService "
-    "(system_server)", "IJobScheduler": "JobSchedulerService (system_server)",
-}
 _PROXY = re.compile(r"([\w$.]+?)\$Stub\$Proxy\.(\w+)|\b(I[A-Z]\w+)\$Stub\$Proxy")
 FRAMEWORK = re.compile(r"^(?:android\.|androidx\.|java\.|javax\.|kotlin\.|kotlinx\.|sun\.|libcore\.|dalvik\.|"
                         r"com\.android\.|jdk\.|org\.apache\.harmony|com\.google\.android\.gms\.internal\.)")

@@ -17,6 +17,21 @@ NATIVE_SERVICES = (
     ("AudioPolicyService", "audioserver"), ("AudioTrack", "audioserver"), ("ServiceManager", "servicemanager"),
     ("InputFlinger", "inputflinger"), ("Vold", "vold"), ("Keystore", "keystore"), ("Drm", "mediadrmserver"),
 )
+# Java interfaces of well-known binder services -> the service (the process is system_server unless named).
+BINDER_SERVICES = {
+    "IActivityManager": "ActivityManagerService (system_server)", "IActivityTaskManager":
+    "ActivityTaskManagerService (system_server)", "IPackageManager": "PackageManagerService (system_server)",
+    "IWindowManager": "WindowManagerService (system_server)", "IWindowSession": "WindowManagerService (system_server)",
+    "IUserManager": "UserManagerService (system_server)", "IAudioService": "AudioService (system_server)",
+    "INotificationManager": "NotificationManagerService (system_server)", "IPowerManager":
+    "PowerManagerService (system_server)", "IConnectivityManager": "ConnectivityService (system_server)",
+    "IAccountManager": "AccountManagerService (system_server)", "IContentProvider": "a content provider",
+    "IInAppBillingService": "Google Play billing (com.android.vending)", "IVold": "vold",
+    "IStorageManager": "StorageManagerService (system_server)", "ILocationManager": "LocationManagerService "
+    "(system_server)", "ITelephony": "phone (com.android.phone)", "IClipboard": "ClipboardService (system_server)",
+    "IInputMethodManager": "InputMethodManagerService (system_server)", "IAlarmManager": "AlarmManagerService "
+    "(system_server)", "IJobScheduler": "JobSchedulerService (system_server)",
+}
 _BP = re.compile(r"Bp([A-Za-z_]+)")
 ABSENT = "absent"   # Node.state of a thread the report names (held by thread N) but does not show
 
@@ -53,12 +68,13 @@ class Node:
                 "name": self.name, "state": self.state}
 
     def label(self) -> str:
+        proc = self.process or "process not named"
         if self.remote and self.state == ABSENT:
             who = self.name or (f"thread {self.tid}" if self.tid is not None else "?")
-            return f"{self.process or '?'}({self.pid if self.pid is not None else '?'}):{who} (not in the report)"
+            return f"{proc}({self.pid if self.pid is not None else '?'}):{who} (not in the report)"
         if self.remote:
-            return f"{self.process or '?'}({self.pid if self.pid is not None else '?'})"
-        return f"{self.process}({self.pid}):{self.name}[tid={self.tid}]"
+            return self.process if self.pid is None and self.process else f"{proc}({self.pid if self.pid is not None else '?'})"
+        return f"{proc}({self.pid}):{self.name}[tid={self.tid}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,8 +384,9 @@ def build_wait_for_graph(processes: list[ProcessDump],
                     g.out[src] = (remote_node(q.pid, q.cmdline), Edge("binder", frame=frame_text,
                                                                      how=f"process serving {method}"))
                     continue
-                g.out[src] = (remote_node(None, iface.rsplit(".", 1)[-1] + " service"),
-                              Edge("binder", frame=frame_text, how="interface"))
+                short = iface.rsplit(".", 1)[-1]
+                g.out[src] = (remote_node(None, BINDER_SERVICES.get(short, short + " service")),
+                              Edge("binder", frame=frame_text, how=f"interface {short}"))
                 continue
             svc = _native_service(t.frames, i)
             if svc is not None:
@@ -394,7 +411,11 @@ def _absent_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump, remote_node) ->
         return
     lk = next((x for x in t.locks if x.action in ("waiting on", "parking to wait for") and x.cls), None)
     what = lk.cls if lk is not None else None
+    if what is None:
+        sym = re.sub(r"^(?:at |native: #\d+ pc \S+\s+\S+ \()?([^(+]+).*$", r"\1", frame).strip()
+        who = f"the thread it waits for in {sym}"
+    else:
+        who = f"holder of {what}"
     key = len(g.nodes)
-    g.nodes.append(Node(p.cmdline, p.pid, None, None, f"holder of {what}" if what else "the thread it waits for",
-                        ABSENT, remote=True))
+    g.nodes.append(Node(p.cmdline, p.pid, None, None, who, ABSENT, remote=True))
     g.out[src] = (key, Edge("wait", lk.addr if lk else None, what, frame, "no holder in the report"))
