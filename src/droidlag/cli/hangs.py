@@ -34,7 +34,12 @@ def run(args) -> int:
     if bar is not None:
         bar.close()
     if args.json:
-        print_json(report.to_dict())
+        from droidlag.report.narrative import hang_sentence, wait_for_graph
+        d = report.to_dict()
+        for ev in d["events"]:   # as in findings.json (docs/findings-schema.md)
+            ev["wait_for_graph"] = wait_for_graph(ev)
+            ev["sentence"] = hang_sentence(ev)
+        print_json(d)
     else:
         _print_summary(report)
     if not report.events and len(report.errors) == report.files:

@@ -155,7 +155,7 @@ def _lock_contention(chain: list[dict]) -> tuple[str, dict] | None:
         "locks": [{"lock": s["edge"].lock, "class": s["edge"].lock_class, "holder": s["node"].label(),
                    "waiter_frame": s["edge"].frame} for s in steps],
         "chain": [s["node"].label() for s in chain], "key": f"lock:{_norm_class(first)}",
-        "words": f"waits for the framework lock {first} held by {steps[0]['node'].label()}"}
+        "words": f"waits for the framework lock {first} held by {_who(steps[0]['node'])}"}
 
 
 def _norm_class(c: str) -> str:
@@ -225,11 +225,11 @@ def _rest(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDump | N
         what = edge.lock_class if edge.lock_class and not _GENERIC_LOCK.match(edge.lock_class) else None
         where = _frame_method(site) if site else None
         key = f"app:lock:{_norm_class(what)}" if what else (f"app:wait:{where}" if where else None)
-        ev.update(key=key, words=f"waits for {last['node'].label()}" + (f" ({what})" if what else "")
+        ev.update(key=key, words=f"waits for {_who(last['node'])}" + (f" ({what})" if what else "")
                   + (f" in {where}" if where else ""))
     elif edge is not None:
         ev.update(key=f"app:lock:{_norm_class(edge.lock_class)}" if edge.lock_class else None,
-                  words=f"waits for {last['node'].label()}")
+                  words=f"waits for {_who(last['node'])}")
     else:
         ev.update(_self_mechanism(crit or blocked))
     return "app_specific", ev
@@ -237,6 +237,13 @@ def _rest(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDump | N
 
 _GENERIC_LOCK = re.compile(r"^(?:java\.lang\.Object|java\.lang\.Class<.*>|java\.util\.concurrent\.\S+|"
                            r"java\.lang\.Thread|java\.lang\.ref\.\S+|\S*Lock)$")
+
+
+def _who(node) -> str:
+    """A thread in words: its name and tid, and where the report does not show it, said so."""
+    name = node.name or (f"thread {node.tid}" if node.tid is not None else "a thread")
+    tid = f" (tid {node.tid})" if node.tid is not None and node.name else ""
+    return name + tid + (" (not in the report)" if node.state == ABSENT else "")
 
 
 def _callee(frame: str | None) -> str | None:

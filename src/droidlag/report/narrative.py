@@ -69,7 +69,7 @@ def _via_words(via: dict | None) -> str:
 
 def hang_sentence(ev: dict) -> str:
     """One sentence for an ANR/SNR event dict (the hangs JSON)."""
-    proc = ev.get("process") or "?"
+    proc = ev.get("process") or "an app the report does not name"
     chain = ev.get("chain") or []
     for step in chain:
         if step.get("thread"):
