@@ -173,3 +173,20 @@ def test_report_words_signature_and_lock_edge_class(tmp_path):
     assert edge["label"] == "com.x.Lock 0x1"
     text = hang_sentence(ev)
     assert "thread 44 (tid 44, not in the report)" in text and "com.x.Lock" in text
+
+
+def test_am_anr_event_line_alone_is_an_event(tmp_path):
+    u = _unit(tmp_path, "05-06 07:08:09.123  1000  1200 I am_anr  : [0,4321,com.ex.app,952745541,Input dispatching "
+                        "timed out (Waiting to send key event)]\n")
+    (e,) = events_from_unit(u)
+    assert (e.process, e.pid) == ("com.ex.app", 4321)
+    assert e.evidence["reason"].startswith("Input dispatching timed out")
+
+
+def test_logcat_with_a_crash_stays_a_log_and_with_an_anr_is_a_hang_input():
+    from droidlag.io.detect import sniff_bytes
+    crash = "".join(f"01-02 03:04:05.{i:03d}  100  100 E AndroidRuntime: \tat a.b.C.m{i}(C.java:{i})\n"
+                    for i in range(8))
+    assert sniff_bytes(crash.encode()) == "logcat"
+    anr = crash + "01-02 03:04:06.000  1000  1100 E ActivityManager: ANR in com.ex.app (com.ex.app/.Main)\n"
+    assert sniff_bytes(anr.encode()) == "anr"

@@ -155,7 +155,7 @@ def clean_line(raw: str) -> str | None:
     if not t:
         return ""
     for rx in _LOGCAT_PREFIXES:
-        m = rx.match(t)
+        m = rx.match(t) if "am_anr" not in t else None   # the event tag is what identifies an am_anr line
         if m:
             t = t[m.end():].strip()
             break
@@ -547,6 +547,11 @@ _HEADER_MARK = re.compile(
     r"\*\*\* WATCHDOG KILLING|[\w.-]+ \((?:blocked|native|waiting|timed waiting|runnable|sleeping)\):\s?tid=\d+)"
     r"|^.{0,160}?(?:\bANR in (?:[a-z]\w*(?:\.\w+)+|system)\b|\bam_anr\s*:?\s*\[\d+,\d+,|Blocked in (?:handler|monitor) "
     r"|unable to grant a connection to thread \d+|\(state = [A-Z_]+\))", re.M)
+
+
+def has_anr_header(text: str) -> bool:
+    """An `ANR in`, `am_anr`, watchdog, Crashlytics or ART thread header at a line start (logcat prefixes allowed)."""
+    return _HEADER_MARK.search(text) is not None
 
 
 def looks_like_anr_paste(text: str) -> bool:
