@@ -190,3 +190,26 @@ def test_logcat_with_a_crash_stays_a_log_and_with_an_anr_is_a_hang_input():
     assert sniff_bytes(crash.encode()) == "logcat"
     anr = crash + "01-02 03:04:06.000  1000  1100 E ActivityManager: ANR in com.ex.app (com.ex.app/.Main)\n"
     assert sniff_bytes(anr.encode()) == "anr"
+
+
+def test_native_only_binder_call_names_its_peer(tmp_path):
+    u = _unit(tmp_path, '"main" tid=1 Native\n'
+              "  #00  pc 0x000000000009fbc8  /apex/com.android.runtime/lib64/bionic/libc.so (__ioctl+8)\n"
+              "  #01  pc 0x0000000000053420  /system/lib64/libbinder.so "
+              "(android::IPCThreadState::talkWithDriver(bool)+248)\n"
+              "  #02  pc 0x00000000000545f0  /system/lib64/libbinder.so (android::IPCThreadState::transact(int, "
+              "unsigned int, android::Parcel const&, android::Parcel*, unsigned int)+184)\n"
+              "  #03  pc 0x00000000002b0b48  /system/framework/arm64/boot-framework.oat "
+              "(android.media.IAudioService$Stub$Proxy.getStreamVolume+200)\n")
+    (e,) = events_from_unit(u)
+    assert e.cause == "slow_binder_peer"
+    assert e.evidence["cause"]["peer"] == "AudioService (system_server)"
+    assert e.critical_threads[0].process == "AudioService (system_server)"
+
+
+def test_mangled_and_demangled_native_names_are_one_term():
+    from droidlag.hangs.normalize import native_symbol
+    assert native_symbol("_ZN7android14IPCThreadState8transactEijRKNS_6ParcelEPS1_j+224") == \
+        native_symbol("android::IPCThreadState::transact(int, unsigned int, android::Parcel const&)+184") == \
+        "android::IPCThreadState::transact"
+    assert native_symbol("syscall + 28") == "syscall"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from droidlag.hangs.normalize import normalize_frame
+from droidlag.hangs.normalize import native_symbol, normalize_frame
 from droidlag.models.dumps import Frame, ThreadDump
 
 UNKNOWN_KEY = "unknown"
@@ -39,7 +39,7 @@ def frame_term(f: Frame) -> str:
         return "j:" + f.symbol
     if f.kind == "kernel":
         return "k:" + f.symbol
-    sym = normalize_frame("(" + f.symbol + ")")[1:-1] if f.symbol else ""
+    sym = native_symbol(f.symbol) if f.symbol else ""
     if not sym or sym == "???":
         return "n:" + f.lib
     return "n:" + f.lib + "!" + sym

@@ -43,3 +43,46 @@ def apply_rule(name: str, text: str) -> str:
         if n == name:
             return pat.sub(rep, text)
     raise KeyError(name)
+
+
+_MANGLED = re.compile(r"^_ZN?K?(\d+\w+?)+E?")
+_NAME_LEN = re.compile(r"(\d+)")
+
+
+def native_symbol(sym: str) -> str:
+    """One spelling for a native symbol, mangled or demangled: `_ZN7android14IPCThreadState8transactEij...+224` and
+    `android::IPCThreadState::transact(int, unsigned int, ...)+224` both become `android::IPCThreadState::transact`;
+    offsets (`+224`, ` + 224`) and argument lists are dropped; an `.oat` frame's Java method keeps its dotted name."""
+    s = sym.strip()
+    s = re.sub(r"\s*\+\s*(?:0x)?[0-9a-fA-F]+$", "", s)
+    if s.startswith("_Z"):
+        d = _demangle_nested(s)
+        if d:
+            return d
+    k = s.find("(")
+    if k > 0:
+        s = s[:k]
+    return s.strip()
+
+
+def _demangle_nested(s: str) -> str | None:
+    """The qualified name of an Itanium-mangled symbol (`_ZN` nested names and plain `_Z<len><name>`), without its
+    argument types; None when it is not one of these simple forms."""
+    i = 2
+    nested = i < len(s) and s[i] == "N"
+    if nested:
+        i += 1
+        while i < len(s) and s[i] in "KVr":   # cv-qualifiers of a member function
+            i += 1
+    parts = []
+    while i < len(s) and s[i].isdigit():
+        m = _NAME_LEN.match(s, i)
+        n = int(m.group(1))
+        start = m.end()
+        if n <= 0 or start + n > len(s):
+            return None
+        parts.append(s[start:start + n])
+        i = start + n
+        if not nested:
+            break
+    return "::".join(parts) if parts else None

@@ -145,7 +145,9 @@ def is_serving(f: Frame) -> bool:
     if f.kind == "java":
         return f.symbol in _SERVING_JAVA or f.symbol.endswith("$Stub.onTransact")
     if f.kind == "native":
-        return "IPCThreadState14executeCommand" in f.symbol or "BBinder8transact" in f.symbol
+        s = f.symbol
+        return ("IPCThreadState14executeCommand" in s or "BBinder8transact" in s
+                or "IPCThreadState::executeCommand" in s or "BBinder::transact" in s)
     return False
 
 
@@ -155,7 +157,9 @@ def is_binder_call(f: Frame) -> bool:
         return f.symbol in ("android.os.BinderProxy.transact", "android.os.BinderProxy.transactNative")
     if f.kind == "native":
         s = f.symbol
-        return "IPCThreadState8transact" in s or "IPCThreadState15waitForResponse" in s or "BpBinder8transact" in s
+        return ("IPCThreadState8transact" in s or "IPCThreadState15waitForResponse" in s or "BpBinder8transact" in s
+                or "IPCThreadState::transact" in s or "IPCThreadState::waitForResponse" in s
+                or "BpBinder::transact" in s or s.startswith("android.os.BinderProxy.transact"))
     return False
 
 
@@ -243,9 +247,10 @@ def java_names(t: ThreadDump) -> list[tuple[str, str]]:
 
 
 def _proxy_method(frames: list[Frame], start: int) -> tuple[str, str] | None:
-    for f in frames[start:start + 6]:
-        if f.kind == "java" and "$Stub$Proxy." in f.symbol:
-            iface, method = f.symbol.rsplit(".", 1)
+    for f in frames[start:start + 8]:
+        if "$Stub$Proxy." in f.symbol and f.kind in ("java", "native"):   # native: a compiled (.oat) proxy method
+            sym = re.sub(r"\+\d+$", "", f.symbol) if f.kind == "native" else f.symbol
+            iface, method = sym.rsplit(".", 1)
             return iface[: -len("$Stub$Proxy")], method
     return None
 
