@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from droidlag.hangs.features import UNKNOWN_KEY
 from droidlag.hangs.waitfor import ABSENT, BINDER_SERVICES, is_idle, java_names, waits_in
 from droidlag.models.dumps import ThreadDump
 
@@ -197,7 +198,7 @@ def _rest(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDump | N
     crit = critical[0] if critical else None
     if blocked is not None and len(chain) == 1 and is_idle(blocked):
         if blocked.tid != 1 and blocked.name != "main":   # the report does not show the main thread at all
-            return "unknown", {"key": None, "frame": blocked.raw_frames[0] if blocked.raw_frames else None,
+            return "unknown", {"key": UNKNOWN_KEY, "frame": blocked.raw_frames[0] if blocked.raw_frames else None,
                                "words": "the report does not show the main thread; the threads it shows are idle"}
         return "unknown", {"idle": True, "key": "idle", "frame": blocked.raw_frames[0] if blocked.raw_frames else None,
                            "words": "the main thread was idle (waiting for its next message) when the stacks were "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from droidlag.hangs.normalize import native_symbol, normalize_frame
+from droidlag.hangs.normalize import native_symbol
 from droidlag.models.dumps import Frame, ThreadDump
 
 UNKNOWN_KEY = "unknown"
