@@ -177,7 +177,7 @@ def _watchdog_subject(text: str) -> str:
     """The monitors and handlers a watchdog line names, sorted, without durations (`monitor
     com.android.server.StorageManagerService`)."""
     parts = sorted(set(m.strip() for m in _WATCHDOG_PART.findall(text)))
-    return "; ".join(parts) if parts else re.sub(r"\s+for \d+s.*$", "", text.strip())[:120]
+    return "; ".join(parts)
 
 
 def _header_process(unit: DumpUnit) -> ProcessDump:
@@ -236,9 +236,9 @@ class _EventMaker:
         cause, cause_ev = label_cause(steps, critical, blocked, header, same_pid)
         frames_seen = len(blocked.raw_frames) + sum(len(t.raw_frames) for t in critical if t is not blocked)
         key = UNKNOWN_KEY if frames_seen < MIN_FRAMES and not cause_ev.get("key") else cause_ev.get("key")
-        if kind == "snr" and unit.header.watchdog:
-            # what the watchdog found blocked (the monitor or handler it names) is the SNR's mechanism
-            key = "snr:" + _watchdog_subject(unit.header.watchdog)
+        subject = _watchdog_subject(unit.header.watchdog) if kind == "snr" and unit.header.watchdog else None
+        if subject:   # what the watchdog found blocked (the monitor or handler it names) is the SNR's mechanism
+            key = "snr:" + subject
             cause_ev = {**cause_ev, "key": key}
         if not cycle:   # a deadlock's critical threads cluster by their own stacks (spec step 3)
             vectors = [replace(v, key=key) for v in vectors]

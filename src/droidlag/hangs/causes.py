@@ -209,7 +209,7 @@ def _rest(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDump | N
             return "app_specific", {"app_cpu_pct": cpu, "key": None, "no_stack": True,
                                     "words": f"no stacks in the report; the app used {cpu:g}% CPU (busy)"}
         return "unknown", {"no_stack": True, "key": None,
-                           "words": "no stacks in the report: only the ANR header, which does not show the cause"}
+                           "words": "no stacks in the report: only its header or log lines, which do not show the cause"}
     top = []
     for t in critical[:2]:
         top.extend(t.raw_frames[:5])

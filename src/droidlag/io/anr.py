@@ -162,7 +162,7 @@ def _header_line(h: AnrHeader, line: str) -> bool:
         h.subject = line[9:].strip()
         if h.reason is None:
             h.reason = h.subject
-        if "Blocked in" in h.subject and h.watchdog is None:
+        if ("Blocked in" in h.subject or h.subject.startswith("Watchdog")) and h.watchdog is None:
             h.watchdog = h.subject
         return True
     if "ANR in " in line:

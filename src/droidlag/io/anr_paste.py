@@ -118,6 +118,8 @@ _PACKAGE_FIELD = re.compile(r"^(?:package|process|Package|Process|processName|ap
                             r"\s*[:=]\s*(?P<p>[a-zA-Z]\w*(?:\.\w+)+)\b")
 _PACKAGE_ANYWHERE = re.compile(r">>> ([a-z]\w*(?:\.\w+)+) <<<|/data/app/(?:~~[^/]+/)?([a-z]\w*(?:\.\w+)+)-[^/\s]+/"
                                r"|\b(?:cmp=|Process: |package: |executing service )([a-z]\w*(?:\.\w+)+)")
+_WATCHDOG_TAG = re.compile(r"^(?:(?:\d{4}-)?\d\d-\d\d\s+\d\d:\d\d:\d\d\.\d+\s+\d+\s+\d+\s+[VDIWEF]\s+|[VDIWEF]/)Watchdog\s*"
+                           r"(?:\(\s*\d+\))?:", re.M)
 _SKIP_NUMBER_ONLY = re.compile(r"^\d{1,4}$")
 
 LOCALE_STATE_HINT = "localized thread state"
@@ -499,6 +501,10 @@ def canonicalize(text: str) -> Paste:
         m = _PACKAGE_ANYWHERE.search(text)   # a package named anywhere: an app path, a component, a tombstone
         if m:
             hdr["process"] = next(g for g in m.groups() if g)
+    if not hdr.get("watchdog") and "WATCHDOG KILLING" not in text and "Subject: Blocked" not in text \
+            and _WATCHDOG_TAG.search(text):
+        # system_server's Watchdog logged (a sysrq dump, a kill cycle) without saying what was blocked
+        hdr["watchdog"] = "Watchdog log lines (the report does not say what was blocked)"
     head = []
     if hdr.get("process") and "ANR in " not in text:
         head.append(f"ANR in {hdr['process']}")
