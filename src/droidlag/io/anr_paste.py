@@ -557,13 +557,20 @@ _HEADER_MARK = re.compile(
 
 def has_anr_header(text: str) -> bool:
     """An `ANR in`, `am_anr`, watchdog, Crashlytics or ART thread header at a line start (logcat prefixes allowed)."""
-    return _HEADER_MARK.search(text) is not None
+    if _HEADER_MARK.search(text) is not None:
+        return True
+    # `ANR in XX` with a non-package name (redacted) still opens an ActivityManager block when a Reason line follows
+    return _ANR_IN_ANY.search(text) is not None and _REASON_LINE.search(text) is not None
+
+
+_ANR_IN_ANY = re.compile(r"^.{0,160}?\bANR in \S+", re.M)
+_REASON_LINE = re.compile(r"^.{0,160}?\bReason: \S", re.M)
 
 
 def looks_like_anr_paste(text: str) -> bool:
     """ANR evidence at line starts: an `ANR in`/watchdog/Crashlytics header or `am_anr` line, or two frame lines
     (Java with a location, or native `#NN pc`)."""
-    if _HEADER_MARK.search(text):
+    if has_anr_header(text):
         return True
     n = 0
     for _ in _FRAME_MARK.finditer(text):

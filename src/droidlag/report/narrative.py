@@ -40,12 +40,12 @@ def _thread(t: dict | None) -> str:
     name = t.get("name") or (f"thread {tid}" if tid is not None else "a native thread")
     proc = t.get("process")
     # the tid shown is the dump's `tid` (as in the JSON), else the Linux sysTid, said as such
-    where = f"tid {tid}" if tid is not None else (f"sysTid {t['sys_tid']}" if t.get("sys_tid") else "tid ?")
+    where = f"tid {tid}" if tid is not None else (f"sysTid {t['sys_tid']}" if t.get("sys_tid") else "")
     if proc and proc != t.get("_event_process"):
-        where = f"{proc}, {where}"
+        where = f"{proc}, {where}" if where else proc
     if t.get("state") == "absent":
-        where += ", not in the report"
-    return f"{name} ({where})"
+        where += ", not in the report" if where else "not in the report"
+    return f"{name} ({where})" if where else name
 
 
 def _via_words(via: dict | None) -> str:
