@@ -213,3 +213,16 @@ def test_mangled_and_demangled_native_names_are_one_term():
         native_symbol("android::IPCThreadState::transact(int, unsigned int, android::Parcel const&)+184") == \
         "android::IPCThreadState::transact"
     assert native_symbol("syscall + 28") == "syscall"
+
+
+def test_queued_work_wait_points_at_the_writer_thread(tmp_path):
+    u = _unit(tmp_path, '"main" prio=5 tid=1 Waiting\n  at java.lang.Object.wait(Native method)\n'
+              "  at java.util.concurrent.CountDownLatch.await(CountDownLatch.java:202)\n"
+              "  at android.app.QueuedWork.waitToFinish(QueuedWork.java:259)\n"
+              "  at android.app.ActivityThread.handleStopActivity(ActivityThread.java:4700)\n"
+              '"queued-work-looper" prio=5 tid=12 Native\n'
+              "  at java.io.FileDescriptor.sync(Native method)\n"
+              "  at android.app.SharedPreferencesImpl.writeToFile(SharedPreferencesImpl.java:734)\n")
+    (e,) = events_from_unit(u)
+    assert e.critical_threads[0].name == "queued-work-looper"
+    assert e.cause == "storage_sync" and e.evidence["cause"]["key"] == "storage:sharedprefs_apply"

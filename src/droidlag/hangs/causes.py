@@ -95,15 +95,17 @@ def binder_peer(frames: list[str]) -> tuple[str, str | None]:
 
 
 def _storage(looked: list[ThreadDump]) -> tuple[str, dict] | None:
-    for t in looked:
-        waiting = waits_in(t)
-        for s in _thread_text(t):
-            for key, pat in STORAGE_RULES:
-                if key == "sqlite_pool" and not (waiting and pat.search(waiting[1])):
-                    continue   # a pool wait counts only where the thread is parked in it, not opening a connection
+    waiting = {id(t): waits_in(t) for t in looked}
+    for key, pat in STORAGE_RULES:   # rule by rule: the mechanism (an apply() flush) before what it waits on (fsync)
+        for t in looked:
+            w = waiting[id(t)]
+            if key == "sqlite_pool" and not (w and pat.search(w[1])):
+                continue   # a pool wait counts only where the thread is parked in it, not opening a connection
+            for s in _thread_text(t):
                 if pat.search(s):
                     return "storage_sync", {"thread": t.name, "frame": s, "key": f"storage:{key}",
                                             "words": _STORAGE_WORDS[key]}
+    for t in looked:
         for sym, text in java_names(t)[:6] or [(f.symbol, f.text) for f in t.frames[:4]]:
             if FILE_SYSCALL.search(sym) or FILE_SYSCALL.search(text):
                 return "storage_sync", {"thread": t.name, "frame": text, "key": "storage:file_syscall",

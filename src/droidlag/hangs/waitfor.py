@@ -326,7 +326,7 @@ def build_wait_for_graph(processes: list[ProcessDump],
                 continue
             b = blocker(t)
             if b is None:
-                if partial:
+                if not _queued_work_wait(g, p, t) and partial:
                     _absent_wait(g, p, t, remote_node)
                 continue
             src = g.index[id(t)]
@@ -424,3 +424,21 @@ def _absent_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump, remote_node) ->
     key = len(g.nodes)
     g.nodes.append(Node(p.cmdline, p.pid, None, None, who, ABSENT, remote=True))
     g.out[src] = (key, Edge("wait", lk.addr if lk else None, what, frame, "no holder in the report"))
+
+
+QUEUED_WORK_THREAD = "queued-work-looper"   # AOSP QueuedWork's writer thread (Android 8+)
+
+
+def _queued_work_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump) -> bool:
+    """A thread waiting in `QueuedWork.waitToFinish` (SharedPreferences apply() flushes) waits for QueuedWork's
+    writer thread when the dump shows it. True when the edge was added."""
+    if t.name == QUEUED_WORK_THREAD:
+        return False
+    w = waits_in(t)
+    if w is None or not any("QueuedWork.waitToFinish" in text for _, text in java_names(t)[:14]):
+        return False
+    writer = next((o for o in p.threads if o.name == QUEUED_WORK_THREAD), None)
+    if writer is None:
+        return False
+    g.out[g.index[id(t)]] = (g.index[id(writer)], Edge("wait", frame=w[1], how="QueuedWork's writer thread"))
+    return True
