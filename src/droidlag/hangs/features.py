@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from droidlag.hangs.normalize import native_symbol
+from droidlag.hangs.normalize import java_symbol, native_symbol, state_word
 from droidlag.models.dumps import Frame, ThreadDump
 
 UNKNOWN_KEY = "unknown"
@@ -36,7 +36,7 @@ class Features:
 def frame_term(f: Frame) -> str:
     """The F_c term of a frame: `j:` Java symbol, `n:` library!symbol, `k:` kernel function (all normalized)."""
     if f.kind == "java":
-        return "j:" + f.symbol
+        return "j:" + java_symbol(f.symbol)
     if f.kind == "kernel":
         return "k:" + f.symbol
     sym = native_symbol(f.symbol) if f.symbol else ""
@@ -78,9 +78,9 @@ def event_features(kind: str, chain_threads: list[tuple[str, ThreadDump | None]]
         generic.add(f"edge:{ek}")
     blocked = chain_threads[0][1] if chain_threads else None
     if blocked is not None:
-        generic.add(f"blocked_state:{(blocked.state or '').lower()}")
+        generic.add(f"blocked_state:{state_word(blocked.state)}")
     for t in critical:
-        generic.add(f"critical_state:{(t.state or '').lower()}")
+        generic.add(f"critical_state:{state_word(t.state)}")
         if t.kstate:
             generic.add(f"critical_kstate:{t.kstate}")
     if chain_threads and chain_threads[-1][1] is None:

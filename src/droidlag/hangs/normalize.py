@@ -20,6 +20,8 @@ RULES: tuple[tuple[str, re.Pattern, str], ...] = (
     ("apk_path", re.compile(r"/data/app/(?:~~[^/]+/)?([\w.]+)-[^/]+/"), r"/data/app/\1/"),
     ("lambda", re.compile(r"\$\$Lambda\$[\w$]+(?:/0x[0-9a-fA-F]+)?(?:@[0-9a-fA-F]+)?|\$ExternalSyntheticLambda\d+"),
      "$$Lambda"),
+    ("r8_lambda", re.compile(r"\$r8\$lambda\$[\w-]+"), "$r8$lambda"),
+    ("bang", re.compile(r"(\w)!(?=\(|$)"), r"\1"),
     ("binder_thread", re.compile(r"Binder:\d+_[0-9A-Fa-f]+|Binder[ _]Thread #\d+|Binder_[0-9A-Fa-f]+"), "Binder:N"),
     ("pool_thread", re.compile(r"\bpool-\d+-thread-\d+|\bThread-\d+|AsyncTask #\d+"),
      lambda m: _DIGITS.sub("N", m.group(0))),
@@ -86,3 +88,25 @@ def _demangle_nested(s: str) -> str | None:
         if not nested:
             break
     return "::".join(parts) if parts else None
+
+
+def java_symbol(sym: str) -> str:
+    """A Java method as one spelling across formats: lambda and R8 synthetic ids and Play Console's `!` dropped."""
+    if "$" in sym or "!" in sym:
+        for name in ("lambda", "r8_lambda", "bang"):
+            sym = apply_rule(name, sym)
+    return sym
+
+
+# ART, Dalvik, Crashlytics and java.lang.Thread.State spellings of a thread state -> one word
+STATE_SPELLINGS = {
+    "monitor": "blocked", "blocked": "blocked", "wait": "waiting", "waiting": "waiting", "timed_wait": "timedwaiting",
+    "timedwaiting": "timedwaiting", "timed_waiting": "timedwaiting", "timed waiting": "timedwaiting",
+    "sleeping": "sleeping", "native": "native", "vmwait": "waiting", "running": "runnable", "runnable": "runnable",
+    "suspended": "suspended",
+}
+
+
+def state_word(state: str | None) -> str:
+    s = (state or "").strip().lower()
+    return STATE_SPELLINGS.get(s, s)
