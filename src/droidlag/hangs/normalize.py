@@ -18,7 +18,7 @@ RULES: tuple[tuple[str, re.Pattern, str], ...] = (
     ("line_number", re.compile(r"\(([\w$.-]+\.(?:java|kt|scala)):~?\d+\)"), r"(\1)"),
     ("native_method", re.compile(r"\(Native [Mm]ethod\)"), "(Native method)"),
     ("apk_path", re.compile(r"/data/app/(?:~~[^/]+/)?([\w.]+)-[^/]+/"), r"/data/app/\1/"),
-    ("lambda", re.compile(r"\$\$Lambda\$[\w$]+(?:/0x[0-9a-fA-F]+)?(?:@[0-9a-fA-F]+)?|\$ExternalSyntheticLambda\d+"),
+    ("lambda", re.compile(r"\$\$Lambda\$[\w$]+(?:/0x[0-9a-fA-F]+)?(?:@[0-9a-fA-F]+)?|\$\$?ExternalSyntheticLambda\d+"),
      "$$Lambda"),
     ("r8_lambda", re.compile(r"\$r8\$lambda\$[\w-]+"), "$r8$lambda"),
     ("bang", re.compile(r"(\w)!(?=\(|$)"), r"\1"),
