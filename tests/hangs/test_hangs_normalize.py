@@ -26,6 +26,10 @@ CASES = [
     # real lines from the anr-reports corpus (stripe-terminal #286, firebase-android-sdk #2014)
     ("r8_lambda", "com.stripe.stripeterminal.adapter.BbposAdapterLegacy.$r8$lambda$S13Svu291msq8fZ1WmDS23oBIk4 "
      "(unavailable)", "com.stripe.stripeterminal.adapter.BbposAdapterLegacy.$r8$lambda (unavailable)"),
+    ("r8_map_id", "at io.sentry.util.AutoClosableReentrantLock.acquire(r8-map-id-4bd4561c6bc95b6e9eaa50ad6a5155dc278353"
+     "ee29bbb24ceb2796fa31b59f1e:1)", "at io.sentry.util.AutoClosableReentrantLock.acquire(r8-map-id)"),
+    ("other_line", "at com.bugsnag.android.ndk.NativeBridge.onStateChange(NativeBridge:122)",
+     "at com.bugsnag.android.ndk.NativeBridge.onStateChange(NativeBridge)"),
     ("bang", "at java.lang.Object.wait!(Native method)", "at java.lang.Object.wait(Native method)"),
     ("binder_thread", "\"Binder:1556_1\" prio=5 tid=8 Blocked", "\"Binder:N\" prio=5 tid=8 Blocked"),
     ("pool_thread", "held by tid=57 (pool-2-thread-1)", "held by tid=57 (pool-N-thread-N)"),

@@ -63,7 +63,9 @@ def _print_summary(report) -> None:
             crit = ", ".join(n.label() for n in e.critical_threads)
             where = f"cluster {e.cluster}"
         dl = "  DEADLOCK" if e.deadlock else ""
-        print(f"\n[{e.kind.upper()}] {e.process} (pid {e.pid})  {where}  cause: {e.cause}{dl}")
+        pid = f" (pid {e.pid})" if e.pid is not None else ""
+        print(f"\n[{e.kind.upper()}] {e.process or 'process not named in the report'}{pid}  {where}  "
+              f"cause: {e.cause}{dl}")
         print(f"  source:   {e.source}")
         print(f"  blocked:  {e.blocked_thread.label()}")
         for s in e.chain[1:]:

@@ -16,6 +16,8 @@ RULES: tuple[tuple[str, re.Pattern, str], ...] = (
     ("kernel_offset", re.compile(r"\+0x[0-9a-fA-F]+/0x[0-9a-fA-F]+"), ""),
     ("symbol_offset", re.compile(r"\+\d+\)$"), ")"),
     ("line_number", re.compile(r"\(([\w$.-]+\.(?:java|kt|scala)):~?\d+\)"), r"(\1)"),
+    ("r8_map_id", re.compile(r"\(r8-map-id-[0-9a-f]+:-?\d+\)"), "(r8-map-id)"),
+    ("other_line", re.compile(r"\(([^()\s]+?):-?\d+\)$"), r"(\1)"),
     ("native_method", re.compile(r"\(Native [Mm]ethod\)"), "(Native method)"),
     ("apk_path", re.compile(r"/data/app/(?:~~[^/]+/)?([\w.]+)-[^/]+/"), r"/data/app/\1/"),
     ("lambda", re.compile(r"\$\$Lambda\$[\w$]+(?:/0x[0-9a-fA-F]+)?(?:@[0-9a-fA-F]+)?|\$\$?ExternalSyntheticLambda\d+"),

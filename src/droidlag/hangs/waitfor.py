@@ -69,12 +69,14 @@ class Node:
 
     def label(self) -> str:
         proc = self.process or "process not named"
+        where = f"{proc}({self.pid})" if self.pid is not None else proc
         if self.remote and self.state == ABSENT:
             who = self.name or (f"thread {self.tid}" if self.tid is not None else "?")
-            return f"{proc}({self.pid if self.pid is not None else '?'}):{who} (not in the report)"
+            return f"{where}:{who} (not in the report)"
         if self.remote:
-            return self.process if self.pid is None and self.process else f"{proc}({self.pid if self.pid is not None else '?'})"
-        return f"{proc}({self.pid}):{self.name}[tid={self.tid}]"
+            return where
+        tid = f"[tid={self.tid}]" if self.tid is not None else (f"[sysTid={self.sys_tid}]" if self.sys_tid else "")
+        return f"{where}:{self.name}{tid}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,16 +207,20 @@ def waits_in(t: ThreadDump) -> tuple[str, str] | None:
     """What `t` waits for when no holder is named: ('process', frame) for a child process, ('wait', frame) for a
     lock, condition, future or connection another thread must release; None for running, sleeping or idle."""
     names = java_names(t)
-    for f in t.frames[:5]:   # a JNI call that waits in native code (a mutex) before any Java frame returns
+    native_wait = None
+    for f in t.frames[:6]:   # a JNI call that waits in native code (a mutex) before any Java frame returns
         if f.kind != "native":
             break
         if _WAIT_NATIVE.search(f.symbol):
-            return "wait", f.text
+            native_wait = f.text   # the outermost wait frame: pthread_mutex_lock rather than the futex under it
+    if native_wait is not None:
+        return "wait", native_wait
     if not names:
-        for f in t.frames[:5]:
+        found = None
+        for f in t.frames[:6]:
             if f.kind == "native" and (_WAIT_NATIVE.search(f.symbol) or _ART_INTERNAL_WAIT.search(f.symbol)):
-                return "wait", f.text
-        return None
+                found = f.text
+        return ("wait", found) if found else None
     for sym, text in names[:6]:
         if _CHILD_JAVA.search(sym):
             return "process", text
@@ -417,8 +423,7 @@ def _absent_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump, remote_node) ->
     lk = next((x for x in t.locks if x.action in ("waiting on", "parking to wait for") and x.cls), None)
     what = lk.cls if lk is not None else None
     if what is None:
-        sym = re.sub(r"^(?:at |native: #\d+ pc \S+\s+\S+ \()?([^(+]+).*$", r"\1", frame).strip()
-        who = f"the thread it waits for in {sym}"
+        who = next((w for pat, w in _WAITED_FOR if pat.search(frame)), "the thread it waits for")
     else:
         who = f"holder of {what}"
     key = len(g.nodes)
@@ -426,6 +431,18 @@ def _absent_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump, remote_node) ->
     g.out[src] = (key, Edge("wait", lk.addr if lk else None, what, frame, "no holder in the report"))
 
 
+# Whom a wait primitive waits for, in words (the frame it waits in -> the absent thread).
+_WAITED_FOR = (
+    (re.compile(r"waitForConnection"), "the thread holding a SQLite connection"),
+    (re.compile(r"FutureTask|Future\.get|\.get\("), "the thread computing the awaited result"),
+    (re.compile(r"CountDownLatch"), "the thread expected to count down the latch"),
+    (re.compile(r"QueuedWork|SharedPreferencesImpl"), "the SharedPreferences writer thread"),
+    (re.compile(r"Thread\.join|pthread_join"), "the thread being joined"),
+    (re.compile(r"ReentrantLock|ReadWriteLock|AbstractQueuedSynchronizer\.acquire|Semaphore|mutex|Mutex"),
+     "the holder of the lock"),
+    (re.compile(r"Object\.wait|pthread_cond|ConditionObject|LockSupport|Unsafe\.park|futex|Monitor::Wait"),
+     "the thread expected to wake it"),
+)
 QUEUED_WORK_THREAD = "queued-work-looper"   # AOSP QueuedWork's writer thread (Android 8+)
 
 
