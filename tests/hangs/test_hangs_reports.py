@@ -172,7 +172,7 @@ def test_report_words_signature_and_lock_edge_class(tmp_path):
     edge = wait_for_graph(ev)["edges"][0]
     assert edge["label"] == "com.x.Lock 0x1"
     text = hang_sentence(ev)
-    assert "thread 44 (tid 44, not in the report)" in text and "com.x.Lock" in text
+    assert "held by thread 44 (not in the report)" in text and "com.x.Lock" in text
 
 
 def test_am_anr_event_line_alone_is_an_event(tmp_path):

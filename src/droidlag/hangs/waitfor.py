@@ -418,7 +418,7 @@ def _absent_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump, remote_node) ->
     kind, frame = w
     src = g.index[id(t)]
     if kind == "process":
-        g.out[src] = (remote_node(None, "child process"), Edge("process", frame=frame, how="waits for a child process"))
+        g.out[src] = (remote_node(None, "a child process"), Edge("process", frame=frame, how="waits for a child process"))
         return
     lk = next((x for x in t.locks if x.action in ("waiting on", "parking to wait for") and x.cls), None)
     what = lk.cls if lk is not None else None

@@ -37,10 +37,14 @@ def _thread(t: dict | None) -> str:
     if not t:
         return "a thread"
     tid = t.get("tid")
+    if not t.get("name") and tid is None and not t.get("sys_tid") and t.get("process"):
+        return t["process"]   # a remote process (a binder peer, a child process), no thread known
     name = t.get("name") or (f"thread {tid}" if tid is not None else "a native thread")
     proc = t.get("process")
     # the tid shown is the dump's `tid` (as in the JSON), else the Linux sysTid, said as such
     where = f"tid {tid}" if tid is not None else (f"sysTid {t['sys_tid']}" if t.get("sys_tid") else "")
+    if not t.get("name") and tid is not None:
+        where = ""   # "thread 18" already says its tid
     if proc and proc != t.get("_event_process"):
         where = f"{proc}, {where}" if where else proc
     if t.get("state") == "absent":
@@ -86,8 +90,9 @@ def hang_sentence(ev: dict) -> str:
         text = f"{head} " + ", which ".join(hops)
     else:
         state = (blocked.get("state") or "").lower()
-        top = _short_frame((ev.get("evidence") or {}).get("blocked_frames", [None])[0] if
-                           (ev.get("evidence") or {}).get("blocked_frames") else None)
+        evid = ev.get("evidence") or {}
+        # the frame in the app's code it was in (framework wait primitives skipped), else its top frame
+        top = _short_frame(evid.get("app_frame") or (evid.get("blocked_frames") or [None])[0])
         text = f"{head} was {state or 'busy'}" + (f" in {top}" if top else "")
     crit = ev.get("evidence", {}).get("critical_frames") or {}
     last = chain[-1]["thread"] if len(chain) > 1 and chain[-1].get("thread") else None
@@ -96,8 +101,9 @@ def hang_sentence(ev: dict) -> str:
         text += f", which was in {_short_frame(crit[key][0])}"
     cause = CAUSE_WORDS.get(ev.get("cause", ""), ev.get("cause"))
     cev = (ev.get("evidence") or {}).get("cause") or {}
-    if cev.get("app_frame") and len(chain) > 1:
-        text += f" (in the app's {_short_frame(cev['app_frame'])})"
+    app = (ev.get("evidence") or {}).get("app_frame") or cev.get("app_frame")
+    if app and len(chain) > 1:
+        text += f" (in the app's {_short_frame(app)})"
     if cev.get("words"):
         cause = f"{cause}: {cev['words']}"
     for step in chain:
