@@ -27,6 +27,8 @@ STORAGE_RULES: tuple[tuple[str, re.Pattern], ...] = (
     ("sharedprefs_apply", re.compile(r"android\.app\.QueuedWork\.|QueuedWork\.(?:waitToFinish|processPendingWork|"
                                      r"addFinisher)")),
     ("sharedprefs_commit", re.compile(r"SharedPreferencesImpl.*(?:writeToFile|commitToMemory|\$EditorImpl\.commit)")),
+    # com.android.internal is hidden from apps: in an app process the framework's XML map writer is SharedPreferences'
+    ("sharedprefs_write", re.compile(r"com\.android\.internal\.util\.(?:XmlUtils\.writeMapXml|FastXmlSerializer)")),
     ("sharedprefs_load", re.compile(r"SharedPreferencesImpl\.awaitLoadedLocked|SharedPreferencesImpl\.loadFromDisk")),
     ("sqlite_pool", re.compile(r"SQLiteConnectionPool.*waitForConnection")),
     ("sqlite_commit", re.compile(r"SQLiteSession\.(?:commit|endTransaction)|SQLiteConnection\.nativeExecute|"
@@ -120,6 +122,7 @@ def _storage(looked: list[ThreadDump]) -> tuple[str, dict] | None:
 _STORAGE_WORDS = {
     "sharedprefs_apply": "waits for SharedPreferences apply() writes to reach the disk (QueuedWork)",
     "sharedprefs_commit": "writes SharedPreferences to disk (commit)",
+    "sharedprefs_write": "serializes SharedPreferences to XML for a disk write",
     "sharedprefs_load": "waits for SharedPreferences to load from disk",
     "sqlite_pool": "waits for a SQLite connection held by another thread",
     "sqlite_commit": "commits a SQLite transaction (disk sync)",
