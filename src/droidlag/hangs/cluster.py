@@ -154,7 +154,8 @@ def cluster_features(feats: list[Features], threshold: float = 0.95, method: str
                 uf.union(by_key[k], u)
             else:
                 by_key[k] = u
-    compared = _join_similar(feats, uniq, uf, unknown, threshold, method, weighting, num_perm, bands, seed)
+    keys = {uf.find(u): feats[uniq[u]].key for u in range(m) if feats[uniq[u]].key and u not in unknown}
+    compared = _join_similar(feats, uniq, uf, unknown, threshold, method, weighting, num_perm, bands, seed, keys)
     groups: dict[int, list[int]] = {}
     bucket: list[int] = []
     for i in range(n):
@@ -184,11 +185,23 @@ def cluster_features(feats: list[Features], threshold: float = 0.95, method: str
     return Clustering(labels, clusters, compared, m)
 
 
-def _join_similar(feats, uniq, uf, unknown, threshold, method, weighting, num_perm, bands, seed) -> int:
+def _join_similar(feats, uniq, uf, unknown, threshold, method, weighting, num_perm, bands, seed, keys) -> int:
     """Union the pairs of distinct signatures with S > threshold (all pairs, or LSH candidates verified exactly);
-    the unknown bucket takes no part. Returns the number of pairs compared."""
+    the unknown bucket takes no part, and two components with different mechanism keys are never joined (the cause
+    rules told them apart). keys: component root -> key, kept up to date. Returns the number of pairs compared."""
     m = len(uniq)
     compared = 0
+
+    def join(x: int, y: int) -> None:
+        rx, ry = uf.find(x), uf.find(y)
+        kx, ky = keys.get(rx), keys.get(ry)
+        if rx == ry or (kx and ky and kx != ky):
+            return
+        uf.union(rx, ry)
+        k = kx or ky
+        if k:
+            keys[uf.find(rx)] = k
+
     if method == "all_pairs":
         for x in range(m):
             if x in unknown:
@@ -199,7 +212,7 @@ def _join_similar(feats, uniq, uf, unknown, threshold, method, weighting, num_pe
                     continue
                 compared += 1
                 if similarity(fx, feats[uniq[y]], weighting) > threshold:
-                    uf.union(x, y)
+                    join(x, y)
         return compared
     sigs = minhash_signatures([feats[i] for i in uniq], num_perm, seed)
     for x, y in sorted(_lsh_candidates(sigs, bands)):
@@ -207,7 +220,7 @@ def _join_similar(feats, uniq, uf, unknown, threshold, method, weighting, num_pe
             continue
         compared += 1
         if similarity(feats[uniq[x]], feats[uniq[y]], weighting) > threshold:
-            uf.union(x, y)
+            join(x, y)
     return compared
 
 
