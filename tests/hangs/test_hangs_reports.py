@@ -226,3 +226,12 @@ def test_queued_work_wait_points_at_the_writer_thread(tmp_path):
     (e,) = events_from_unit(u)
     assert e.critical_threads[0].name == "queued-work-looper"
     assert e.cause == "storage_sync" and e.evidence["cause"]["key"] == "storage:sharedprefs_apply"
+
+
+def test_cli_exit_3_with_the_reason_when_nothing_is_read(tmp_path, capsys):
+    from droidlag.cli import main
+    f = tmp_path / "notes.txt"
+    f.write_text("We saw an ANR yesterday; the app froze for a while and then recovered.\n")
+    assert main(["hangs", str(f)]) == 3
+    err = capsys.readouterr().err
+    assert "notes.txt" in err and "no thread header, stack frame, ANR header" in err
