@@ -235,3 +235,14 @@ def test_cli_exit_3_with_the_reason_when_nothing_is_read(tmp_path, capsys):
     assert main(["hangs", str(f)]) == 3
     err = capsys.readouterr().err
     assert "notes.txt" in err and "no thread header, stack frame, ANR header" in err
+
+
+def test_stray_log_frames_are_not_the_main_thread(tmp_path):
+    u = _unit(tmp_path, "01-02 03:04:05.000  1000  1100 E ActivityManager: ANR in com.ex.app\n"
+                        "01-02 03:04:05.000  1000  1100 E ActivityManager: PID: 77\n"
+                        "01-02 03:04:05.100   77    77 D StrictMode: StrictMode policy violation; ~duration=12 ms\n"
+                        "01-02 03:04:05.100   77    77 D StrictMode: \tat a.b.C.read(C.java:1)\n"
+                        "01-02 03:04:05.100   77    77 D StrictMode: \tat a.b.D.onCreate(D.java:2)\n")
+    (e,) = events_from_unit(u)
+    assert e.evidence["blocked_frames"] == [] and e.cause == "unknown"
+    assert any("outside any thread dump" in w.message for w in u.warnings)

@@ -39,6 +39,7 @@ _LOGCAT_PREFIXES = (
     re.compile(r"^[VDIWEF] (?:ActivityManager|Watchdog|AndroidRuntime|ANRManager|am_anr|SQLiteConnectionPool)"
                r"\s*:\s?"),
 )
+LOGGED = "\x01"   # marks a cleaned line that carried a logcat prefix
 _BOLD = re.compile(r"(?<!\*)\*\*(?!\*)")
 _GITHUB_REF = re.compile(r"^[\w.-]+/[\w.-]+#(\d+)(?=\s+pc\s)")
 
@@ -156,17 +157,19 @@ def clean_line(raw: str) -> str | None:
     t = t.strip("`").strip()
     if not t:
         return ""
+    logged = False
     for rx in _LOGCAT_PREFIXES:
         m = rx.match(t) if "am_anr" not in t else None   # the event tag is what identifies an am_anr line
         if m:
             t = t[m.end():].strip()
+            logged = True
             break
     if "**" in t:
         t = _BOLD.sub("", t).strip()
     m = _GITHUB_REF.match(t)
     if m:
         t = f"#{int(m.group(1)):02d}" + t[m.end():]
-    return t
+    return LOGGED + t if logged and t else t
 
 
 def _state(word: str) -> str | None:
@@ -260,6 +263,8 @@ class _Writer:
         self.exception: str | None = None
         self.skipped_exception_frames = 0
         self.pool_waits: set[str] = set()
+        self.logged = False
+        self.skipped_log_frames = 0
         self.prose = 0
         self.stack_open = False   # the last stack line was a frame: bare method names may follow
 
@@ -302,6 +307,10 @@ class _Writer:
             self.paste.implied_main = True
 
     def frame(self, text: str) -> None:
+        if not self.in_thread and self.logged:
+            # a log's stray frames (StrictMode, printStackTrace without its header) are no thread's stack
+            self.skipped_log_frames += 1
+            return
         self._ensure_thread()
         self.out.append("  " + text)
         self.thread_has_frames = self.stack_open = True
@@ -480,23 +489,44 @@ def canonicalize(text: str) -> Paste:
     """Rewrite a pasted ANR report into traces.txt form (see the module text)."""
     w = _Writer()
     hdr: dict = {}
-    lines = [clean_line(x) for x in text.split("\n")]
-    kept = [x for x in lines if x]
-    for k in range(len(kept) - 1):
-        # a watchdog kill line wrapped by the paste: its thread name in parentheses is on the next line
-        if "WATCHDOG KILLING" in kept[k] and "(" not in kept[k] and "(" in kept[k + 1]:
-            kept[k], kept[k + 1] = kept[k] + kept[k + 1], ""
-    kept = [x for x in kept if x]
+    kept = _cleaned_lines(text)
     i = 0
     while i < len(kept):
         s = kept[i]
+        w.logged = s.startswith(LOGGED)
+        if w.logged:
+            s = s[1:]
         if _SKIP_NUMBER_ONLY.match(s):   # console copies put frame numbers on their own lines
             i += 1
             continue
-        nxt = kept[i + 1] if i + 1 < len(kept) else None
+        nxt = kept[i + 1].lstrip(LOGGED) if i + 1 < len(kept) else None
         w.consumed_next = False
         _line(w, s, nxt, hdr)
         i += 2 if w.consumed_next else 1
+    p = w.paste
+    p.text = "\n".join(_header_lines(text, hdr) + w.out) + "\n"
+    if p.implied_main:
+        p.notes.append("frames without a thread header taken as the main thread's (tid=1)")
+    if w.skipped_log_frames:
+        p.notes.append(f"{w.skipped_log_frames} frame line(s) of the log outside any thread dump skipped")
+    if w.skipped_exception_frames:
+        p.notes.append(f"{w.skipped_exception_frames} frame(s) of an exception trace ({w.exception or 'exception'}) "
+                       "skipped: an exception's trace is not a thread's stack")
+    return p
+
+
+def _cleaned_lines(text: str) -> list[str]:
+    """The non-empty cleaned lines; a watchdog kill line wrapped by the paste is joined with its continuation (the
+    thread name in parentheses is on the next line)."""
+    kept = [x for x in (clean_line(x) for x in text.split("\n")) if x]
+    for k in range(len(kept) - 1):
+        if "WATCHDOG KILLING" in kept[k] and "(" not in kept[k] and "(" in kept[k + 1]:
+            kept[k], kept[k + 1] = kept[k] + kept[k + 1].lstrip(LOGGED), ""
+    return [x for x in kept if x]
+
+
+def _header_lines(text: str, hdr: dict) -> list[str]:
+    """Header lines in io.anr's words for the facts the paste said in its own (process, pid, reason, watchdog)."""
     if not hdr.get("process") and "ANR in " not in text and "Cmd line:" not in text:
         m = _PACKAGE_ANYWHERE.search(text)   # a package named anywhere: an app path, a component, a tombstone
         if m:
@@ -514,14 +544,7 @@ def canonicalize(text: str) -> Paste:
         head.append(f"Reason: {hdr['reason']}")
     if hdr.get("watchdog") and "WATCHDOG KILLING" not in text and "Subject: Blocked" not in text:
         head.append(f"Subject: {hdr['watchdog']}")
-    p = w.paste
-    p.text = "\n".join(head + w.out) + "\n"
-    if p.implied_main:
-        p.notes.append("frames without a thread header taken as the main thread's (tid=1)")
-    if w.skipped_exception_frames:
-        p.notes.append(f"{w.skipped_exception_frames} frame(s) of an exception trace ({w.exception or 'exception'}) "
-                       "skipped: an exception's trace is not a thread's stack")
-    return p
+    return head
 
 
 _CANONICAL_START = re.compile(r"^----- (?:pid \d+ at |Waiting Channels: pid \d+)", re.M)
