@@ -246,3 +246,16 @@ def test_stray_log_frames_are_not_the_main_thread(tmp_path):
     (e,) = events_from_unit(u)
     assert e.evidence["blocked_frames"] == [] and e.cause == "unknown"
     assert any("outside any thread dump" in w.message for w in u.warnings)
+
+
+def test_paste_without_main_shows_the_stalled_thread(tmp_path):
+    # a paste that begins inside another thread (one cut frame) and shows only a prefs writer, not main
+    u = _unit(tmp_path, "  at android.os.HandlerThread.run(HandlerThread.java:61)\n"
+                        '"pool-2-thread-1" prio=5 tid=15 Runnable\n'
+                        "  at com.android.internal.util.FastXmlSerializer.flush(FastXmlSerializer.java:248)\n"
+                        "  at com.android.internal.util.XmlUtils.writeMapXml(XmlUtils.java:200)\n")
+    assert any("cut end of another thread" in w.message for w in u.warnings)
+    (e,) = events_from_unit(u)
+    assert e.blocked_thread.name == "main" and e.blocked_thread.state == "absent"
+    assert e.critical_threads[0].tid == 15 and e.chain[1]["edge"].kind == "inferred"
+    assert e.cause == "storage_sync"

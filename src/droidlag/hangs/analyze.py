@@ -22,12 +22,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
-from droidlag.hangs.causes import FRAMEWORK, app_frame, label_cause
+from droidlag.hangs.causes import FRAMEWORK, app_frame, label_cause, stalled_thread
 from droidlag.hangs.cluster import cluster_features
 from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import MIN_FRAMES, UNKNOWN_KEY, Features, event_features
 from droidlag.hangs.normalize import normalize_frame
-from droidlag.hangs.waitfor import Node, WaitForGraph, build_wait_for_graph, java_names
+from droidlag.hangs.waitfor import ABSENT, Edge, Node, WaitForGraph, build_wait_for_graph, java_names
 from droidlag.io.inputs import walk
 from droidlag.models.dumps import DumpUnit, ProcessDump, ThreadDump
 
@@ -217,6 +217,13 @@ class _EventMaker:
     def make(self, p: ProcessDump, blocked: ThreadDump, kind: str) -> HangEvent:
         g, unit = self.g, self.unit
         start = g.node_of(blocked)
+        if blocked.state == ABSENT and start not in g.out:
+            # the paste leaves the main thread out but shows a thread stalled in storage or memory: that thread is
+            # what the reporter pasted as the one the ANR waited on (inferred, and said so)
+            shown = stalled_thread([t for t in p.threads if t is not blocked])
+            if shown is not None:
+                g.out[start] = (g.node_of(shown), Edge("inferred", how="the paste shows this thread stalled; the main "
+                                                                      "thread is not in the report"))
         chain_idx, cycle = g.walk(start)
         steps = [{"node": g.nodes[n], "edge": e, "dump": g.threads[n][1] if n in g.threads else None}
                  for n, e in chain_idx]
@@ -302,6 +309,10 @@ def events_from_unit(unit: DumpUnit, config: HangsConfig | None = None) -> list[
             return []
         procs = [_header_process(unit)]
         unit.processes.append(procs[0])
+    if unit.pasted:
+        for p in procs:   # a paste of other threads: the ANR's main thread is there, only not shown
+            if p.main_thread is None and p.kind != "header" and not (h.watchdog and p.cmdline == "system_server"):
+                p.threads.insert(0, ThreadDump("main", 1, state=ABSENT))
     g = build_wait_for_graph(procs, unit.binder, partial=unit.pasted)
     maker = _EventMaker(unit, g, config)
     events: list[HangEvent] = []

@@ -191,12 +191,38 @@ def label_cause(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDu
         return "app_specific", {"reason": reason, "key": "app:fgs_timeout", "idle": bool(
             blocked is not None and (is_idle(blocked) or not blocked.raw_frames)),
             "words": "a foreground service did not call startForeground() in time (the app's contract)"}
-    looked = list(critical) + ([blocked] if blocked is not None and blocked not in critical else [])
+    looked = list(critical) + [s["dump"] for s in chain[1:-1] if s["dump"] is not None and s["dump"] not in critical]
+    looked += [blocked] if blocked is not None and blocked not in looked else []
     found = (_storage(looked) or _memory(looked, process_threads, header) or _lock_contention(chain)
              or _binder(chain, blocked))
     if found:
         return found
+    if blocked is not None and blocked.state == ABSENT and len(chain) == 1:
+        return _main_absent(blocked, process_threads, header)
     return _rest(chain, critical, blocked, header)
+
+
+def stalled_thread(threads: list[ThreadDump]) -> ThreadDump | None:
+    """The first of `threads` whose stack shows a storage or memory stall (the storage and memory rules)."""
+    shown = [t for t in threads if t.raw_frames]
+    found = _storage(shown) or _memory(shown, (), {})
+    if found is None:
+        return None
+    name = found[1].get("thread")
+    return next((t for t in shown if t.name == name), None)
+
+
+def _main_absent(blocked: ThreadDump, process_threads, header: dict) -> tuple[str, dict]:
+    """The paste shows other threads of the app but not its main thread: a storage or memory stall on a shown
+    thread is what the reporter pasted; anything else leaves the cause unknown."""
+    shown = [t for t in process_threads if t is not blocked and t.raw_frames]
+    found = _storage(shown) or _memory(shown, process_threads, header)
+    if found:
+        cause, ev = found
+        return cause, {**ev, "main_absent": True,
+                       "words": f"the report does not show the main thread; {ev.get('thread')} {ev['words']}"}
+    return "unknown", {"main_absent": True, "key": UNKNOWN_KEY,
+                       "words": "the report does not show the main thread: the cause is not in it"}
 
 
 def _rest(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDump | None, header: dict) -> tuple[str, dict]:
@@ -210,7 +236,9 @@ def _rest(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDump | N
                                     "taken: the cause is not in the report"}
     if blocked is not None and not blocked.raw_frames and len(chain) == 1:
         cpu = header.get("app_cpu_pct")
-        if cpu is not None and cpu >= APP_BUSY_CPU_PCT:
+        proc = chain[0]["node"].process
+        if cpu is not None and cpu >= APP_BUSY_CPU_PCT and proc not in ("system", SYSTEM_PROCESS):
+            # an app busy on its own CPU; system_server busy is the system's state, not an app defect
             return "app_specific", {"app_cpu_pct": cpu, "key": None, "no_stack": True,
                                     "words": f"no stacks in the report; the app used {cpu:g}% CPU (busy)"}
         return "unknown", {"no_stack": True, "key": None,

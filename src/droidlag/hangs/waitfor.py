@@ -76,7 +76,7 @@ class Node:
         if self.remote:
             return where
         tid = f"[tid={self.tid}]" if self.tid is not None else (f"[sysTid={self.sys_tid}]" if self.sys_tid else "")
-        return f"{where}:{self.name}{tid}"
+        return f"{where}:{self.name}{tid}" + (" (not in the report)" if self.state == ABSENT else "")
 
 
 @dataclass(frozen=True, slots=True)

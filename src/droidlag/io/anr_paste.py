@@ -39,6 +39,8 @@ _LOGCAT_PREFIXES = (
     re.compile(r"^[VDIWEF] (?:ActivityManager|Watchdog|AndroidRuntime|ANRManager|am_anr|SQLiteConnectionPool)"
                r"\s*:\s?"),
 )
+CUT_TAIL_FRAMES = 3
+CUT_THREAD = "a thread cut at the top of the paste"
 LOGGED = "\x01"   # marks a cleaned line that carried a logcat prefix
 _BOLD = re.compile(r"(?<!\*)\*\*(?!\*)")
 _GITHUB_REF = re.compile(r"^[\w.-]+/[\w.-]+#(\d+)(?=\s+pc\s)")
@@ -265,6 +267,7 @@ class _Writer:
         self.pool_waits: set[str] = set()
         self.logged = False
         self.skipped_log_frames = 0
+        self.implied_at = 0
         self.prose = 0
         self.stack_open = False   # the last stack line was a frame: bare method names may follow
 
@@ -275,6 +278,7 @@ class _Writer:
             del self.out[self.last_header_at:]
             self.paste.implied_main, self.paste.threads, self.paste.frames = False, 0, 0
             self.in_thread = False
+        self._demote_cut_block()
         # a short header right before the full one (Play Console's summary line) is the same thread
         if self.in_thread and not self.thread_has_frames and self.header_name == name and self.last_header_at >= 0:
             del self.out[self.last_header_at:]
@@ -291,8 +295,22 @@ class _Writer:
         self.header_name, self.stack_open = name, False
         self.paste.threads += 1
 
+    def _demote_cut_block(self) -> None:
+        """A few frames before the first real thread header, without ActivityThread.main, are the cut tail of a
+        thread the paste began inside, not the main thread."""
+        if not (self.paste.implied_main and self.paste.threads == 1 and self.paste.frames <= CUT_TAIL_FRAMES):
+            return
+        block = self.out[self.implied_at:]
+        if any("ActivityThread.main" in x for x in block):
+            return
+        self.out[self.implied_at] = f'"{CUT_THREAD}" prio=5'
+        self.paste.implied_main = False
+        self.paste.notes.append(f"{self.paste.frames} frame(s) before the first thread header are the cut end of "
+                                "another thread, not the main thread")
+
     def art_header(self, line: str) -> None:
         name = line[1:].split('"', 1)[0]
+        self._demote_cut_block()
         if self.in_thread and not self.thread_has_frames and self.header_name == name and self.last_header_at >= 0:
             del self.out[self.last_header_at:]
         self.last_header_at = len(self.out)
@@ -303,6 +321,7 @@ class _Writer:
 
     def _ensure_thread(self) -> None:
         if not self.in_thread:
+            self.implied_at = len(self.out)
             self.header("main", 1, "")
             self.paste.implied_main = True
 

@@ -65,6 +65,8 @@ def _via_words(via: dict | None) -> str:
         return "waited for the end of"
     if kind == "process":
         return "waited for"
+    if kind == "inferred":
+        return "- the paste shows"
     if kind == "wait":
         what = via.get("lock_class")
         return f"waited ({what}) for" if what else "waited for"
