@@ -259,3 +259,15 @@ def test_paste_without_main_shows_the_stalled_thread(tmp_path):
     assert e.blocked_thread.name == "main" and e.blocked_thread.state == "absent"
     assert e.critical_threads[0].tid == 15 and e.chain[1]["edge"].kind == "inferred"
     assert e.cause == "storage_sync"
+
+
+def test_process_named_from_a_component_not_from_webview_paths(tmp_path):
+    u = _unit(tmp_path, "Broadcast of Intent { act=android.intent.action.BOOT_COMPLETED cmp=com.ex.app/.Boot }\n"
+                        "  #00 pc 0x1c /data/app/~~x==/com.google.android.webview-y==/base.apk (offset 0x1000)\n"
+                        "  at com.ex.app.Boot.onReceive(Boot.java:3)\n")
+    (e,) = events_from_unit(u)
+    assert e.process == "com.ex.app"
+    v = _unit(tmp_path, "  #00 pc 0x1c /data/app/~~x==/com.google.android.webview-y==/base.apk (offset 0x1000)\n"
+                        "  at org.chromium.a.b(c.java:1)\n")
+    (f,) = events_from_unit(v)
+    assert f.process == ""   # WebView's package is not the app's

@@ -120,9 +120,13 @@ _PROCESS_PID = re.compile(r"^Process: (?P<p>[\w.:]+), PID: (?P<pid>\d+)")
 _PACKAGE_FIELD = re.compile(r"^(?:package|process|Package|Process|processName|app\.package|package_name)"
                             r"\s*[:=]\s*(?P<p>[a-zA-Z]\w*(?:\.\w+)+)\b")
 _PACKAGE_ANYWHERE = re.compile(r">>> ([a-z]\w*(?:\.\w+)+) <<<|/data/app/(?:~~[^/]+/)?([a-z]\w*(?:\.\w+)+)-[^/\s]+/"
-                               r"|\b(?:cmp=|Process: |package: |executing service )([a-z]\w*(?:\.\w+)+)")
+                               r"|\b(?:cmp=|Process: |package: |executing service )([a-z]\w*(?:\.\w+)+)"
+                               r"|(?:^|[\s(\[{])([a-z]\w*(?:\.\w+)+)/(?:[a-z]\w*\.)*\.?[A-Z]\w*")   # a component
 _WATCHDOG_TAG = re.compile(r"^(?:(?:\d{4}-)?\d\d-\d\d\s+\d\d:\d\d:\d\d\.\d+\s+\d+\s+\d+\s+[VDIWEF]\s+|[VDIWEF]/)Watchdog\s*"
                            r"(?:\(\s*\d+\))?:", re.M)
+SHARED_PACKAGES = ("com.google.android.webview", "com.android.webview", "com.android.chrome", "com.chrome.",
+                   "com.google.android.trichromelibrary", "com.google.android.gms", "com.android.vending",
+                   "com.google.android.gsf")
 _SKIP_NUMBER_ONLY = re.compile(r"^\d{1,4}$")
 
 LOCALE_STATE_HINT = "localized thread state"
@@ -547,9 +551,11 @@ def _cleaned_lines(text: str) -> list[str]:
 def _header_lines(text: str, hdr: dict) -> list[str]:
     """Header lines in io.anr's words for the facts the paste said in its own (process, pid, reason, watchdog)."""
     if not hdr.get("process") and "ANR in " not in text and "Cmd line:" not in text:
-        m = _PACKAGE_ANYWHERE.search(text)   # a package named anywhere: an app path, a component, a tombstone
-        if m:
-            hdr["process"] = next(g for g in m.groups() if g)
+        for m in _PACKAGE_ANYWHERE.finditer(text):   # a package named anywhere: an app path, a component, a tombstone
+            pkg = next(g for g in m.groups() if g)
+            if not pkg.startswith(SHARED_PACKAGES):   # WebView, Play services: loaded into every app, not the app
+                hdr["process"] = pkg
+                break
     if not hdr.get("watchdog") and "WATCHDOG KILLING" not in text and "Subject: Blocked" not in text \
             and _WATCHDOG_TAG.search(text):
         # system_server's Watchdog logged (a sysrq dump, a kill cycle) without saying what was blocked
