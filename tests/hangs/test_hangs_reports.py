@@ -271,3 +271,13 @@ def test_process_named_from_a_component_not_from_webview_paths(tmp_path):
                         "  at org.chromium.a.b(c.java:1)\n")
     (f,) = events_from_unit(v)
     assert f.process == ""   # WebView's package is not the app's
+
+
+def test_memory_pressure_block_is_a_low_memory_sign(tmp_path):
+    block = ("ANR in com.ex.app\nPID: 9\nReason: Input dispatching timed out\n"
+             "----- Output from /proc/pressure/memory -----\nsome avg10={s} avg60=1.0 avg300=0.5 total=1\n"
+             "full avg10={f} avg60=0.5 avg300=0.1 total=1\n----- End output from /proc/pressure/memory -----\n")
+    (e,) = events_from_unit(_unit(tmp_path, block.format(s="80.1", f="42.5")))
+    assert e.cause == "insufficient_memory" and e.evidence["cause"]["psi_memory_full_avg10"] == 42.5
+    (e,) = events_from_unit(_unit(tmp_path, block.format(s="2.8", f="0.35")))
+    assert e.cause == "unknown"

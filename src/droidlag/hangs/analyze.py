@@ -137,7 +137,8 @@ def _header_numbers(unit: DumpUnit, p: ProcessDump | None) -> dict:
             app_cpu = pct
             break
     return {"abi": h.abi or (p.abi if p else None) or None, "reason": h.reason, "cpu_total_pct": h.cpu_total_pct,
-            "mem_available_ratio": ratio, "memory_kb": dict(mem) or None, "load": h.load, "app_cpu_pct": app_cpu}
+            "mem_available_ratio": ratio, "memory_kb": dict(mem) or None, "load": h.load, "app_cpu_pct": app_cpu,
+            "psi_memory_full_avg10": h.psi_memory_full_avg10}
 
 
 def _snapshot(processes: list[ProcessDump]) -> list[ProcessDump]:

@@ -55,6 +55,9 @@ SYSTEM_MONITOR = re.compile(
     r"^(?:java\.lang\.Class<)?com\.android\.internal\.")
 SYSTEM_PROCESS = "system_server"
 LOW_MEMORY_RATIO = 0.05
+# PSI `full` memory stall share over 10 s from which memory counts as a cause (ours; lmkd treats a full stall of
+# 700 ms per second as critical, 10% is well short of that yet far above an idle device's ~0%).
+PSI_MEMORY_FULL_PCT = 10.0
 APP_BUSY_CPU_PCT = 40.0
 FGS_TIMEOUT = re.compile(r"startForeground|ForegroundServiceDidNotStart|foreground service .*did not", re.I)
 _PROXY = re.compile(r"([\w$.]+?)\$Stub\$Proxy\.(\w+)|\b(I[A-Z]\w+)\$Stub\$Proxy")
@@ -144,6 +147,11 @@ def _memory(looked: list[ThreadDump], process_threads, header: dict) -> tuple[st
             return "insufficient_memory", {"thread": t.name or f"sysTid {t.sys_tid}", "wchan": t.wchan,
                                            "state": "D", "key": "memory:reclaim",
                                            "words": "a thread is stuck in memory reclaim"}
+    psi = header.get("psi_memory_full_avg10")
+    if psi is not None and psi >= PSI_MEMORY_FULL_PCT:
+        return "insufficient_memory", {"psi_memory_full_avg10": psi, "key": "memory:pressure",
+                                       "words": f"every task was stalled on memory {psi:g}% of the last 10 s "
+                                                "(/proc/pressure/memory)"}
     ratio = header.get("mem_available_ratio")
     if ratio is not None and ratio < LOW_MEMORY_RATIO:
         return "insufficient_memory", {"mem_available_ratio": round(ratio, 4), "memory_kb": header.get("memory_kb"),

@@ -132,6 +132,13 @@ def _header_by_tokens(line: str) -> ThreadDump | None:
     return t
 
 
+def _float(s: str) -> float | None:
+    try:
+        return float(s.strip())
+    except ValueError:
+        return None
+
+
 def _int(s: str) -> int | None:
     try:
         return int(s)
@@ -181,6 +188,9 @@ def _header_line(h: AnrHeader, line: str) -> bool:
             return True
     if c == "R" and line.startswith("Reason: "):
         h.reason = line[8:].strip()
+        return True
+    if c == "P" and line.startswith("PSI memory full avg10: "):   # written by io.anr_paste from a pressure block
+        h.psi_memory_full_avg10 = _float(line[23:])
         return True
     if c == "L" and line.startswith("Load: "):
         m = _LOAD.match(line)

@@ -272,6 +272,7 @@ class _Writer:
         self.logged = False
         self.skipped_log_frames = 0
         self.implied_at = 0
+        self.psi: str | None = None   # the /proc/pressure block being read
         self.prose = 0
         self.stack_open = False   # the last stack line was a frame: bare method names may follow
 
@@ -463,7 +464,27 @@ def _special(w: _Writer, s: str) -> bool:
     return False
 
 
+_PSI_BLOCK = re.compile(r"^-{3,} Output from /proc/pressure/(\w+) -{3,}")
+_PSI_FULL = re.compile(r"^full avg10=([\d.]+)")
+
+
+def _pressure(w: _Writer, s: str) -> bool:
+    """Android 11+ ANR blocks print /proc/pressure/{memory,cpu,io}: the memory `full avg10` share is kept."""
+    m = _PSI_BLOCK.match(s)
+    if m:
+        w.psi = m.group(1)
+        return True
+    if w.psi == "memory":
+        m = _PSI_FULL.match(s)
+        if m:
+            w.plain(f"PSI memory full avg10: {m.group(1)}")
+            return True
+    return False
+
+
 def _stack_or_header(w: _Writer, s: str, nxt: str | None, hdr: dict) -> None:
+    if _pressure(w, s):
+        return
     if _KEEP_HEADER.match(s):
         w.plain(s)
         if s.startswith(("----- pid", "Cmd line:", "----- end")):
