@@ -281,3 +281,21 @@ def test_memory_pressure_block_is_a_low_memory_sign(tmp_path):
     assert e.cause == "insufficient_memory" and e.evidence["cause"]["psi_memory_full_avg10"] == 42.5
     (e,) = events_from_unit(_unit(tmp_path, block.format(s="2.8", f="0.35")))
     assert e.cause == "unknown"
+
+
+@pytest.mark.parametrize("title", ["com.datadog.android.rum.internal.anr.ANRException: Application Not Responding",
+                                   "io.sentry.android.core.ApplicationNotResponding: Background ANR",
+                                   "com.github.anrwatchdog.ANRError: Application Not Responding"])
+def test_sdk_anr_exception_titles_keep_their_frames(tmp_path, title):
+    u = _unit(tmp_path, title + "\n    at java.lang.Thread.sleep(Native Method)\n    at com.ex.A.run(A.java:3)\n")
+    (e,) = events_from_unit(u)
+    assert [f.symbol for f in u.processes[0].main_thread.frames] == ["java.lang.Thread.sleep", "com.ex.A.run"]
+    assert e.evidence["cause"]["key"] == "app:sleep"
+
+
+def test_a_crash_trace_is_not_a_thread_stack(tmp_path):
+    f = tmp_path / "crash.txt"
+    f.write_text("java.lang.IllegalStateException: boom\n    at com.ex.A.run(A.java:3)\n    at com.ex.B.go(B.java:4)\n")
+    with pytest.raises(Exception) as err:
+        read_anr(f)
+    assert "no thread header" in str(err.value) and "exception trace (java.lang.IllegalStateException)" in str(err.value)

@@ -491,5 +491,6 @@ def read_anr(path: str | Path, data: bytes | None = None) -> list[DumpUnit]:
 def _nothing_read(pasted) -> str:
     if pasted is None:
         return "no thread dump, Waiting Channels block or ANR header found"
-    return ("no thread header, stack frame, ANR header (ANR in / Reason / am_anr), watchdog line or ANR title found "
-            "in any pasted form (traces.txt, Play Console, Crashlytics, Sentry, Bugsnag, logcat)")
+    why = ("no thread header, stack frame, ANR header (ANR in / Reason / am_anr), watchdog line or ANR title found "
+           "in any pasted form (traces.txt, Play Console, Crashlytics, Sentry, Bugsnag, logcat)")
+    return why + "".join(f"; {n}" for n in pasted.notes)

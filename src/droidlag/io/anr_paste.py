@@ -422,6 +422,7 @@ def _summary(w: _Writer, s: str, hdr: dict) -> bool:
 
 _EXCEPTION = re.compile(r"^(?:Caused by: |Exception in thread .*?)?(?:[a-z]\w*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)"
                         r"\b(?::|$)")
+_ANR_TITLE = re.compile(r"ANR|NotResponding|\bAnr[A-Z]|AppNotResp", re.I)
 _ANNOTATED = re.compile(r"^(?P<name>\S+) annotated stack trace:\s*$")
 
 
@@ -448,7 +449,8 @@ def _special(w: _Writer, s: str) -> bool:
                              "connection (SQLiteConnectionPool log line; its stack is not in the report)")
         return True
     m = _EXCEPTION.match(s)
-    if m and "ANRError" not in s and "ApplicationNotResponding" not in s and "_Thread:" not in s:
+    if m and not _ANR_TITLE.search(m.group(0)) and "_Thread:" not in s:
+        # (an SDK's ANR exception - ANRError, ApplicationNotResponding, AnrException - is the report's title)
         # a Java exception's trace (a crash, a failed sysrq write) is not a thread's stack: its frames are skipped
         w.exception = s.split(":", 1)[0].replace("Caused by", "").strip() or s
         w.in_thread = False
