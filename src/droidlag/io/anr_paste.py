@@ -596,7 +596,8 @@ def _header_lines(text: str, hdr: dict) -> list[str]:
 
 
 _CANONICAL_START = re.compile(r"^----- (?:pid \d+ at |Waiting Channels: pid \d+)", re.M)
-_WRAPPING = re.compile(r"^\s*(?:```|~~~|>\s|\*\*)|&quot;|&lt;|&gt;", re.M)
+_RAW_ART = re.compile(r'^Cmd line: \S[^\n]*\n(?:[^\n]*\n){0,2000}?"main" (?:daemon )?prio=\d+ tid=1 ', re.M)
+_WRAPPING = re.compile(r"^\s*(?:```|~~~|>\s|\*\*(?!\*))|&quot;|&lt;|&gt;", re.M)
 
 
 def needs_canonicalizing(text: str) -> bool:
@@ -606,8 +607,8 @@ def needs_canonicalizing(text: str) -> bool:
     head = text.lstrip()[:4000]
     if head.startswith("----- pid "):
         return False   # a dump as written by the runtime
-    if _CANONICAL_START.search(text) and not _WRAPPING.search(head):
-        return False
+    if (_CANONICAL_START.search(text) or _RAW_ART.search(text)) and not _WRAPPING.search(head):
+        return False   # a runtime dump inside a tool's file (xCrash tombstone, dropbox entry), not pasted
     return True
 
 
