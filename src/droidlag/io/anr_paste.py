@@ -129,7 +129,6 @@ SHARED_PACKAGES = ("com.google.android.webview", "com.android.webview", "com.and
                    "com.google.android.gsf")
 _SKIP_NUMBER_ONLY = re.compile(r"^\d{1,4}$")
 
-LOCALE_STATE_HINT = "localized thread state"
 
 
 @dataclass
