@@ -232,8 +232,10 @@ def java_frame(s: str, in_stack: bool) -> str | None:
     if s.startswith("at") and (s.startswith("at ") or s.startswith("at\t")):
         m = _JAVA_AT.match(s)
         if m:
-            loc = m.group("loc")
-            return f"at {m.group('sym').rstrip('!')}({loc if loc is not None else 'Unknown Source'})"
+            loc, sym = m.group("loc"), m.group("sym")
+            if loc is None and (m.group("tail") or ("." not in sym and not in_stack)):
+                return None   # prose that starts with "at" ("at least 5 s ..."), not a frame
+            return f"at {sym.rstrip('!')}({loc if loc is not None else 'Unknown Source'})"
         return None
     m = _JAVA_BARE.match(s)
     if m:
