@@ -120,7 +120,14 @@ def measure(root: Path, only: set[str] | None = None, per_file: bool = False) ->
             print(f"{r['file'][:60]:60} {'read' if e else 'REFUSED':7} crit={'-' if ok is None else int(ok)} "
                   f"{event_category(e) if e else ''} cause={cause}/{r['cause_label']}"
                   f"{'' if cause == r['cause_label'] else '  X'}")
-    out = {"files": len(rows), "read": read, "refused": len(refused), "silent": silent,
+    by_format: dict[str, list[int]] = {}
+    for r in rows:   # [files, read, cause right]
+        e = first.get(r["file"])
+        c = by_format.setdefault(r["format"], [0, 0, 0])
+        c[0] += 1
+        c[1] += e is not None
+        c[2] += (e.cause if e is not None else None) == r["cause_label"]
+    out = {"files": len(rows), "read": read, "refused": len(refused), "silent": silent, "by_format": by_format,
            "critical": (crit_right, crit_scored), "cause": (cause_right, len(rows)), "clusters": {}}
     group = {r["file"]: r["cause_group"] for r in rows}
     for t in THRESHOLDS:
@@ -165,6 +172,8 @@ def show(title: str, m: dict) -> None:
     print(f"{title}: read {m['read']}/{m['files']} ({m['read'] / m['files']:.2f}), refused with a reason "
           f"{m['refused']}, silent {len(m['silent'])}; critical thread {cr}/{cs} ({cr / max(cs, 1):.2f}); "
           f"cause {ca}/{cn} ({ca / cn:.2f})")
+    print("  by format (read / cause right / files): " + ", ".join(
+        f"{k} {v[1]}/{v[2]}/{v[0]}" for k, v in sorted(m["by_format"].items())))
     for t, (p, r, tp, fp, fn) in m["clusters"].items():
         mark = "  <- default" if t == HangsConfig().threshold else ("  (paper)" if t == 0.95 else "")
         print(f"  threshold {t:.2f}: pairwise precision {p:.2f} recall {r:.2f} (tp {tp}, fp {fp}, fn {fn}){mark}")
