@@ -299,3 +299,11 @@ def test_a_crash_trace_is_not_a_thread_stack(tmp_path):
     with pytest.raises(Exception) as err:
         read_anr(f)
     assert "no thread header" in str(err.value) and "exception trace (java.lang.IllegalStateException)" in str(err.value)
+
+
+@pytest.mark.parametrize("state, word", [("Заблокировано", "Blocked"), ("等待", "Waiting"), ("Nativo", "Native"),
+                                         ("Blocked", "Blocked")])
+def test_localized_art_header_state(tmp_path, state, word):
+    # Play Console locale words become ART's
+    u = _unit(tmp_path, f'"main" tid=1 {state}\n  at a.b.C.m (C.java:1)\n')
+    assert u.processes[0].main_thread.state == word

@@ -177,6 +177,19 @@ def clean_line(raw: str) -> str | None:
     return LOGGED + t if logged and t else t
 
 
+_ART_TAIL = re.compile(r'^("[^"]*"(?: daemon)? (?:prio=\d+ )?(?:tid=\d+ )?)(\D.*?)\s*$')
+
+
+def _english_state(line: str) -> str:
+    """An ART header whose state is in a Play Console locale (`"main" tid=1 Заблокировано`) in ART's word."""
+    m = _ART_TAIL.match(line)
+    if m:
+        st = _state(m.group(2))
+        if st:
+            return m.group(1) + st
+    return line
+
+
 def _state(word: str) -> str | None:
     return STATE_WORDS.get(word.strip().lower())
 
@@ -317,6 +330,7 @@ class _Writer:
     def art_header(self, line: str) -> None:
         name = line[1:].split('"', 1)[0]
         self._demote_cut_block()
+        line = _english_state(line)
         if self.in_thread and not self.thread_has_frames and self.header_name == name and self.last_header_at >= 0:
             del self.out[self.last_header_at:]
         self.last_header_at = len(self.out)
