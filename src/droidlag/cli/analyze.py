@@ -10,17 +10,20 @@ import argparse
 import sys
 from pathlib import Path
 
+from droidlag.cli import analyze_compare
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("analyze", help="everything in a user's data (traces, dumps, bugreports, gfxinfo, folders, "
                                        "archives): terminal summary, report.html, findings.json, Perfetto export")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders or zip archives")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files, folders or zip archives")
     p.add_argument("--out", default="droidlag-report", help="output folder (default: droidlag-report)")
     p.add_argument("--json", action="store_true", help="print findings.json to stdout instead of the summary")
     p.add_argument("--open", action="store_true", help="open report.html in the default browser")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary (for scripts)")
     p.add_argument("--force", action="store_true", help="write into --out even when it holds files droidlag did "
                                                         "not write (they are left alone; droidlag's own are replaced)")
+    analyze_compare.register_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -41,6 +44,10 @@ def run(args) -> int:
     from droidlag.findings import analyze
     from droidlag.report.writer import TMP_PREFIX, OutputError, check_out_dir, write_outputs
 
+    bad = analyze_compare.usage_error(args)
+    if bad:
+        print(f"droidlag analyze: {bad}", file=sys.stderr)
+        return EXIT_USAGE
     out = Path(args.out)
     try:   # a bad output folder is a usage error, found before minutes of analysis
         check_out_dir(out, args.force)
@@ -56,12 +63,14 @@ def run(args) -> int:
         return EXIT_USAGE
     bar, step = _progress(args.quiet)
     try:
-        findings = analyze(args.paths, progress=step, exclude=[out])
+        findings = analyze(analyze_compare.all_paths(args), progress=step, exclude=[out])
     finally:
         if bar is not None:
             bar.close()
+    paired = analyze_compare.pair(args, findings)
     written = write_outputs(findings, out, force=True)   # checked above; files are ours or were allowed
-    used = [i for i in findings.inputs if i.status == "analyzed"]
+    from droidlag.findings import usable_inputs
+    used = usable_inputs(findings.inputs)
     errors = [i for i in findings.inputs if i.status == "error"]
     if args.json:
         import json
@@ -79,14 +88,14 @@ def run(args) -> int:
         print(clean("droidlag: no usable input: " + "; ".join(f"{i.display or i.path}: {i.reason}"
                                                              for i in findings.inputs[:5])), file=sys.stderr)
         return EXIT_NO_INPUT
-    return 0
+    return 0 if paired else EXIT_NO_INPUT
 
 
 def _print_summary(findings, written: dict, n_used: int) -> None:
     heads = [h for h in findings.headlines() if h["severity"] > 0]
     skipped = [i for i in findings.inputs if i.status in ("skipped", "failed", "error")]
     print(f"droidlag: {n_used} input(s) analyzed, {len(skipped)} skipped")
-    if not heads:
+    if not heads and n_used:
         print("  no slow frames, frozen frames, ANRs or SNRs found")
     for h in heads[:10]:
         mark = {"bad": "!!", "warn": "! ", "ok": "ok"}.get(h.get("level"), "  ")
