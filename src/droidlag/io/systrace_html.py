@@ -13,7 +13,7 @@ import binascii
 import io
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -165,7 +165,9 @@ def stream_html_sections(stream: BinaryIO, path: str | Path, warnings: list[Read
         if not closed:
             warnings.append(ReadWarning(str(path), "last trace block has no </script> (file cut short); read what "
                                         "was there", line=first_line))
-        text = raw.decode("utf-8", "replace")
+        n = len(warnings)
+        text = decode_text(raw, path, warnings)
+        warnings[n:] = [replace(w, line=w.line + first_line - 1) if w.line is not None else w for w in warnings[n:]]
         if kind == "html":
             sections.extend(_classify_block(text, first_line, path, warnings))
         else:
@@ -232,8 +234,8 @@ def _linux_perf_data(text: str, start: int, path: str | Path, warnings: list[Rea
         end = len(text)
     if first_line is None:
         first_line = text.count("\n", 0, start) + 1
-        if text.startswith("\\\n", start):   # `= "\` + newline: the string's first line is the file's next one
-            first_line += 1
+    if text.startswith("\\\n", start):   # `= "\` + newline: the string's first line is the file's next one
+        first_line += 1
     return _classify(unescape_js(text[start:end]), first_line)
 
 
