@@ -280,9 +280,8 @@ def fuzz_atheris(reader: str, runs: int | None, seconds: float | None, seed: int
         import droidlag.io.systrace  # noqa: F401
         import droidlag.io.view_hierarchy  # noqa: F401
         import droidlag.io.xml_safe  # noqa: F401
-    seed_dir = Path(tempfile.mkdtemp(prefix=f"droidlag-fuzz-{reader}-"))
-    import atexit
-    atexit.register(shutil.rmtree, seed_dir, True)   # libFuzzer ends the process with exit()
+    given = os.environ.get("DROIDLAG_FUZZ_SEED_DIR")   # the driver's, which it removes (libFuzzer's exit skips atexit)
+    seed_dir = Path(given) if given else Path(tempfile.mkdtemp(prefix=f"droidlag-fuzz-{reader}-"))
     for k, s in enumerate(seeds(reader)):
         (seed_dir / f"seed{k}").write_bytes(s)
     out = CRASHES / reader
@@ -311,9 +310,11 @@ def run_all(seconds: float, engine: str) -> int:
     for reader in TARGETS:
         cmd = [sys.executable, __file__, reader, "--seconds", str(seconds), "--engine", engine]
         t0 = time.monotonic()
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        for d in Path(tempfile.gettempdir()).glob(f"droidlag-fuzz-{reader}-*"):   # libFuzzer's exit skips atexit
-            shutil.rmtree(d, ignore_errors=True)
+        seed_dir = tempfile.mkdtemp(prefix=f"droidlag-fuzz-{reader}-")
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, DROIDLAG_FUZZ_SEED_DIR=seed_dir))
+        finally:
+            shutil.rmtree(seed_dir, ignore_errors=True)
         text = r.stdout + r.stderr
         m = re.search(r"stat::number_of_executed_units:\s*(\d+)", text) or re.search(r"executions=(\d+)", text)
         execs = int(m.group(1)) if m else 0
