@@ -109,3 +109,17 @@ def test_framestats_header_naming_a_column_twice(corpus):
     dump = read_gfxinfo(raw.replace(b"Flags,IntendedVsync,Vsync,", b"Flags,IntendedVsync,IntendedVsync,"))
     assert sum(w.framestats.height for p in dump.processes for w in p.windows) == rows
     assert any("names a column twice" in w.message for w in dump.warnings)
+
+
+@pytest.mark.parametrize("rel", ["viewhierarchy/droidbot-album-sample/state_2017-08-11_155535.json",
+                                 "viewhierarchy/rico/rico_33652.json"])
+def test_view_hierarchy_children_that_are_not_a_list(tmp_path, corpus, rel):
+    """TypeError ('int' object is not iterable): a view's `children` damaged into a number."""
+    from droidlag.io.view_hierarchy import read_hierarchy
+    raw = corpus_file(corpus, rel).read_bytes()
+    k = raw.index(b'"children"') + len(b'"children"')
+    k = raw.index(b":", k) + 1
+    f = tmp_path / "v.json"
+    f.write_bytes(raw[:k] + b" 7, \"x_was\":" + raw[k:])
+    h, _ = read_hierarchy(f)
+    assert h.root is not None

@@ -135,7 +135,11 @@ def _droidbot(doc: dict, path: str, warnings: list[ReadWarning]) -> ViewHierarch
         node = nodes[i]
         if node is None:
             continue
-        for c in v.get("children") or []:
+        kids = v.get("children") or []
+        if not isinstance(kids, list):   # damage: a number or a string where the list of child indices goes
+            warnings.append(ReadWarning(path, f"views[{i}].children is not a list; its children are not linked"))
+            kids = []
+        for c in kids:
             if isinstance(c, int) and 0 <= c < len(nodes) and nodes[c] is not None and c != i:
                 node.children.append(nodes[c])  # type: ignore[arg-type]
         if v.get("parent", -1) in (-1, None):
@@ -180,6 +184,7 @@ def _rico(doc: dict, path: str, warnings: list[ReadWarning]) -> ViewHierarchy:
                         d.get("resource-id") or None, d.get("package") or None, visible,
                         draws=(not draw) if isinstance(draw, bool) else None, source=where)
         kids = d.get("children") or []
+        kids = kids if isinstance(kids, list) else []   # damage: children must be a list of objects
         node.children = [c for c in (build(k, f"{where}.children[{i}]", depth + 1) for i, k in enumerate(kids)
                                      if isinstance(k, dict)) if c]
         return node
