@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 mod atrace;
+mod ftrace_text;
 mod perfetto;
 mod states;
 mod wire;
@@ -89,7 +90,9 @@ impl PerfettoDecoder {
         d.set_item("kernel", o.kernel)?;
         d.set_item("binder_transaction", o.binder_tx)?;
         d.set_item("binder_transaction_received", o.binder_rx)?;
-        d.set_item("sched_blocked_reason", o.blocked)?;
+        d.set_item("blocked_ts", col(py, &o.blocked_ts))?;
+        d.set_item("blocked_tid", col(py, &o.blocked_tid))?;
+        d.set_item("blocked", o.blocked)?;
         d.set_item("block_rq_issue", o.block_issue)?;
         d.set_item("block_rq_complete", o.block_complete)?;
         let ft = PyDict::new(py);
@@ -239,9 +242,70 @@ fn thread_states<'py>(py: Python<'py>, ts: PyBuffer<i64>, kind: PyBuffer<i64>, c
     Ok(d)
 }
 
+/// Reads ftrace text (systrace/atrace captures) section by section into columns (see ftrace_text.rs).
+#[pyclass(module = "droidlag._native")]
+struct FtraceText {
+    inner: ftrace_text::TextParser,
+}
+
+#[pymethods]
+impl FtraceText {
+    /// skip_wakeup: ignore sched_wakeup (the trace also has sched_waking, the earlier, better-placed event).
+    #[new]
+    fn new(skip_wakeup: bool) -> Self {
+        FtraceText { inner: ftrace_text::TextParser::new(skip_wakeup) }
+    }
+
+    /// tid belongs to process tgid (from a process or procfs dump).
+    fn set_tgid(&mut self, tid: i64, tgid: i64) {
+        self.inner.set_tgid(tid, tgid);
+    }
+
+    /// Every line of text; first_line: the file line of its first line.
+    fn parse(&mut self, py: Python<'_>, text: &str, first_line: i64) {
+        let inner = &mut self.inner;
+        py.detach(|| inner.parse(text, first_line));
+    }
+
+    /// What the lines parsed so far did to the thread and process tables, and the malformed lines to warn about,
+    /// handed over once: ([(tid, pid, name, overwrite)], [pid], [(line, text)]).
+    #[allow(clippy::type_complexity)]
+    fn take_ops(&mut self) -> (Vec<ftrace_text::ThreadOp>, Vec<i64>, Vec<(i64, String)>) {
+        (std::mem::take(&mut self.inner.thread_ops), std::mem::take(&mut self.inner.out.processes),
+         std::mem::take(&mut self.inner.bad_lines))
+    }
+
+    /// Ends the input and returns every column (a dict; see droidlag.io.ftrace_text for the keys).
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let p = &mut self.inner;
+        let o = std::mem::take(&mut p.out);
+        let d = PyDict::new(py);
+        d.set_item("sched_switch", cols(py, &o.sw)?)?;
+        d.set_item("states", o.states)?;
+        d.set_item("sched_waking", cols(py, &o.wk)?)?;
+        d.set_item("blocked_ts", col(py, &o.blocked_ts))?;
+        d.set_item("blocked_tid", col(py, &o.blocked_tid))?;
+        d.set_item("blocked", o.blocked)?;
+        d.set_item("binder_transaction", o.binder_tx)?;
+        d.set_item("binder_transaction_received", o.binder_rx)?;
+        d.set_item("block_rq_issue", o.block_issue)?;
+        d.set_item("block_rq_complete", o.block_complete)?;
+        d.set_item("slice_events", SliceEvents { ev: o.events, seq: o.seq })?;
+        d.set_item("metadata", o.metadata)?;
+        d.set_item("events", p.events)?;
+        d.set_item("unhandled", std::mem::take(&mut p.unhandled))?;
+        d.set_item("malformed", p.malformed)?;
+        d.set_item("lost_events", p.lost_events)?;
+        d.set_item("first_bad_line", p.first_bad_line)?;
+        d.set_item("time_range", (p.min_ts, p.max_ts))?;
+        Ok(d)
+    }
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PerfettoDecoder>()?;
+    m.add_class::<FtraceText>()?;
     m.add_class::<SliceEvents>()?;
     m.add_function(wrap_pyfunction!(thread_states, m)?)?;
     Ok(())

@@ -104,16 +104,11 @@ def fill_builder(b: TraceBuilder, cols: dict) -> None:
 
 
 def _ftrace_events(b: TraceBuilder, cols: dict) -> None:
-    for ts, tid, debug_id, reply, flags, code, to_proc, to_thread in cols["binder_transaction"]:
-        b.binder_transaction(ts, tid, debug_id, reply, flags, code, to_proc, to_thread)
-    for ts, tid, debug_id in cols["binder_transaction_received"]:
-        b.binder_transaction_received(ts, tid, debug_id)
-    for ts, tid, function, io_wait in cols["sched_blocked_reason"]:
-        b.sched_blocked_reason(ts, tid, function, io_wait)
-    for ts, dev, sector, nr, rwbs, nbytes, tid, comm in cols["block_rq_issue"]:
-        b.block_issue(ts, dev, sector, nr, rwbs, nbytes, tid, comm)
-    for ts, dev, sector, nr, rwbs, error in cols["block_rq_complete"]:
-        b.block_complete(ts, dev, sector, nr, rwbs, error)
+    b.binder_many(cols["binder_transaction"], cols["binder_transaction_received"])
+    blocked_ts = _i64(cols["blocked_ts"])
+    if len(blocked_ts):
+        b.sched_blocked_reason_many(blocked_ts, _i64(cols["blocked_tid"]), cols["blocked"])
+    b.block_many(cols["block_rq_issue"], cols["block_rq_complete"])
 
 
 def _sched(b: TraceBuilder, cols: dict) -> None:

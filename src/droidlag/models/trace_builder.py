@@ -275,6 +275,21 @@ class TraceBuilder:
                               np.zeros(n, dtype=np.int64))
         self._has_waking = True
 
+    def sched_blocked_reason_many(self, ts, tid, payloads: list[tuple[str | None, bool | None]]) -> None:
+        """Many sched_blocked_reason events at once: ts (ns) and tid int sequences, payloads [(function, io_wait)]
+        of the same length."""
+        ts = _int64(ts)
+        n = len(ts)
+        if not n:
+            return
+        if len(payloads) != n:
+            raise ValueError(f"{len(payloads)} payloads for {n} events")
+        first = len(self._blocked)
+        self._blocked.extend(payloads)
+        self._add_sched_chunk(ts, _BLOCKED, np.full(n, _NONE, dtype=np.int64), _column(tid, n),
+                              np.full(n, _NONE, dtype=np.int64), np.arange(first, first + n, dtype=np.int64))
+        self._has_blocked = True
+
     def _add_sched_chunk(self, ts: np.ndarray, kind: int, cpu, a, b, aux) -> None:
         self._flush_sched_lists()
         self._see(int(ts.min()))
@@ -333,6 +348,16 @@ class TraceBuilder:
         self._see(ts)
         self._binder_rx.append((ts, tid, debug_id))
 
+    def binder_many(self, transactions: list[tuple], received: list[tuple]) -> None:
+        """Many binder events at once: transactions as rows (ts, tid, debug_id, to_proc, to_thread, reply, flags,
+        code), received as rows (ts, tid, debug_id)."""
+        for rows in (transactions, received):
+            if rows:
+                self._see(min(r[0] for r in rows))
+                self._see(max(r[0] for r in rows))
+        self._binder_tx.extend(transactions)
+        self._binder_rx.extend(received)
+
     # ---- block I/O ----------------------------------------------------------------------------------------
     def block_issue(self, ts: int, dev: int, sector: int, nr_sectors: int, rwbs: str, nbytes: int | None = None,
                     tid: int | None = None, comm: str | None = None) -> None:
@@ -343,6 +368,16 @@ class TraceBuilder:
     def block_complete(self, ts: int, dev: int, sector: int, nr_sectors: int, rwbs: str, error: int = 0) -> None:
         self._see(ts)
         self._block_complete.append((ts, dev, sector, nr_sectors, rwbs, error))
+
+    def block_many(self, issues: list[tuple], completes: list[tuple]) -> None:
+        """Many block requests at once: issues as rows (ts, dev, sector, nr_sectors, bytes, rwbs, tid, comm),
+        completions as rows (ts, dev, sector, nr_sectors, rwbs, error)."""
+        for rows in (issues, completes):
+            if rows:
+                self._see(min(r[0] for r in rows))
+                self._see(max(r[0] for r in rows))
+        self._block_issue.extend(issues)
+        self._block_complete.extend(completes)
 
     # ---- FrameTimeline ------------------------------------------------------------------------------------
     def frame_timeline_start(self, ts: int, cookie: int, kind: str, scope: str, pid: int | None, token: int | None,
