@@ -269,7 +269,12 @@ impl TextParser {
         }
     }
 
-    /// tid belongs to process tgid (TGID column, process or procfs dump, new thread).
+    /// tid belongs to process tgid, known from outside the text (a process dump); nothing to hand over.
+    pub fn note_tgid(&mut self, tid: i64, tgid: i64) {
+        self.tgid_of.insert(tid, tgid);
+    }
+
+    /// tid belongs to process tgid (TGID column, procfs dump, new thread).
     pub fn set_tgid(&mut self, tid: i64, tgid: i64) {
         self.tgid_of.insert(tid, tgid);
         self.thread_ops.push((tid, Some(tgid), None, false));

@@ -257,8 +257,9 @@ impl FtraceText {
     }
 
     /// tid belongs to process tgid (from a process or procfs dump).
+    /// (The caller tells the TraceBuilder itself.)
     fn set_tgid(&mut self, tid: i64, tgid: i64) {
-        self.inner.set_tgid(tid, tgid);
+        self.inner.note_tgid(tid, tgid);
     }
 
     /// Every line of text; first_line: the file line of its first line.

@@ -43,7 +43,7 @@ class FtraceTextParser:
     def set_tgid(self, tid: int, tgid: int) -> None:
         """tid belongs to process tgid (TGID column, process or procfs dump, new thread)."""
         self._native.set_tgid(tid, tgid)
-        self._apply_ops()
+        self.b.thread(tid, pid=tgid)
 
     def _apply_ops(self) -> None:
         """The thread and process declarations of the lines parsed so far (per thread, not per event), and the
