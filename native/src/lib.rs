@@ -21,6 +21,27 @@ fn col<'py>(py: Python<'py>, v: &[i64]) -> Bound<'py, PyBytes> {
     PyBytes::new(py, bytes)
 }
 
+/// A nullable int64 column as bytes, None as i64::MIN (the Python side makes it null).
+fn opt_col<'py>(py: Python<'py>, v: &[Option<i64>]) -> Bound<'py, PyBytes> {
+    let plain: Vec<i64> = v.iter().map(|x| x.unwrap_or(i64::MIN)).collect();
+    col(py, &plain)
+}
+
+/// A string column dictionary-coded: (distinct values, None included, in first-seen order; int64 codes as bytes).
+/// The Python side gathers the distinct values by the codes, so each string crosses into Python once.
+fn dict_col<'py, S: AsRef<str>>(py: Python<'py>, v: &[Option<S>]) -> PyResult<Bound<'py, PyAny>> {
+    let mut index: std::collections::HashMap<Option<&str>, i64> = std::collections::HashMap::new();
+    let mut distinct: Vec<Option<&str>> = Vec::new();
+    let codes: Vec<i64> = v.iter().map(|x| {
+        let key = x.as_ref().map(|s| s.as_ref());
+        *index.entry(key).or_insert_with(|| {
+            distinct.push(key);
+            distinct.len() as i64 - 1
+        })
+    }).collect();
+    Ok((distinct, col(py, &codes)).into_pyobject(py)?.into_any())
+}
+
 fn cols<'py>(py: Python<'py>, group: &[Vec<i64>]) -> PyResult<Bound<'py, PyList>> {
     PyList::new(py, group.iter().map(|c| col(py, c)))
 }
@@ -95,23 +116,30 @@ impl PerfettoDecoder {
         d.set_item("blocked", o.blocked)?;
         d.set_item("block_rq_issue", o.block_issue)?;
         d.set_item("block_rq_complete", o.block_complete)?;
+        // FrameTimeline starts as int64 columns (None as i64::MIN; booleans 0/1), the layer dictionary-coded
         let ft = PyDict::new(py);
         let s = &o.ft_start;
-        ft.set_item("ts", s.iter().map(|e| e.ts).collect::<Vec<_>>())?;
-        ft.set_item("cookie", s.iter().map(|e| e.cookie).collect::<Vec<_>>())?;
-        ft.set_item("member", s.iter().map(|e| e.member).collect::<Vec<_>>())?;
-        ft.set_item("pid", s.iter().map(|e| e.pid).collect::<Vec<_>>())?;
-        ft.set_item("token", s.iter().map(|e| e.token).collect::<Vec<_>>())?;
-        ft.set_item("display_frame_token", s.iter().map(|e| e.dft).collect::<Vec<_>>())?;
-        ft.set_item("layer_name", s.iter().map(|e| e.layer.clone()).collect::<Vec<_>>())?;
-        ft.set_item("jank_type", s.iter().map(|e| e.jank).collect::<Vec<_>>())?;
-        ft.set_item("present_type", s.iter().map(|e| e.present).collect::<Vec<_>>())?;
-        ft.set_item("on_time_finish", s.iter().map(|e| e.on_time).collect::<Vec<_>>())?;
-        ft.set_item("gpu_composition", s.iter().map(|e| e.gpu).collect::<Vec<_>>())?;
-        ft.set_item("prediction_type", s.iter().map(|e| e.prediction).collect::<Vec<_>>())?;
-        ft.set_item("jank_severity", s.iter().map(|e| e.severity).collect::<Vec<_>>())?;
+        let ints = |f: &dyn Fn(&perfetto::FtStart) -> Option<i64>| -> Vec<i64> {
+            s.iter().map(|e| f(e).unwrap_or(i64::MIN)).collect()
+        };
+        ft.set_item("ts", col(py, &ints(&|e| Some(e.ts))))?;
+        ft.set_item("cookie", col(py, &ints(&|e| Some(e.cookie))))?;
+        ft.set_item("member", col(py, &ints(&|e| Some(e.member as i64))))?;
+        ft.set_item("pid", col(py, &ints(&|e| Some(e.pid))))?;
+        ft.set_item("token", col(py, &ints(&|e| Some(e.token))))?;
+        ft.set_item("display_frame_token", col(py, &ints(&|e| e.dft)))?;
+        let layers: Vec<Option<&str>> = s.iter().map(|e| e.layer.as_deref()).collect();
+        ft.set_item("layer_name", dict_col(py, &layers)?)?;
+        ft.set_item("jank_type", col(py, &ints(&|e| e.jank.map(|v| v as i64))))?;
+        ft.set_item("present_type", col(py, &ints(&|e| e.present.map(|v| v as i64))))?;
+        ft.set_item("on_time_finish", col(py, &ints(&|e| e.on_time.map(|v| v as i64))))?;
+        ft.set_item("gpu_composition", col(py, &ints(&|e| e.gpu.map(|v| v as i64))))?;
+        ft.set_item("prediction_type", col(py, &ints(&|e| e.prediction.map(|v| v as i64))))?;
+        ft.set_item("jank_severity", col(py, &ints(&|e| e.severity.map(|v| v as i64))))?;
         d.set_item("frame_timeline_start", ft)?;
-        d.set_item("frame_timeline_end", o.ft_end.iter().map(|e| (e.0, e.2)).collect::<Vec<_>>())?;
+        let end_ts: Vec<i64> = o.ft_end.iter().map(|e| e.0).collect();
+        let end_cookie: Vec<i64> = o.ft_end.iter().map(|e| e.2).collect();
+        d.set_item("frame_timeline_end", (col(py, &end_ts), col(py, &end_cookie)))?;
         d.set_item("frame_timeline_counts", (o.ft_events, o.ft_broken, o.ft_incomplete))?;
         d.set_item("track_slices", o.slices)?;
         d.set_item("track_skipped", o.track_skipped)?;
@@ -177,8 +205,9 @@ impl SliceEvents {
         let values: Vec<f64> = std::mem::take(&mut e.c_value);
         // SAFETY: f64 is plain data
         let vbytes = unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, values.len() * 8) };
-        let counters = (col(py, &std::mem::take(&mut e.c_ts)), std::mem::take(&mut e.c_name), PyBytes::new(py, vbytes),
-                        std::mem::take(&mut e.c_pid), std::mem::take(&mut e.c_cpu));
+        let names: Vec<Option<String>> = std::mem::take(&mut e.c_name).into_iter().map(Some).collect();
+        let counters = (col(py, &std::mem::take(&mut e.c_ts)), dict_col(py, &names)?, PyBytes::new(py, vbytes),
+                        opt_col(py, &std::mem::take(&mut e.c_pid)), opt_col(py, &std::mem::take(&mut e.c_cpu)));
         let warnings = std::mem::take(&mut e.warnings);
         let range = (e.min_ts.take(), e.max_ts.take());
         Ok((threads, counters, warnings, range).into_pyobject(py)?.into_any())
@@ -194,13 +223,13 @@ impl SliceEvents {
         d.set_item("ts", col(py, &s.ts))?;
         d.set_item("dur", col(py, &s.dur))?;
         d.set_item("tid", col(py, &s.tid))?;
-        d.set_item("pid", s.pid)?;
-        d.set_item("name", s.name)?;
+        d.set_item("pid", opt_col(py, &s.pid))?;
+        d.set_item("name", dict_col(py, &s.name)?)?;
         d.set_item("depth", col(py, &s.depth))?;
-        d.set_item("parent_id", s.parent)?;
+        d.set_item("parent_id", opt_col(py, &s.parent))?;
         d.set_item("kind", PyBytes::new(py, &s.kind))?;
-        d.set_item("cookie", s.cookie)?;
-        d.set_item("track", s.track)?;
+        d.set_item("cookie", opt_col(py, &s.cookie))?;
+        d.set_item("track", dict_col(py, &s.track)?)?;
         d.set_item("closed", PyBytes::new(py, &s.closed.iter().map(|c| *c as u8).collect::<Vec<u8>>()))?;
         d.set_item("unmatched_ends", s.unmatched_ends)?;
         d.set_item("unclosed", s.unclosed)?;

@@ -16,7 +16,7 @@ import numpy as np
 
 from droidlag._native import PerfettoDecoder
 from droidlag.errors import InputError
-from droidlag.io.perfetto_frametimeline import frame_timeline_rows
+from droidlag.io.perfetto_frametimeline import frame_timeline_frame
 from droidlag.io.perfetto_ftrace import prev_state_encoding
 from droidlag.models.trace import Trace
 from droidlag.models.trace_builder import TraceBuilder
@@ -91,10 +91,8 @@ def fill_builder(b: TraceBuilder, cols: dict) -> None:
     _ftrace_events(b, cols)
     _sched(b, cols)
     events, broken, incomplete = cols["frame_timeline_counts"]
-    for row in frame_timeline_rows(cols["frame_timeline_start"]):
-        b.frame_timeline_start(*row)
-    for ts_, cookie in cols["frame_timeline_end"]:
-        b.frame_timeline_end(ts_, cookie)
+    end_ts, end_cookie = cols["frame_timeline_end"]
+    b.frame_timeline_many(frame_timeline_frame(cols["frame_timeline_start"]), _i64(end_ts), _i64(end_cookie))
     if broken:
         b.warn(f"{broken} of {events} FrameTimeline event(s) could not be decoded; skipped")
     if incomplete:

@@ -14,6 +14,7 @@ import polars as pl
 
 from droidlag._native import SliceEvents
 from droidlag.errors import ReadWarning
+from droidlag.models import columns
 from droidlag.models.thread_states import BLOCKED as _BLOCKED
 from droidlag.models.thread_states import NONE as _NONE
 from droidlag.models.thread_states import RUNNING as _RUNNING
@@ -34,8 +35,8 @@ from droidlag.models.trace import (
 
 # binder_transaction flags
 TF_ONE_WAY = 0x01
-# slice kinds as the native nesting numbers them
-_SLICE_KINDS = {0: "thread", 1: "async", 2: "instant"}
+# slice kinds as the native nesting numbers them (0, 1, 2)
+_SLICE_KIND_NAMES = pl.Series(["thread", "async", "instant"], dtype=pl.Utf8)
 
 
 
@@ -108,6 +109,8 @@ class TraceBuilder:
         self._block_complete: list[tuple] = []   # (ts, dev, sector, nr_sectors, rwbs, error)
         self._ft_start: dict[int, tuple] = {}   # cookie -> row in FRAME_TIMELINE_SCHEMA order, dur left out
         self._ft_end: dict[int, int] = {}
+        self._ft_chunks: list[pl.DataFrame] = []        # bulk starts (frame_timeline_many), after the single ones
+        self._ft_end_chunks: list[pl.DataFrame] = []
         self._cpu_max_freq: dict[int, int] = {}
 
     # ---- time range ---------------------------------------------------------------------------------------
@@ -165,10 +168,11 @@ class TraceBuilder:
             self._see(hi)
         for tid, pid in threads:
             self.thread(tid, pid)
-        if c_names:
+        if c_ts:
             self._counter_chunks.append(pl.DataFrame({
-                "ts": np.frombuffer(c_ts, dtype=np.int64), "name": c_names,
-                "value": np.frombuffer(c_values, dtype=np.float64), "cpu": c_cpus, "pid": c_pids,
+                "ts": columns.int64(c_ts), "name": columns.strings(c_names),
+                "value": np.frombuffer(c_values, dtype=np.float64), "cpu": columns.nullable(c_cpus, pl.Int32),
+                "pid": columns.nullable(c_pids),
             }, schema=COUNTER_SCHEMA))
         for what, head, line in warnings:
             text = "atrace payload too short" if what == "too short" else f"atrace payload with {what}"
@@ -258,9 +262,16 @@ class TraceBuilder:
             codes = np.fromiter((self._state_code(s or "R") for s in prev_state), dtype=np.int64, count=n)
         else:
             raw = _int64(prev_state)
-            distinct, inverse = np.unique(raw, return_inverse=True)
-            lut = np.array([self._state_code(decode_state(int(v)) or "R") for v in distinct], dtype=np.int64)
-            codes = lut[inverse.reshape(-1)]
+            lo, hi = int(raw.min()), int(raw.max())
+            if 0 <= lo and hi < 1 << 20:     # kernel state bits and code tables: a direct lookup, no sort
+                present = np.flatnonzero(np.bincount(raw, minlength=hi + 1))
+                lut = np.zeros(hi + 1, dtype=np.int64)
+                lut[present] = [self._state_code(decode_state(int(v)) or "R") for v in present]
+                codes = lut[raw]
+            else:
+                distinct, inverse = np.unique(raw, return_inverse=True)
+                lut = np.array([self._state_code(decode_state(int(v)) or "R") for v in distinct], dtype=np.int64)
+                codes = lut[inverse.reshape(-1)]
         self._add_sched_chunk(ts, _SWITCH, _column(cpu, n), _column(prev_tid, n), _column(next_tid, n), codes)
         self._has_switch = True
 
@@ -316,10 +327,11 @@ class TraceBuilder:
             return
         ts = _int64(ts)
         values = np.asarray(values, dtype=np.float64)
-        cols = {"ts": ts, "name": pl.repeat(name, n, eager=True, dtype=pl.Utf8), "value": values}
+        cols = {"ts": ts, "name": pl.Series([name], dtype=pl.Utf8).new_from_index(0, n), "value": values}
         for key, v in (("cpu", cpu), ("pid", pid)):
             if v is None or isinstance(v, (int, np.integer)):
-                cols[key] = pl.repeat(None if v is None else int(v), n, eager=True, dtype=COUNTER_SCHEMA[key])
+                one = pl.Series([None if v is None else int(v)], dtype=COUNTER_SCHEMA[key])
+                cols[key] = one.new_from_index(0, n)
             else:
                 cols[key] = pl.Series(key, v, dtype=COUNTER_SCHEMA[key], strict=False)
         for key, col in cols.items():
@@ -394,6 +406,20 @@ class TraceBuilder:
         self._see(ts)
         self._ft_end[cookie] = ts
 
+    def frame_timeline_many(self, starts: pl.DataFrame, end_ts, end_cookie) -> None:
+        """Many FrameTimeline events at once: starts as a frame of FRAME_TIMELINE_SCHEMA's columns but dur, plus
+        "cookie"; ends as ts (ns) and cookie sequences. As with the single calls, a later start or end of a cookie
+        replaces an earlier one."""
+        end_ts, end_cookie = _int64(end_ts), _int64(end_cookie)
+        for ts in (starts.get_column("ts").to_numpy() if starts.height else end_ts[:0], end_ts):
+            if len(ts):
+                self._see(int(ts.min()))
+                self._see(int(ts.max()))
+        if starts.height:
+            self._ft_chunks.append(starts.select(["cookie", *(k for k in FRAME_TIMELINE_SCHEMA if k != "dur")]))
+        if len(end_ts):
+            self._ft_end_chunks.append(pl.DataFrame({"cookie": end_cookie, "end": end_ts}))
+
     # ---- build --------------------------------------------------------------------------------------------
     def build(self) -> Trace:
         self._apply_atrace_effects()
@@ -438,17 +464,16 @@ class TraceBuilder:
         n = len(s["ts"]) // 8
         slices = pl.DataFrame({
             "id": np.arange(n, dtype=np.int64),
-            "ts": np.frombuffer(s["ts"], dtype=np.int64),
-            "dur": np.frombuffer(s["dur"], dtype=np.int64),
-            "tid": np.frombuffer(s["tid"], dtype=np.int64),
-            "pid": pl.Series(s["pid"], dtype=pl.Int64),
-            "name": pl.Series(s["name"], dtype=pl.Utf8),
-            "depth": np.frombuffer(s["depth"], dtype=np.int64).astype(np.int32),
-            "parent_id": pl.Series(s["parent_id"], dtype=pl.Int64),
-            "kind": pl.Series(np.frombuffer(s["kind"], dtype=np.uint8)).replace_strict(
-                _SLICE_KINDS, return_dtype=pl.Utf8) if n else pl.Series([], dtype=pl.Utf8),
-            "cookie": pl.Series(s["cookie"], dtype=pl.Int64),
-            "track": pl.Series(s["track"], dtype=pl.Utf8),
+            "ts": columns.int64(s["ts"]),
+            "dur": columns.int64(s["dur"]),
+            "tid": columns.int64(s["tid"]),
+            "pid": columns.nullable(s["pid"]),
+            "name": columns.strings(s["name"]),
+            "depth": columns.int64(s["depth"]).astype(np.int32),
+            "parent_id": columns.nullable(s["parent_id"]),
+            "kind": _SLICE_KIND_NAMES.gather(np.frombuffer(s["kind"], dtype=np.uint8)),
+            "cookie": columns.nullable(s["cookie"]),
+            "track": columns.strings(s["track"]),
             "closed": np.frombuffer(s["closed"], dtype=np.uint8).astype(bool),
         }, schema=SLICE_SCHEMA)
         if s["unmatched_ends"]:
@@ -551,18 +576,33 @@ class TraceBuilder:
         return pl.DataFrame(cols, schema=BLOCK_SCHEMA)
 
     def _build_frame_timeline(self) -> pl.DataFrame:
-        if not self._ft_start:
+        """Starts and ends paired by cookie (a cookie's row keeps its first place and takes its last values);
+        frames without an end run to the trace end."""
+        names = ["cookie", *(k for k in FRAME_TIMELINE_SCHEMA if k != "dur")]
+        schema = {"cookie": pl.Int64, **{k: v for k, v in FRAME_TIMELINE_SCHEMA.items() if k != "dur"}}
+        starts = list(self._ft_chunks)
+        if self._ft_start:
+            rows = [(cookie, *row) for cookie, row in self._ft_start.items()]
+            starts.insert(0, pl.DataFrame(rows, schema=schema, orient="row"))
+        if not starts:
             return pl.DataFrame(schema=FRAME_TIMELINE_SCHEMA)
-        names = [k for k in FRAME_TIMELINE_SCHEMA if k != "dur"]
-        rows = list(self._ft_start.values())
-        cols: dict[str, list] = dict(zip(names, map(list, zip(*rows))))
-        ends, trace_end = self._ft_end, self._end
-        durs = [ends.get(cookie, trace_end) - row[0] for cookie, row in self._ft_start.items()]
-        cols["dur"] = [d if d > 0 else 0 for d in durs]
-        unended = sum(1 for cookie in self._ft_start if cookie not in ends)
+        start = pl.concat([s.select(names).cast(schema) for s in starts]) if len(starts) > 1 else \
+            starts[0].cast(schema)
+        if start.get_column("cookie").n_unique() < start.height:
+            start = start.group_by("cookie", maintain_order=True).agg(pl.all().last())
+        ends = list(self._ft_end_chunks)
+        if self._ft_end:
+            ends.insert(0, pl.DataFrame({"cookie": list(self._ft_end), "end": list(self._ft_end.values())},
+                                        schema={"cookie": pl.Int64, "end": pl.Int64}))
+        end = pl.concat(ends) if ends else pl.DataFrame(schema={"cookie": pl.Int64, "end": pl.Int64})
+        if end.get_column("cookie").n_unique() < end.height:
+            end = end.group_by("cookie", maintain_order=True).agg(pl.col("end").last())
+        joined = start.join(end, on="cookie", how="left", maintain_order="left")
+        unended = joined.get_column("end").null_count()
         if unended:
             self.warn(f"{unended} FrameTimeline frame(s) without an end event; they run to the trace end")
-        return pl.DataFrame({k: cols[k] for k in FRAME_TIMELINE_SCHEMA}, schema=FRAME_TIMELINE_SCHEMA).sort("ts")
+        dur = (pl.col("end").fill_null(self._end) - pl.col("ts")).clip(lower_bound=0).alias("dur")
+        return joined.with_columns(dur).select(list(FRAME_TIMELINE_SCHEMA)).sort("ts", maintain_order=True)
 
 
 def guess_cpu_classes(max_freq_khz: dict[int, int]) -> dict[int, str]:

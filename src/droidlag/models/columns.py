@@ -1,0 +1,29 @@
+"""The native core's column buffers as polars Series, without a per-row Python step: int64 buffers (null as NONE)
+viewed by numpy, and dictionary-coded strings (distinct values gathered by int64 codes)."""
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+# Stands for None in the native integer columns; no real tid, cpu, cookie or timestamp takes it.
+NONE = np.iinfo(np.int64).min
+
+
+def int64(buf: bytes) -> np.ndarray:
+    """An int64 column from native bytes (a read-only numpy view, no copy)."""
+    return np.frombuffer(buf, dtype=np.int64)
+
+
+def nullable(values: bytes | np.ndarray, dtype: pl.DataType | type[pl.DataType] = pl.Int64) -> pl.Series:
+    """An int column with NONE as null, cast to dtype."""
+    arr = int64(values) if isinstance(values, (bytes, bytearray, memoryview)) else values
+    s = pl.Series(arr)
+    if len(arr) and (arr == NONE).any():
+        s = s.scatter(np.flatnonzero(arr == NONE), None)
+    return s.cast(dtype)
+
+
+def strings(coded: tuple[list[str | None], bytes]) -> pl.Series:
+    """A string column from (distinct values, int64 codes): each distinct string is converted once."""
+    distinct, codes = coded
+    return pl.Series(distinct, dtype=pl.Utf8).gather(int64(codes))
