@@ -46,6 +46,53 @@ fn cols<'py>(py: Python<'py>, group: &[Vec<i64>]) -> PyResult<Bound<'py, PyList>
     PyList::new(py, group.iter().map(|c| col(py, c)))
 }
 
+/// Declarations folded per process and per thread with the TraceBuilder's rules (the first pid, ppid and name
+/// win; a missing one is filled by a later declaration), in first-seen order: a trace that repeats its process
+/// tree (long captures, concatenated files) hands each process and thread over once.
+fn collapse_decls(decls: Vec<Decl>) -> Vec<Decl> {
+    let mut out: Vec<Decl> = Vec::new();
+    let mut procs: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    let mut threads: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    let named = |n: &Option<String>| n.as_deref().is_some_and(|s| !s.is_empty());
+    for d in decls {
+        match d {
+            Decl::Process { pid, name, ppid } => match procs.get(&pid) {
+                None => {
+                    procs.insert(pid, out.len());
+                    out.push(Decl::Process { pid, name: name.filter(|s| !s.is_empty()), ppid });
+                }
+                Some(&i) => {
+                    if let Decl::Process { name: old_name, ppid: old_ppid, .. } = &mut out[i] {
+                        if old_name.is_none() && named(&name) {
+                            *old_name = name;
+                        }
+                        if old_ppid.is_none() {
+                            *old_ppid = ppid;
+                        }
+                    }
+                }
+            },
+            Decl::Thread { tid, pid, name } => match threads.get(&tid) {
+                None => {
+                    threads.insert(tid, out.len());
+                    out.push(Decl::Thread { tid, pid, name });
+                }
+                Some(&i) => {
+                    if let Decl::Thread { pid: old_pid, name: old_name, .. } = &mut out[i] {
+                        if old_pid.is_none() {
+                            *old_pid = pid;
+                        }
+                        if named(&name) && !named(old_name) {
+                            *old_name = name;
+                        }
+                    }
+                }
+            },
+        }
+    }
+    out
+}
+
 /// Reads a Perfetto trace fed in chunks (any split; a packet cut by a chunk boundary waits for the next chunk).
 #[pyclass(module = "droidlag._native")]
 struct PerfettoDecoder {
@@ -99,7 +146,7 @@ impl PerfettoDecoder {
         d.set_item("renames", o.renames)?;
         d.set_item("names", o.names.into_iter().map(|(ts, _c, tid, pid, n)| (ts, tid, pid, n)).collect::<Vec<_>>())?;
         let decls = PyList::empty(py);
-        for decl in o.decls {
+        for decl in collapse_decls(o.decls) {
             match decl {
                 Decl::Process { pid, name, ppid } => decls.append((0, pid, name, ppid))?,
                 Decl::Thread { tid, pid, name } => decls.append((1, tid, pid, name))?,
