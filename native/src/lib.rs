@@ -14,17 +14,62 @@ mod wire;
 
 use perfetto::{Decl, Decoder};
 
-/// An int64 column as bytes (native little-endian; the Python side makes a numpy view of it).
-fn col<'py>(py: Python<'py>, v: &[i64]) -> Bound<'py, PyBytes> {
-    // SAFETY: an i64 slice is plain data; its bytes are read, never written.
-    let bytes = unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) };
-    PyBytes::new(py, bytes)
+/// A column of plain numbers owned by Rust and lent to Python through the buffer protocol: numpy views it
+/// (`np.frombuffer`) without a copy, and the memory goes when the last view does.
+enum Data {
+    I64(Vec<i64>),
+    F64(Vec<f64>),
+}
+
+#[pyclass(module = "droidlag._native", frozen)]
+struct Column {
+    data: Data,
+}
+
+impl Column {
+    fn raw(&self) -> (*const u8, usize) {
+        match &self.data {
+            Data::I64(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
+            Data::F64(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
+        }
+    }
+}
+
+#[pymethods]
+impl Column {
+    /// Length in bytes (as for the `bytes` it stands in for).
+    fn __len__(&self) -> usize {
+        self.raw().1
+    }
+
+    unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut pyo3::ffi::Py_buffer, flags: std::os::raw::c_int)
+                            -> PyResult<()> {
+        if flags & pyo3::ffi::PyBUF_WRITABLE == pyo3::ffi::PyBUF_WRITABLE {
+            return Err(pyo3::exceptions::PyBufferError::new_err("native columns are read-only"));
+        }
+        let (ptr, len) = slf.get().raw();
+        // SAFETY: the buffer lives as long as the Column, which the view keeps alive (view.obj holds a reference)
+        let rc = unsafe {
+            pyo3::ffi::PyBuffer_FillInfo(view, slf.as_ptr(), ptr as *mut std::os::raw::c_void, len as isize, 1, flags)
+        };
+        if rc == -1 {
+            return Err(PyErr::fetch(slf.py()));
+        }
+        Ok(())
+    }
+
+    unsafe fn __releasebuffer__(&self, _view: *mut pyo3::ffi::Py_buffer) {}
+}
+
+/// An int64 column handed over without a copy (native little-endian; the Python side makes a numpy view of it).
+fn col(py: Python<'_>, v: Vec<i64>) -> PyResult<Bound<'_, PyAny>> {
+    Ok(Bound::new(py, Column { data: Data::I64(v) })?.into_any())
 }
 
 /// A nullable int64 column as bytes, None as i64::MIN (the Python side makes it null).
-fn opt_col<'py>(py: Python<'py>, v: &[Option<i64>]) -> Bound<'py, PyBytes> {
+fn opt_col<'py>(py: Python<'py>, v: &[Option<i64>]) -> PyResult<Bound<'py, PyAny>> {
     let plain: Vec<i64> = v.iter().map(|x| x.unwrap_or(i64::MIN)).collect();
-    col(py, &plain)
+    col(py, plain)
 }
 
 /// A string column dictionary-coded: (distinct values, None included, in first-seen order; int64 codes as bytes).
@@ -39,11 +84,12 @@ fn dict_col<'py, S: AsRef<str>>(py: Python<'py>, v: &[Option<S>]) -> PyResult<Bo
             distinct.len() as i64 - 1
         })
     }).collect();
-    Ok((distinct, col(py, &codes)).into_pyobject(py)?.into_any())
+    Ok((distinct, col(py, codes)?).into_pyobject(py)?.into_any())
 }
 
-fn cols<'py>(py: Python<'py>, group: &[Vec<i64>]) -> PyResult<Bound<'py, PyList>> {
-    PyList::new(py, group.iter().map(|c| col(py, c)))
+fn cols<const N: usize>(py: Python<'_>, group: [Vec<i64>; N]) -> PyResult<Bound<'_, PyList>> {
+    let items = group.into_iter().map(|c| col(py, c)).collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
 }
 
 /// Declarations folded per process and per thread with the TraceBuilder's rules (the first pid, ppid and name
@@ -135,11 +181,11 @@ impl PerfettoDecoder {
         let d = PyDict::new(py);
         d.set_item("packets", o.packets)?;
         d.set_item("stopped", self.inner.stopped.clone())?;
-        d.set_item("sched_switch", cols(py, &o.sw)?)?;
-        d.set_item("sched_waking", cols(py, &o.wk)?)?;
-        d.set_item("sched_wakeup", cols(py, &o.wakeup)?)?;
-        d.set_item("cpu_idle", cols(py, &o.idle)?)?;
-        d.set_item("cpu_frequency", cols(py, &o.freq)?)?;
+        d.set_item("sched_switch", cols(py, o.sw)?)?;
+        d.set_item("sched_waking", cols(py, o.wk)?)?;
+        d.set_item("sched_wakeup", cols(py, o.wakeup)?)?;
+        d.set_item("cpu_idle", cols(py, o.idle)?)?;
+        d.set_item("cpu_frequency", cols(py, o.freq)?)?;
         let seq = o.print_seq;
         d.set_item("atrace", SliceEvents { ev: o.atrace, seq })?;
         d.set_item("comms", o.comms)?;
@@ -158,8 +204,8 @@ impl PerfettoDecoder {
         d.set_item("kernel", o.kernel)?;
         d.set_item("binder_transaction", o.binder_tx)?;
         d.set_item("binder_transaction_received", o.binder_rx)?;
-        d.set_item("blocked_ts", col(py, &o.blocked_ts))?;
-        d.set_item("blocked_tid", col(py, &o.blocked_tid))?;
+        d.set_item("blocked_ts", col(py, o.blocked_ts)?)?;
+        d.set_item("blocked_tid", col(py, o.blocked_tid)?)?;
         d.set_item("blocked", o.blocked)?;
         d.set_item("block_rq_issue", o.block_issue)?;
         d.set_item("block_rq_complete", o.block_complete)?;
@@ -169,24 +215,24 @@ impl PerfettoDecoder {
         let ints = |f: &dyn Fn(&perfetto::FtStart) -> Option<i64>| -> Vec<i64> {
             s.iter().map(|e| f(e).unwrap_or(i64::MIN)).collect()
         };
-        ft.set_item("ts", col(py, &ints(&|e| Some(e.ts))))?;
-        ft.set_item("cookie", col(py, &ints(&|e| Some(e.cookie))))?;
-        ft.set_item("member", col(py, &ints(&|e| Some(e.member as i64))))?;
-        ft.set_item("pid", col(py, &ints(&|e| Some(e.pid))))?;
-        ft.set_item("token", col(py, &ints(&|e| Some(e.token))))?;
-        ft.set_item("display_frame_token", col(py, &ints(&|e| e.dft)))?;
+        ft.set_item("ts", col(py, ints(&|e| Some(e.ts)))?)?;
+        ft.set_item("cookie", col(py, ints(&|e| Some(e.cookie)))?)?;
+        ft.set_item("member", col(py, ints(&|e| Some(e.member as i64)))?)?;
+        ft.set_item("pid", col(py, ints(&|e| Some(e.pid)))?)?;
+        ft.set_item("token", col(py, ints(&|e| Some(e.token)))?)?;
+        ft.set_item("display_frame_token", col(py, ints(&|e| e.dft))?)?;
         let layers: Vec<Option<&str>> = s.iter().map(|e| e.layer.as_deref()).collect();
         ft.set_item("layer_name", dict_col(py, &layers)?)?;
-        ft.set_item("jank_type", col(py, &ints(&|e| e.jank.map(|v| v as i64))))?;
-        ft.set_item("present_type", col(py, &ints(&|e| e.present.map(|v| v as i64))))?;
-        ft.set_item("on_time_finish", col(py, &ints(&|e| e.on_time.map(|v| v as i64))))?;
-        ft.set_item("gpu_composition", col(py, &ints(&|e| e.gpu.map(|v| v as i64))))?;
-        ft.set_item("prediction_type", col(py, &ints(&|e| e.prediction.map(|v| v as i64))))?;
-        ft.set_item("jank_severity", col(py, &ints(&|e| e.severity.map(|v| v as i64))))?;
+        ft.set_item("jank_type", col(py, ints(&|e| e.jank.map(|v| v as i64)))?)?;
+        ft.set_item("present_type", col(py, ints(&|e| e.present.map(|v| v as i64)))?)?;
+        ft.set_item("on_time_finish", col(py, ints(&|e| e.on_time.map(|v| v as i64)))?)?;
+        ft.set_item("gpu_composition", col(py, ints(&|e| e.gpu.map(|v| v as i64)))?)?;
+        ft.set_item("prediction_type", col(py, ints(&|e| e.prediction.map(|v| v as i64)))?)?;
+        ft.set_item("jank_severity", col(py, ints(&|e| e.severity.map(|v| v as i64)))?)?;
         d.set_item("frame_timeline_start", ft)?;
         let end_ts: Vec<i64> = o.ft_end.iter().map(|e| e.0).collect();
         let end_cookie: Vec<i64> = o.ft_end.iter().map(|e| e.2).collect();
-        d.set_item("frame_timeline_end", (col(py, &end_ts), col(py, &end_cookie)))?;
+        d.set_item("frame_timeline_end", (col(py, end_ts)?, col(py, end_cookie)?))?;
         d.set_item("frame_timeline_counts", (o.ft_events, o.ft_broken, o.ft_incomplete))?;
         d.set_item("track_slices", o.slices)?;
         d.set_item("track_skipped", o.track_skipped)?;
@@ -250,11 +296,10 @@ impl SliceEvents {
         let e = &mut self.ev;
         let threads = std::mem::take(&mut e.threads);
         let values: Vec<f64> = std::mem::take(&mut e.c_value);
-        // SAFETY: f64 is plain data
-        let vbytes = unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, values.len() * 8) };
         let names: Vec<Option<String>> = std::mem::take(&mut e.c_name).into_iter().map(Some).collect();
-        let counters = (col(py, &std::mem::take(&mut e.c_ts)), dict_col(py, &names)?, PyBytes::new(py, vbytes),
-                        opt_col(py, &std::mem::take(&mut e.c_pid)), opt_col(py, &std::mem::take(&mut e.c_cpu)));
+        let counters = (col(py, std::mem::take(&mut e.c_ts))?, dict_col(py, &names)?,
+                        Bound::new(py, Column { data: Data::F64(values) })?, opt_col(py, &std::mem::take(&mut e.c_pid))?,
+                        opt_col(py, &std::mem::take(&mut e.c_cpu))?);
         let warnings = std::mem::take(&mut e.warnings);
         let range = (e.min_ts.take(), e.max_ts.take());
         Ok((threads, counters, warnings, range).into_pyobject(py)?.into_any())
@@ -267,15 +312,15 @@ impl SliceEvents {
         let ev = &self.ev;
         let s = py.detach(|| atrace::nest(ev, &thread_pid, end));
         let d = PyDict::new(py);
-        d.set_item("ts", col(py, &s.ts))?;
-        d.set_item("dur", col(py, &s.dur))?;
-        d.set_item("tid", col(py, &s.tid))?;
-        d.set_item("pid", opt_col(py, &s.pid))?;
+        d.set_item("ts", col(py, s.ts)?)?;
+        d.set_item("dur", col(py, s.dur)?)?;
+        d.set_item("tid", col(py, s.tid)?)?;
+        d.set_item("pid", opt_col(py, &s.pid)?)?;
         d.set_item("name", dict_col(py, &s.name)?)?;
-        d.set_item("depth", col(py, &s.depth))?;
-        d.set_item("parent_id", opt_col(py, &s.parent))?;
+        d.set_item("depth", col(py, s.depth)?)?;
+        d.set_item("parent_id", opt_col(py, &s.parent)?)?;
         d.set_item("kind", PyBytes::new(py, &s.kind))?;
-        d.set_item("cookie", opt_col(py, &s.cookie))?;
+        d.set_item("cookie", opt_col(py, &s.cookie)?)?;
         d.set_item("track", dict_col(py, &s.track)?)?;
         d.set_item("closed", PyBytes::new(py, &s.closed.iter().map(|c| *c as u8).collect::<Vec<u8>>()))?;
         d.set_item("unmatched_ends", s.unmatched_ends)?;
@@ -308,13 +353,13 @@ fn thread_states<'py>(py: Python<'py>, ts: PyBuffer<i64>, kind: PyBuffer<i64>, c
     }
     let r = py.detach(|| states::derive(&inp, cat, running, runnable, end));
     let d = PyDict::new(py);
-    d.set_item("ts", col(py, &r.ts))?;
-    d.set_item("dur", col(py, &r.dur))?;
-    d.set_item("tid", col(py, &r.tid))?;
-    d.set_item("state", col(py, &r.state))?;
-    d.set_item("cpu", col(py, &r.cpu))?;
-    d.set_item("waker", col(py, &r.waker))?;
-    d.set_item("blocked", col(py, &r.blocked))?;
+    d.set_item("ts", col(py, r.ts)?)?;
+    d.set_item("dur", col(py, r.dur)?)?;
+    d.set_item("tid", col(py, r.tid)?)?;
+    d.set_item("state", col(py, r.state)?)?;
+    d.set_item("cpu", col(py, r.cpu)?)?;
+    d.set_item("waker", col(py, r.waker)?)?;
+    d.set_item("blocked", col(py, r.blocked)?)?;
     Ok(d)
 }
 
@@ -357,11 +402,11 @@ impl FtraceText {
         let p = &mut self.inner;
         let o = std::mem::take(&mut p.out);
         let d = PyDict::new(py);
-        d.set_item("sched_switch", cols(py, &o.sw)?)?;
+        d.set_item("sched_switch", cols(py, o.sw)?)?;
         d.set_item("states", o.states)?;
-        d.set_item("sched_waking", cols(py, &o.wk)?)?;
-        d.set_item("blocked_ts", col(py, &o.blocked_ts))?;
-        d.set_item("blocked_tid", col(py, &o.blocked_tid))?;
+        d.set_item("sched_waking", cols(py, o.wk)?)?;
+        d.set_item("blocked_ts", col(py, o.blocked_ts)?)?;
+        d.set_item("blocked_tid", col(py, o.blocked_tid)?)?;
         d.set_item("blocked", o.blocked)?;
         d.set_item("binder_transaction", o.binder_tx)?;
         d.set_item("binder_transaction_received", o.binder_rx)?;

@@ -9,14 +9,14 @@ import polars as pl
 NONE = np.iinfo(np.int64).min
 
 
-def int64(buf: bytes) -> np.ndarray:
-    """An int64 column from native bytes (a read-only numpy view, no copy)."""
+def int64(buf) -> np.ndarray:
+    """An int64 column from a native buffer (`_native.Column` or bytes): a read-only numpy view, no copy."""
     return np.frombuffer(buf, dtype=np.int64)
 
 
-def nullable(values: bytes | np.ndarray, dtype: pl.DataType | type[pl.DataType] = pl.Int64) -> pl.Series:
-    """An int column with NONE as null, cast to dtype."""
-    arr = int64(values) if isinstance(values, (bytes, bytearray, memoryview)) else values
+def nullable(values, dtype: pl.DataType | type[pl.DataType] = pl.Int64) -> pl.Series:
+    """An int column (numpy array, or a native buffer) with NONE as null, cast to dtype."""
+    arr = values if isinstance(values, np.ndarray) else int64(values)
     s = pl.Series(arr)
     if len(arr) and (arr == NONE).any():
         s = s.scatter(np.flatnonzero(arr == NONE), None)

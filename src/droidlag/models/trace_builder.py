@@ -491,9 +491,15 @@ class TraceBuilder:
         self._flush_sched_lists()
         if not self._sched_chunks:
             return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
-        ts, kind, cpu, a, b, aux = (np.concatenate(col) for col in zip(*self._sched_chunks))
-        self._sched_chunks = [(ts, kind, cpu, a, b, aux)]     # one chunk from here on: no second copy held
-        return derive_thread_states(ts, kind, cpu, a, b, aux, self._state_codes, self._blocked, self._end)
+        chunks = [list(c) for c in self._sched_chunks]
+        self._sched_chunks = []
+        merged = []
+        for i in range(6):    # column by column, each chunk's column let go once merged: one copy held at a time
+            merged.append(np.concatenate([c[i] for c in chunks]) if len(chunks) > 1 else chunks[0][i])
+            for c in chunks:
+                c[i] = None
+        del chunks
+        return derive_thread_states(merged, self._state_codes, self._blocked, self._end)
 
     def _build_binder(self) -> pl.DataFrame:
         if not self._binder_tx:
