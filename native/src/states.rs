@@ -45,9 +45,12 @@ struct Action {
 /// `end` (ns).
 pub fn derive(inp: &Input, cat: &[u8], running: i64, runnable: i64, end: i64) -> Rows {
     let n = inp.ts.len();
-    // events by (ts, kind), ties in insertion order
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    order.sort_by_key(|&i| (inp.ts[i as usize], inp.kind[i as usize]));
+    // events by (ts, kind), ties in insertion order: packed keys sorted in place (the index makes each key unique, so
+    // an unstable sort gives the stable order) rather than indices compared through the columns
+    let mut keys: Vec<(i64, u64)> = (0..n).map(|i| (inp.ts[i], ((inp.kind[i] as u64) << 32) | i as u64)).collect();
+    keys.sort_unstable();
+    let order: Vec<u32> = keys.iter().map(|k| k.1 as u32).collect();
+    drop(keys);
     // one action per (thread, event): a switch gives prev an OUT and next an IN; tid 0 (idle) gets none
     let mut acts: Vec<Action> = Vec::with_capacity(n + n / 2);
     for (p, &i) in order.iter().enumerate() {

@@ -72,9 +72,13 @@ def _enum_name(names: tuple[str, ...], value: int | None) -> str | None:
 
 
 def _named(raw: np.ndarray, actual: np.ndarray, name: Callable[[int | None], str | None]) -> pl.Series:
-    """An enum column named per distinct raw value (NONE: the field was absent), null on expected frames."""
-    mapping = {int(v): name(None if v == NONE else int(v)) for v in np.unique(raw)}
-    return pl.Series(raw).replace_strict(mapping, return_dtype=pl.Utf8).set(pl.Series(~actual), None)
+    """An enum column named per distinct raw value (NONE: the field was absent), null on expected frames: each
+    distinct value is named once and the names gathered by code (expected rows take the null at the end)."""
+    distinct, codes = np.unique(raw, return_inverse=True)
+    codes = codes.reshape(-1)
+    codes[~actual] = len(distinct)
+    names = [name(None if v == NONE else int(v)) for v in distinct.tolist()]
+    return columns.take(pl.Series([*names, None], dtype=pl.Utf8), codes)
 
 
 # Older traces lack the severity field: trace processor calls JANK_NONE frames "None", others "Unknown".
@@ -92,8 +96,8 @@ def frame_timeline_frame(cols: dict) -> pl.DataFrame:
     a frame of TraceBuilder.frame_timeline_many's columns, with trace processor's names."""
     member = columns.int64(cols["member"])
     actual = (member == _ACTUAL_DISPLAY) | (member == _ACTUAL_SURFACE)
-    kind = pl.Series(["", "expected", "actual", "expected", "actual"], dtype=pl.Utf8).gather(member)
-    scope = pl.Series(["", "display", "display", "surface", "surface"], dtype=pl.Utf8).gather(member)
+    kind = columns.take(pl.Series(["", "expected", "actual", "expected", "actual"], dtype=pl.Utf8), member)
+    scope = columns.take(pl.Series(["", "display", "display", "surface", "surface"], dtype=pl.Utf8), member)
     bits = columns.int64(cols["jank_type"])
     severity = columns.int64(cols["jank_severity"])
     severity = np.where((severity == NONE) & (bits == _JANK_NONE), _NO_SEVERITY_JANK_NONE, severity)

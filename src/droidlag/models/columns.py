@@ -26,4 +26,10 @@ def nullable(values, dtype: pl.DataType | type[pl.DataType] = pl.Int64) -> pl.Se
 def strings(coded: tuple[list[str | None], bytes]) -> pl.Series:
     """A string column from (distinct values, int64 codes): each distinct string is converted once."""
     distinct, codes = coded
-    return pl.Series(distinct, dtype=pl.Utf8).gather(int64(codes))
+    return take(pl.Series(distinct, dtype=pl.Utf8), int64(codes))
+
+
+def take(values: pl.Series, index: np.ndarray) -> pl.Series:
+    """values[index] for a numpy index array: a direct take (Series.gather goes through the lazy engine, which costs
+    a query plan per call, far more than the take itself on the small tables of a short trace)."""
+    return values[index]

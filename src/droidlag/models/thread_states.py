@@ -43,10 +43,10 @@ def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], b
     blocked = col("blocked")
     # each row's blocked-reason payload by index; rows without one take the null appended at the end
     which = np.where(blocked >= 0, blocked, len(blocked_payload))
-    fn = pl.Series([p[0] for p in blocked_payload] + [None], dtype=pl.Utf8).gather(which)
-    io = pl.Series([p[1] for p in blocked_payload] + [None], dtype=pl.Boolean).gather(which)
+    fn = columns.take(pl.Series([p[0] for p in blocked_payload] + [None], dtype=pl.Utf8), which)
+    io = columns.take(pl.Series([p[1] for p in blocked_payload] + [None], dtype=pl.Boolean), which)
     return pl.DataFrame({
         "ts": pl.Series(col("ts")), "dur": pl.Series(col("dur")), "tid": pl.Series(col("tid")),
-        "state": pl.Series(names, dtype=pl.Utf8).gather(col("state")),
+        "state": columns.take(pl.Series(names, dtype=pl.Utf8), col("state")),
         "cpu": columns.nullable(col("cpu"), pl.Int32), "blocked_function": fn, "io_wait": io, "waker_tid": columns.nullable(col("waker"), pl.Int64),
     }, schema=THREAD_STATE_SCHEMA)

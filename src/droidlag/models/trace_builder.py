@@ -416,7 +416,7 @@ class TraceBuilder:
                 self._see(int(ts.min()))
                 self._see(int(ts.max()))
         if starts.height:
-            self._ft_chunks.append(starts.select(["cookie", *(k for k in FRAME_TIMELINE_SCHEMA if k != "dur")]))
+            self._ft_chunks.append(starts)
         if len(end_ts):
             self._ft_end_chunks.append(pl.DataFrame({"cookie": end_cookie, "end": end_ts}))
 
@@ -471,7 +471,7 @@ class TraceBuilder:
             "name": columns.strings(s["name"]),
             "depth": columns.int64(s["depth"]).astype(np.int32),
             "parent_id": columns.nullable(s["parent_id"]),
-            "kind": _SLICE_KIND_NAMES.gather(np.frombuffer(s["kind"], dtype=np.uint8)),
+            "kind": columns.take(_SLICE_KIND_NAMES, np.frombuffer(s["kind"], dtype=np.uint8)),
             "cookie": columns.nullable(s["cookie"]),
             "track": columns.strings(s["track"]),
             "closed": np.frombuffer(s["closed"], dtype=np.uint8).astype(bool),
@@ -592,23 +592,26 @@ class TraceBuilder:
             starts.insert(0, pl.DataFrame(rows, schema=schema, orient="row"))
         if not starts:
             return pl.DataFrame(schema=FRAME_TIMELINE_SCHEMA)
-        start = pl.concat([s.select(names).cast(schema) for s in starts]) if len(starts) > 1 else \
-            starts[0].cast(schema)
-        if start.get_column("cookie").n_unique() < start.height:
-            start = start.group_by("cookie", maintain_order=True).agg(pl.all().last())
         ends = list(self._ft_end_chunks)
         if self._ft_end:
             ends.insert(0, pl.DataFrame({"cookie": list(self._ft_end), "end": list(self._ft_end.values())},
                                         schema={"cookie": pl.Int64, "end": pl.Int64}))
-        end = pl.concat(ends) if ends else pl.DataFrame(schema={"cookie": pl.Int64, "end": pl.Int64})
-        if end.get_column("cookie").n_unique() < end.height:
+        # one query plan (each eager step would plan and run a query of its own)
+        start = pl.concat([s.lazy().select(names).cast(schema) for s in starts])
+        if sum(s.height for s in starts) > pl.concat([s.get_column("cookie") for s in starts]).n_unique():
+            start = start.group_by("cookie", maintain_order=True).agg(pl.all().last())
+        end = pl.concat([e.lazy() for e in ends]) if ends else \
+            pl.LazyFrame(schema={"cookie": pl.Int64, "end": pl.Int64})
+        if ends and sum(e.height for e in ends) > pl.concat([e.get_column("cookie") for e in ends]).n_unique():
             end = end.group_by("cookie", maintain_order=True).agg(pl.col("end").last())
-        joined = start.join(end, on="cookie", how="left", maintain_order="left")
-        unended = joined.get_column("end").null_count()
+        dur = (pl.col("end").fill_null(self._end) - pl.col("ts")).clip(lower_bound=0).alias("dur")
+        table = (start.join(end, on="cookie", how="left", maintain_order="left")
+                 .with_columns(dur, pl.col("end").is_null().alias("_unended"))
+                 .sort("ts", maintain_order=True).select([*FRAME_TIMELINE_SCHEMA, "_unended"]).collect())
+        unended = int(table.drop_in_place("_unended").sum())
         if unended:
             self.warn(f"{unended} FrameTimeline frame(s) without an end event; they run to the trace end")
-        dur = (pl.col("end").fill_null(self._end) - pl.col("ts")).clip(lower_bound=0).alias("dur")
-        return joined.with_columns(dur).select(list(FRAME_TIMELINE_SCHEMA)).sort("ts", maintain_order=True)
+        return table
 
 
 def guess_cpu_classes(max_freq_khz: dict[int, int]) -> dict[int, str]:
