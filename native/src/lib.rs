@@ -158,6 +158,30 @@ impl PerfettoDecoder {
         py.detach(|| inner.feed(chunk));
     }
 
+    /// Reads and decodes a whole file in chunks of `chunk` bytes through one reused buffer (memory: one chunk,
+    /// never the file), stopping early at a broken record. Returns the file's size in bytes (what was read, plus
+    /// the rest of the file when reading stopped early).
+    fn feed_file(&mut self, py: Python<'_>, path: std::path::PathBuf, chunk: usize) -> PyResult<u64> {
+        use std::io::Read;
+        let inner = &mut self.inner;
+        py.detach(|| -> std::io::Result<u64> {
+            let mut f = std::fs::File::open(&path)?;
+            let mut buf = vec![0u8; chunk.max(1)];
+            let mut size = 0u64;
+            loop {
+                let n = f.read(&mut buf)?;
+                if n == 0 {
+                    return Ok(size);
+                }
+                size += n as u64;
+                inner.feed(&buf[..n]);
+                if inner.stopped.is_some() {
+                    return Ok(f.metadata()?.len().max(size));
+                }
+            }
+        }).map_err(|e| pyo3::exceptions::PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string())))
+    }
+
     /// Byte offset of the first byte not yet decoded (the end of the last complete packet).
     #[getter]
     fn offset(&self) -> u64 {

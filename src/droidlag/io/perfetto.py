@@ -33,12 +33,14 @@ def read_perfetto(data: bytes, path: str) -> Trace:
 
 
 def read_perfetto_file(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> Trace:
-    """Read a plain (not gzipped) Perfetto trace file in chunks of chunk_bytes, never holding it whole."""
+    """Read a plain (not gzipped) Perfetto trace file in chunks of chunk_bytes, never holding it whole (the native
+    decoder reads the file itself, through one reused buffer)."""
+    decoder = PerfettoDecoder()
     try:
-        with open(path, "rb") as f:
-            return read_perfetto_chunks(iter(lambda: f.read(chunk_bytes), b""), str(path))
+        size = decoder.feed_file(str(path), chunk_bytes)
     except OSError as e:
         raise InputError(path, f"cannot read: {e.strerror or e}") from None
+    return _trace(decoder, size, str(path))
 
 
 def read_perfetto_chunks(chunks: Iterable[bytes], path: str) -> Trace:
@@ -52,6 +54,13 @@ def read_perfetto_chunks(chunks: Iterable[bytes], path: str) -> Trace:
         decoder.feed(chunk)
         if decoder.stopped is not None:
             break
+    for chunk in chunks:         # the size of the whole file, for the message
+        size += len(chunk)
+    return _trace(decoder, size, path)
+
+
+def _trace(decoder: PerfettoDecoder, size: int, path: str) -> Trace:
+    """The Trace of what the decoder read from `size` bytes of input."""
     cols = decoder.finish()
     builder = TraceBuilder("perfetto", path)
     stopped = cols["stopped"]
@@ -59,8 +68,6 @@ def read_perfetto_chunks(chunks: Iterable[bytes], path: str) -> Trace:
         raise InputError(path, "no Perfetto trace packets could be read (not a Perfetto trace, or corrupt from "
                          "the first byte)", offset=0)
     if stopped is not None:
-        for chunk in chunks:         # the size of the whole file, for the message
-            size += len(chunk)
         stop, why = stopped
         builder.warn(f"trace is truncated or corrupt: {why} at byte {stop} of {size}; "
                      f"read the {cols['packets']} packet(s) before it", offset=stop)

@@ -2,6 +2,8 @@
 viewed by numpy, and dictionary-coded strings (distinct values gathered by int64 codes)."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
@@ -9,12 +11,17 @@ import polars as pl
 NONE = np.iinfo(np.int64).min
 
 
-def int64(buf) -> np.ndarray:
+def int64(buf: Any) -> np.ndarray:
     """An int64 column from a native buffer (`_native.Column` or bytes): a read-only numpy view, no copy."""
     return np.frombuffer(buf, dtype=np.int64)
 
 
-def nullable(values, dtype: pl.DataType | type[pl.DataType] = pl.Int64) -> pl.Series:
+def float64(buf: Any) -> np.ndarray:
+    """A float64 column from a native buffer, viewed without a copy."""
+    return np.frombuffer(buf, dtype=np.float64)
+
+
+def nullable(values: Any, dtype: pl.DataType | type[pl.DataType] = pl.Int64) -> pl.Series:
     """An int column (numpy array, or a native buffer) with NONE as null, cast to dtype."""
     arr = values if isinstance(values, np.ndarray) else int64(values)
     s = pl.Series(arr)
@@ -23,7 +30,7 @@ def nullable(values, dtype: pl.DataType | type[pl.DataType] = pl.Int64) -> pl.Se
     return s.cast(dtype)
 
 
-def strings(coded: tuple[list[str | None], bytes]) -> pl.Series:
+def strings(coded: tuple[list[str | None], Any]) -> pl.Series:
     """A string column from (distinct values, int64 codes): each distinct string is converted once."""
     distinct, codes = coded
     return take(pl.Series(distinct, dtype=pl.Utf8), int64(codes))

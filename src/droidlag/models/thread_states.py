@@ -39,7 +39,7 @@ def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], b
     del c
     if not r["ts"]:
         return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
-    col = lambda k: np.frombuffer(r[k], dtype=np.int64)  # noqa: E731
+    col = lambda k: columns.int64(r[k])  # noqa: E731
     blocked = col("blocked")
     # each row's blocked-reason payload by index; rows without one take the null appended at the end
     which = np.where(blocked >= 0, blocked, len(blocked_payload))

@@ -171,7 +171,7 @@ class TraceBuilder:
         if c_ts:
             self._counter_chunks.append(pl.DataFrame({
                 "ts": columns.int64(c_ts), "name": columns.strings(c_names),
-                "value": np.frombuffer(c_values, dtype=np.float64), "cpu": columns.nullable(c_cpus, pl.Int32),
+                "value": columns.float64(c_values), "cpu": columns.nullable(c_cpus, pl.Int32),
                 "pid": columns.nullable(c_pids),
             }, schema=COUNTER_SCHEMA))
         for what, head, line in warnings:
@@ -491,11 +491,13 @@ class TraceBuilder:
         self._flush_sched_lists()
         if not self._sched_chunks:
             return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
-        chunks = [list(c) for c in self._sched_chunks]
+        chunks: list[list[np.ndarray | None]] = [list(c) for c in self._sched_chunks]
         self._sched_chunks = []
-        merged = []
+        merged: list[np.ndarray] = []
         for i in range(6):    # column by column, each chunk's column let go once merged: one copy held at a time
-            merged.append(np.concatenate([c[i] for c in chunks]) if len(chunks) > 1 else chunks[0][i])
+            parts = [c[i] for c in chunks]
+            merged.append(np.concatenate(parts) if len(parts) > 1 else np.asarray(parts[0]))
+            del parts
             for c in chunks:
                 c[i] = None
         del chunks
@@ -585,7 +587,7 @@ class TraceBuilder:
         """Starts and ends paired by cookie (a cookie's row keeps its first place and takes its last values);
         frames without an end run to the trace end."""
         names = ["cookie", *(k for k in FRAME_TIMELINE_SCHEMA if k != "dur")]
-        schema = {"cookie": pl.Int64, **{k: v for k, v in FRAME_TIMELINE_SCHEMA.items() if k != "dur"}}
+        schema = pl.Schema({"cookie": pl.Int64, **{k: v for k, v in FRAME_TIMELINE_SCHEMA.items() if k != "dur"}})
         starts = list(self._ft_chunks)
         if self._ft_start:
             rows = [(cookie, *row) for cookie, row in self._ft_start.items()]
