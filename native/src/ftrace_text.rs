@@ -31,8 +31,8 @@ pub struct TextOut {
     pub blocked_tid: Vec<i64>,
     pub blocked: Vec<(Option<String>, bool)>, // (function, io_wait)
     /// (ts, tid, debug_id, to_proc, to_thread, reply, flags, code): the TraceBuilder's own row order
-    pub binder_tx: Vec<(i64, i64, i64, Option<i64>, Option<i64>, bool, i64, i64)>,
-    pub binder_rx: Vec<(i64, i64, i64)>,
+    pub binder_tx: [Vec<i64>; 8],
+    pub binder_rx: [Vec<i64>; 3],
     /// (ts, dev, sector, nr_sectors, bytes, rwbs, tid, comm)
     pub block_issue: Vec<(i64, i64, i64, i64, i64, String, Option<i64>, String)>,
     /// (ts, dev, sector, nr_sectors, rwbs, error)
@@ -550,14 +550,19 @@ impl TextParser {
             Some((did, to_proc, to_thread, reply, flags, code))
         })();
         let Some((did, to_proc, to_thread, reply, flags, code)) = r else { return Done::Malformed };
-        let nz = |v: i64| (v != 0).then_some(v);
-        self.out.binder_tx.push((ts, tid, did, nz(to_proc), nz(to_thread), reply != 0, flags, code));
+        let nz = |v: i64| if v != 0 { v } else { NONE };
+        let row = [ts, tid, did, nz(to_proc), nz(to_thread), (reply != 0) as i64, flags, code];
+        for (c, v) in self.out.binder_tx.iter_mut().zip(row) {
+            c.push(v);
+        }
         Done::Ok
     }
 
     fn binder_received(&mut self, ts: i64, tid: i64, args: &str) -> Done {
         let Some((did, _)) = args.strip_prefix("transaction=").and_then(lead_uint) else { return Done::Malformed };
-        self.out.binder_rx.push((ts, tid, did));
+        for (c, v) in self.out.binder_rx.iter_mut().zip([ts, tid, did]) {
+            c.push(v);
+        }
         Done::Ok
     }
 

@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 mod atrace;
+mod binder;
 mod ftrace_text;
 mod perfetto;
 mod states;
@@ -226,8 +227,8 @@ impl PerfettoDecoder {
         d.set_item("cpu_info", o.cpu_info)?;
         d.set_item("metadata", o.metadata)?;
         d.set_item("kernel", o.kernel)?;
-        d.set_item("binder_transaction", o.binder_tx)?;
-        d.set_item("binder_transaction_received", o.binder_rx)?;
+        d.set_item("binder_transaction", cols(py, o.binder_tx)?)?;
+        d.set_item("binder_transaction_received", cols(py, o.binder_rx)?)?;
         d.set_item("blocked_ts", col(py, o.blocked_ts)?)?;
         d.set_item("blocked_tid", col(py, o.blocked_tid)?)?;
         d.set_item("blocked", o.blocked)?;
@@ -432,8 +433,8 @@ impl FtraceText {
         d.set_item("blocked_ts", col(py, o.blocked_ts)?)?;
         d.set_item("blocked_tid", col(py, o.blocked_tid)?)?;
         d.set_item("blocked", o.blocked)?;
-        d.set_item("binder_transaction", o.binder_tx)?;
-        d.set_item("binder_transaction_received", o.binder_rx)?;
+        d.set_item("binder_transaction", cols(py, o.binder_tx)?)?;
+        d.set_item("binder_transaction_received", cols(py, o.binder_rx)?)?;
         d.set_item("block_rq_issue", o.block_issue)?;
         d.set_item("block_rq_complete", o.block_complete)?;
         d.set_item("slice_events", SliceEvents { ev: o.events, seq: o.seq })?;
@@ -448,11 +449,42 @@ impl FtraceText {
     }
 }
 
+/// Binder calls paired with receipt and reply (see binder.rs): tx = 8 int64 columns (ts, tid, debug_id, to_proc,
+/// to_thread, reply, flags, code; None as i64 min), rx = 3 (ts, tid, debug_id); tids/pids: known threads'
+/// processes. Returns the binder table's int64 columns (None as i64 min) and "unmatched_replies".
+#[pyfunction]
+fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i64>>, tids: Vec<i64>, pids: Vec<i64>)
+                     -> PyResult<Bound<'py, PyDict>> {
+    let bad = || pyo3::exceptions::PyValueError::new_err("binder columns: 8 transaction and 3 receipt columns of equal lengths");
+    if tx.len() != 8 || rx.len() != 3 {
+        return Err(bad());
+    }
+    let t: Vec<&[i64]> = tx.iter().map(|b| slice_of(py, b)).collect::<PyResult<_>>()?;
+    let r: Vec<&[i64]> = rx.iter().map(|b| slice_of(py, b)).collect::<PyResult<_>>()?;
+    if t.iter().any(|c| c.len() != t[0].len()) || r.iter().any(|c| c.len() != r[0].len()) {
+        return Err(bad());
+    }
+    let ev = binder::Events { tx: [t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]], rx: [r[0], r[1], r[2]] };
+    let thread_pid: std::collections::HashMap<i64, i64> = tids.into_iter().zip(pids).collect();
+    let c = py.detach(|| binder::pair(&ev, &thread_pid));
+    let d = PyDict::new(py);
+    d.set_item("unmatched_replies", c.unmatched_replies)?;
+    for (k, v) in [("ts", c.ts), ("dur", c.dur), ("client_tid", c.client_tid), ("client_pid", c.client_pid),
+                   ("server_tid", c.server_tid), ("server_pid", c.server_pid), ("received_ts", c.received_ts),
+                   ("reply_ts", c.reply_ts), ("oneway", c.oneway), ("code", c.code), ("flags", c.flags),
+                   ("debug_id", c.debug_id)] {
+        d.set_item(k, col(py, v)?)?;
+    }
+    Ok(d)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PerfettoDecoder>()?;
     m.add_class::<FtraceText>()?;
+    m.add_class::<Column>()?;
     m.add_class::<SliceEvents>()?;
     m.add_function(wrap_pyfunction!(thread_states, m)?)?;
+    m.add_function(wrap_pyfunction!(binder_calls, m)?)?;
     Ok(())
 }

@@ -12,7 +12,8 @@ from collections.abc import Callable
 import numpy as np
 import polars as pl
 
-from droidlag._native import SliceEvents
+from droidlag._native import Column, SliceEvents
+from droidlag._native import binder_calls as _binder_calls
 from droidlag.errors import ReadWarning
 from droidlag.models import columns
 from droidlag.models.thread_states import BLOCKED as _BLOCKED
@@ -44,6 +45,8 @@ def _int64(values) -> np.ndarray:
     """A sequence of ints (list, array('q'), protobuf repeated field, numpy array) as an int64 numpy array."""
     if isinstance(values, np.ndarray):
         return values.astype(np.int64, copy=False)
+    if isinstance(values, Column):
+        return columns.int64(values)
     return np.fromiter(values, dtype=np.int64, count=len(values)) if not isinstance(values, list) \
         else np.array(values, dtype=np.int64)
 
@@ -105,6 +108,8 @@ class TraceBuilder:
         self._counter_chunks: list[pl.DataFrame] = []
         self._binder_tx: list[tuple] = []        # (ts, tid, debug_id, to_proc, to_thread, reply, flags, code)
         self._binder_rx: list[tuple] = []        # (ts, tid, debug_id)
+        self._binder_tx_chunks: list[list[np.ndarray]] = []   # bulk events (binder_many), as columns
+        self._binder_rx_chunks: list[list[np.ndarray]] = []
         self._block_issue: list[tuple] = []      # (ts, dev, sector, nr_sectors, bytes, rwbs, tid, comm)
         self._block_complete: list[tuple] = []   # (ts, dev, sector, nr_sectors, rwbs, error)
         self._ft_start: dict[int, tuple] = {}   # cookie -> row in FRAME_TIMELINE_SCHEMA order, dur left out
@@ -360,15 +365,17 @@ class TraceBuilder:
         self._see(ts)
         self._binder_rx.append((ts, tid, debug_id))
 
-    def binder_many(self, transactions: list[tuple], received: list[tuple]) -> None:
-        """Many binder events at once: transactions as rows (ts, tid, debug_id, to_proc, to_thread, reply, flags,
-        code), received as rows (ts, tid, debug_id)."""
-        for rows in (transactions, received):
-            if rows:
-                self._see(min(r[0] for r in rows))
-                self._see(max(r[0] for r in rows))
-        self._binder_tx.extend(transactions)
-        self._binder_rx.extend(received)
+    def binder_many(self, transactions, received) -> None:
+        """Many binder events at once: transactions as 8 int sequences (ts, tid, debug_id, to_proc, to_thread,
+        reply 0/1, flags, code; NONE for an unknown to_proc/to_thread), received as 3 (ts, tid, debug_id)."""
+        tx = [_int64(c) for c in transactions]
+        rx = [_int64(c) for c in received]
+        for ts in (tx[0], rx[0]):
+            if len(ts):
+                self._see(int(ts.min()))
+                self._see(int(ts.max()))
+        self._binder_tx_chunks.append(tx)
+        self._binder_rx_chunks.append(rx)
 
     # ---- block I/O ----------------------------------------------------------------------------------------
     def block_issue(self, ts: int, dev: int, sector: int, nr_sectors: int, rwbs: str, nbytes: int | None = None,
@@ -504,49 +511,26 @@ class TraceBuilder:
         return derive_thread_states(merged, self._state_codes, self._blocked, self._end)
 
     def _build_binder(self) -> pl.DataFrame:
-        if not self._binder_tx:
+        """One row per call (not per reply), paired natively with its receipt (the first binder_transaction_received
+        of its debug id) and its reply (the receiving thread's next reply closes its latest open call)."""
+        none = lambda v: _NONE if v is None else v  # noqa: E731
+        tx = [np.array([none(v) for v in col], dtype=np.int64) for col in zip(*self._binder_tx)] \
+            if self._binder_tx else None
+        rx = [np.array(col, dtype=np.int64) for col in zip(*self._binder_rx)] if self._binder_rx else None
+        tx_cols = [c for c in [tx, *self._binder_tx_chunks] if c is not None and len(c[0])]
+        if not tx_cols:
             return pl.DataFrame(schema=BINDER_SCHEMA)
-        received = {}
-        for ts, tid, did in self._binder_rx:
-            received.setdefault(did, (ts, tid))
-        txs = sorted(self._binder_tx)
-        cols: dict[str, list] = {k: [] for k in BINDER_SCHEMA}
-        pending: dict[int, list[int]] = defaultdict(list)   # server tid -> rows awaiting its reply
-        tid_pid = lambda t: (self._threads[t].pid if t in self._threads else None)  # noqa: E731
-        unmatched_replies = 0
-        for ts, tid, did, to_proc, to_thread, reply, flags, code in txs:
-            if reply:
-                stack = pending.get(tid)
-                if not stack:
-                    unmatched_replies += 1
-                    continue
-                row = stack.pop()
-                cols["reply_ts"][row] = ts
-                rx = received.get(did)
-                if rx is not None:
-                    cols["dur"][row] = rx[0] - cols["ts"][row]
-                continue
-            rx = received.get(did)
-            oneway = bool(flags & TF_ONE_WAY)
-            server_tid = rx[1] if rx else (to_thread or None)
-            row = len(cols["ts"])
-            cols["ts"].append(ts)
-            cols["dur"].append(None)
-            cols["client_tid"].append(tid)
-            cols["client_pid"].append(tid_pid(tid))
-            cols["server_tid"].append(server_tid)
-            cols["server_pid"].append(tid_pid(server_tid) if server_tid else (to_proc or None))
-            cols["received_ts"].append(rx[0] if rx else None)
-            cols["reply_ts"].append(None)
-            cols["oneway"].append(oneway)
-            cols["code"].append(code)
-            cols["flags"].append(flags)
-            cols["debug_id"].append(did)
-            if not oneway and rx is not None:
-                pending[rx[1]].append(row)
-        if unmatched_replies:
-            self.warn(f"{unmatched_replies} binder repl(ies) whose transaction began before the trace")
-        return pl.DataFrame(cols, schema=BINDER_SCHEMA)
+        rx_cols = [c for c in [rx, *self._binder_rx_chunks] if c is not None and len(c[0])] or \
+            [[np.zeros(0, dtype=np.int64)] * 3]
+        known = [(tid, t.pid) for tid, t in self._threads.items() if t.pid is not None]
+        r = _binder_calls([np.concatenate(c) for c in zip(*tx_cols)], [np.concatenate(c) for c in zip(*rx_cols)],
+                          [k[0] for k in known], [k[1] for k in known])
+        if r["unmatched_replies"]:
+            self.warn(f"{r['unmatched_replies']} binder repl(ies) whose transaction began before the trace")
+        return pl.DataFrame({
+            k: (columns.int64(r[k]).astype(bool) if k == "oneway" else columns.nullable(r[k], BINDER_SCHEMA[k]))
+            for k in BINDER_SCHEMA
+        }, schema=BINDER_SCHEMA)
 
     def _build_block(self) -> pl.DataFrame:
         if not self._block_issue:
