@@ -34,11 +34,15 @@ pub struct Rows {
     pub blocked: Vec<i64>, // index into the blocked-reason payloads, -1 none
 }
 
-/// One thread's view of one event: 16 bytes, the rest is read from the event (sorted position p = pos / 2; an odd
-/// pos is the IN side of a switch).
+/// One thread's view of one event: what the state machine reads, copied out of the event columns once.
+#[derive(Clone, Copy, Default)]
 struct Action {
-    tid: i64,
-    pos: u64,
+    ts: i64,
+    kind: i64,
+    state: i64,
+    cpu: i64,
+    waker: i64,
+    aux: i64,
 }
 
 /// cat: category of each state code; running / runnable: the codes of "Running" and "R". Open intervals run to
@@ -51,53 +55,72 @@ pub fn derive(inp: &Input, cat: &[u8], running: i64, runnable: i64, end: i64) ->
     keys.sort_unstable();
     let order: Vec<u32> = keys.iter().map(|k| k.1 as u32).collect();
     drop(keys);
-    // one action per (thread, event): a switch gives prev an OUT and next an IN; tid 0 (idle) gets none
-    let mut acts: Vec<Action> = Vec::with_capacity(n + n / 2);
-    for (p, &i) in order.iter().enumerate() {
-        let i = i as usize;
-        let pos = 2 * p as u64;
-        if inp.kind[i] == SWITCH {
-            if inp.a[i] != 0 {
-                acts.push(Action { tid: inp.a[i], pos });
-            }
-            if inp.b[i] != 0 {
-                acts.push(Action { tid: inp.b[i], pos: pos + 1 });
-            }
-        } else {
-            acts.push(Action { tid: inp.a[i], pos });
-        }
-    }
-    acts.sort_unstable_by_key(|x| (x.tid, x.pos));
-    // (ts, kind, state, cpu, waker, aux) of an action
-    let view = |x: &Action| -> (i64, i64, i64, i64, i64, i64) {
-        let i = order[(x.pos / 2) as usize] as usize;
-        let kind = inp.kind[i];
-        if kind == SWITCH {
-            if x.pos % 2 == 0 {
-                (inp.ts[i], kind, inp.aux[i], NONE, NONE, NONE)
+    // one action per (thread, event): a switch gives prev an OUT and next an IN; tid 0 (idle) gets none. Actions
+    // go to per-thread runs (threads in tid order, each run in time order) by a counting sort: a first pass
+    // numbers the threads and counts their actions, a second writes each action to its thread's next slot.
+    let each_action = |f: &mut dyn FnMut(i64, Action)| {
+        for &i in &order {
+            let i = i as usize;
+            let (ts, kind) = (inp.ts[i], inp.kind[i]);
+            if kind == SWITCH {
+                if inp.a[i] != 0 {
+                    f(inp.a[i], Action { ts, kind, state: inp.aux[i], cpu: NONE, waker: NONE, aux: NONE });
+                }
+                if inp.b[i] != 0 {
+                    f(inp.b[i], Action { ts, kind, state: running, cpu: inp.cpu[i], waker: NONE, aux: NONE });
+                }
             } else {
-                (inp.ts[i], kind, running, inp.cpu[i], NONE, NONE)
+                let waking = kind == WAKING;
+                f(inp.a[i], Action {
+                    ts, kind, state: runnable, cpu: if waking { inp.cpu[i] } else { NONE },
+                    waker: if waking { inp.b[i] } else { NONE }, aux: inp.aux[i],
+                });
             }
-        } else {
-            let waking = kind == WAKING;
-            (inp.ts[i], kind, runnable, if waking { inp.cpu[i] } else { NONE }, if waking { inp.b[i] } else { NONE },
-             inp.aux[i])
         }
     };
+    let mut thread_no: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    let mut tids: Vec<i64> = Vec::new();
+    let mut counts: Vec<usize> = Vec::new();
+    let mut which: Vec<u32> = Vec::with_capacity(n + n / 2);
+    each_action(&mut |tid, _| {
+        let k = *thread_no.entry(tid).or_insert_with(|| {
+            tids.push(tid);
+            counts.push(0);
+            tids.len() - 1
+        });
+        counts[k] += 1;
+        which.push(k as u32);
+    });
+    let mut by_tid: Vec<usize> = (0..tids.len()).collect();
+    by_tid.sort_unstable_by_key(|&k| tids[k]);
+    let mut next = vec![0usize; tids.len()]; // next free slot of each thread's run
+    let mut runs: Vec<(i64, usize, usize)> = Vec::with_capacity(tids.len()); // (tid, start, end)
+    let mut at = 0;
+    for &k in &by_tid {
+        next[k] = at;
+        runs.push((tids[k], at, at + counts[k]));
+        at += counts[k];
+    }
+    let mut acts = vec![Action::default(); at];
+    let mut w = which.iter();
+    each_action(&mut |_, act| {
+        let k = *w.next().unwrap() as usize;
+        acts[next[k]] = act;
+        next[k] += 1;
+    });
+    drop(which);
+    drop(order);
     let cat_of = |code: i64| -> u8 { cat.get(code as usize).copied().unwrap_or(CAT_OTHER) };
     let mut out = Rows::default();
-    let mut j = 0;
-    while j < acts.len() {
-        let tid = acts[j].tid;
+    for &(tid, j, stop) in &runs {
         let first_row = out.ts.len();
         let mut seg_cat = CAT_OTHER;
         let mut triggered = false;
         let mut latest_d: Option<usize> = None;
-        let mut k = j;
-        while k < acts.len() && acts[k].tid == tid {
-            let (x_ts, x_kind, x_state, x_cpu, x_waker, x_aux) = view(&acts[k]);
+        for (k, x) in acts[j..stop].iter().enumerate() {
+            let (x_ts, x_kind, x_state, x_cpu, x_waker, x_aux) = (x.ts, x.kind, x.state, x.cpu, x.waker, x.aux);
             let is_sw = x_kind == SWITCH;
-            if is_sw || k == j {
+            if is_sw || k == 0 {
                 seg_cat = if is_sw { cat_of(x_state) } else { CAT_OTHER };
                 triggered = false;
             }
@@ -127,9 +150,7 @@ pub fn derive(inp: &Input, cat: &[u8], running: i64, runnable: i64, end: i64) ->
                     out.blocked[row] = x_aux;
                 }
             }
-            k += 1;
         }
-        j = k;
     }
     out
 }
