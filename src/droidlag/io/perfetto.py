@@ -85,11 +85,11 @@ def fill_builder(b: TraceBuilder, cols: dict) -> None:
     before the events that name threads, authoritative names after comms were gathered)."""
     for key, value in cols["metadata"]:
         b.metadata[key] = value
-    for kind, ident, x, y in cols["decls"]:   # (0, pid, name, ppid) or (1, tid, pid, name)
+    decls = cols["decls"]     # (0, pid, name, ppid) or (1, tid, pid, name), one per process and thread
+    for kind, ident, x, y in decls:
         if kind == 0:
             b.process(ident, x, y)
-        else:
-            b.thread(ident, x, y)
+    b.threads_many((ident, x, y) for kind, ident, x, y in decls if kind == 1)
     for _processor, index, khz in cols["cpu_info"]:
         # CpuInfo lists one entry per CPU in CPU order; `processor` is its model name ("AArch64 Processor rev 0"),
         # not a number, so the position is the CPU (the reader used to key by that name when present)

@@ -7,7 +7,7 @@ their replies and block requests with their completions, and guesses the CPU top
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 import polars as pl
@@ -150,6 +150,16 @@ class TraceBuilder:
         new_name = name if (name and (overwrite_name or not old.name)) else old.name
         if new_pid != old.pid or new_name != old.name:
             self._threads[tid] = Thread(tid, new_pid, new_name)
+
+    def threads_many(self, rows: Iterable[tuple[int, int | None, str | None]]) -> None:
+        """Declare many threads (tid, pid, name) as `thread` would, one by one; a thread not seen before is added
+        directly (the common case of a process tree)."""
+        threads = self._threads
+        for tid, pid, name in rows:
+            if tid in threads:
+                self.thread(tid, pid, name)
+            else:
+                threads[tid] = Thread(tid, pid, name)
 
     # ---- slices -------------------------------------------------------------------------------------------
     def atrace(self, ts: int, tid: int, payload: str, line: int | None = None) -> None:
