@@ -592,22 +592,31 @@ class TraceBuilder:
         if self._ft_end:
             ends.insert(0, pl.DataFrame({"cookie": list(self._ft_end), "end": list(self._ft_end.values())},
                                         schema={"cookie": pl.Int64, "end": pl.Int64}))
-        # one query plan (each eager step would plan and run a query of its own)
-        start = pl.concat([s.lazy().select(names).cast(schema) for s in starts])
-        if sum(s.height for s in starts) > pl.concat([s.get_column("cookie") for s in starts]).n_unique():
+        # columns picked by name, not through select (each select plans a query)
+        parts = [pl.DataFrame([s.get_column(k) for k in names]) for s in starts]
+        start = pl.concat(parts) if len(parts) > 1 else parts[0]
+        cookie = start.get_column("cookie").to_numpy()
+        if len(np.unique(cookie)) < len(cookie):     # a repeated cookie: its first place, its last values
             start = start.group_by("cookie", maintain_order=True).agg(pl.all().last())
-        end = pl.concat([e.lazy() for e in ends]) if ends else \
-            pl.LazyFrame(schema={"cookie": pl.Int64, "end": pl.Int64})
-        if ends and sum(e.height for e in ends) > pl.concat([e.get_column("cookie") for e in ends]).n_unique():
-            end = end.group_by("cookie", maintain_order=True).agg(pl.col("end").last())
-        dur = (pl.col("end").fill_null(self._end) - pl.col("ts")).clip(lower_bound=0).alias("dur")
-        table = (start.join(end, on="cookie", how="left", maintain_order="left")
-                 .with_columns(dur, pl.col("end").is_null().alias("_unended"))
-                 .sort("ts", maintain_order=True).select([*FRAME_TIMELINE_SCHEMA, "_unended"]).collect())
-        unended = int(table.drop_in_place("_unended").sum())
+            cookie = start.get_column("cookie").to_numpy()
+        ts = start.get_column("ts").to_numpy()
+        end_cookie = np.concatenate([e.get_column("cookie").to_numpy() for e in ends]) if ends else \
+            np.zeros(0, dtype=np.int64)
+        end_ts = np.concatenate([e.get_column("end").to_numpy() for e in ends]) if ends else end_cookie
+        # the last end of each cookie, looked up by binary search (numpy: no query plan for a small table)
+        by_cookie = np.argsort(end_cookie, kind="stable")
+        end_cookie, end_ts = end_cookie[by_cookie], end_ts[by_cookie]
+        last = np.append(end_cookie[1:] != end_cookie[:-1], True) if len(end_cookie) else np.zeros(0, dtype=bool)
+        end_cookie, end_ts = end_cookie[last], end_ts[last]
+        at = np.minimum(np.searchsorted(end_cookie, cookie), max(len(end_cookie) - 1, 0))
+        found = (end_cookie[at] == cookie) if len(end_cookie) else np.zeros(len(cookie), dtype=bool)
+        dur = np.maximum(np.where(found, end_ts[at] if len(end_cookie) else 0, self._end) - ts, 0)
+        unended = int((~found).sum())
         if unended:
             self.warn(f"{unended} FrameTimeline frame(s) without an end event; they run to the trace end")
-        return table
+        table = pl.DataFrame([start.get_column(k) if k != "dur" else pl.Series("dur", dur, dtype=pl.Int64)
+                              for k in FRAME_TIMELINE_SCHEMA])
+        return table[np.argsort(ts, kind="stable")]
 
 
 def guess_cpu_classes(max_freq_khz: dict[int, int]) -> dict[int, str]:
