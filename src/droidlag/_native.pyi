@@ -37,6 +37,8 @@ class SliceEvents:
 def thread_states(ts: Any, kind: Any, cpu: Any, a: Any, b: Any, aux: Any, cat: bytes, running: int, runnable: int,
                   end: int) -> dict[str, Column]: ...
 
+def binder_calls(tx: list[Any], rx: list[Any], tids: list[int], pids: list[int]) -> dict[str, Any]: ...
+
 class FtraceText:
     """Reads ftrace text (systrace/atrace captures) section by section into columns."""
 

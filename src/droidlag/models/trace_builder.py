@@ -513,7 +513,7 @@ class TraceBuilder:
         merged: list[np.ndarray] = []
         for i in range(6):    # column by column, each chunk's column let go once merged: one copy held at a time
             parts = [c[i] for c in chunks]
-            merged.append(np.concatenate(parts) if len(parts) > 1 else np.asarray(parts[0]))
+            merged.append(np.concatenate(parts) if len(parts) > 1 else np.asarray(parts[0]))  # type: ignore[arg-type]
             del parts
             for c in chunks:
                 c[i] = None
