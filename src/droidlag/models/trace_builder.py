@@ -445,17 +445,13 @@ class TraceBuilder:
         self._end = end
         slices = self._build_slices()
         states = self._build_thread_states()
-        counters = pl.concat(self._counter_chunks).sort("ts") if self._counter_chunks \
-            else pl.DataFrame(schema=COUNTER_SCHEMA)
+        counters = self._build_counters()
         binder = self._build_binder()
         block = self._build_block()
         ft = self._build_frame_timeline()
         cpu_max = dict(self._cpu_max_freq)
-        if counters.height:
-            freq = counters.filter(pl.col("name") == "cpufreq").group_by("cpu").agg(pl.col("value").max())
-            for cpu, v in freq.iter_rows():
-                if cpu is not None and cpu not in cpu_max:
-                    cpu_max[int(cpu)] = int(v)
+        for cpu, khz in self._max_cpufreq(counters).items():
+            cpu_max.setdefault(cpu, khz)
         # Threads seen only as pids of processes are that process's main thread.
         for pid, p in self._processes.items():
             t = self._threads.get(pid)
@@ -472,6 +468,30 @@ class TraceBuilder:
             has_sched=self._has_switch,
             has_waking=self._has_waking, has_blocked_reason=self._has_blocked,
         )
+
+    def _build_counters(self) -> pl.DataFrame:
+        """Every sample in time order, ties in arrival order (a stable numpy sort and a take: no query plan)."""
+        if not self._counter_chunks:
+            return pl.DataFrame(schema=COUNTER_SCHEMA)
+        counters = pl.concat(self._counter_chunks) if len(self._counter_chunks) > 1 else self._counter_chunks[0]
+        self._counter_chunks = []
+        ts = counters.get_column("ts").to_numpy()
+        if len(ts) > 1 and (np.diff(ts) < 0).any():
+            counters = counters[np.argsort(ts, kind="stable")]
+        return counters
+
+    @staticmethod
+    def _max_cpufreq(counters: pl.DataFrame) -> dict[int, int]:
+        """Each CPU's highest cpufreq sample (kHz), where the trace states no maximum."""
+        if not counters.height:
+            return {}
+        is_freq = (counters.get_column("name") == "cpufreq").to_numpy()
+        cpu = counters.get_column("cpu").to_numpy()[is_freq]
+        value = counters.get_column("value").to_numpy()[is_freq]
+        out: dict[int, int] = {}
+        for c in np.unique(cpu[~np.isnan(cpu)] if cpu.dtype.kind == "f" else cpu).tolist():
+            out[int(c)] = int(value[cpu == c].max())
+        return out
 
     def _build_slices(self) -> pl.DataFrame:
         """Slice events nested per thread natively (B/E stacks, S/F pairs by (pid, track, name, cookie), instants);
