@@ -533,7 +533,7 @@ impl TextParser {
         let Some((state, rest)) = args.strip_prefix("state=").and_then(lead_uint) else { return Done::Malformed };
         let Some((cpu, _)) = rest.strip_prefix(" cpu_id=").and_then(lead_uint) else { return Done::Malformed };
         let value = if name == "cpuidle" && state == CPUIDLE_EXIT { -1.0 } else { state as f64 };
-        self.out.events.counter(ts, name.to_string(), value, Some(cpu), None);
+        self.out.events.counter(ts, name, value, Some(cpu), None);
         Done::Ok
     }
 

@@ -88,6 +88,13 @@ fn dict_col<'py, S: AsRef<str>>(py: Python<'py>, v: &[Option<S>]) -> PyResult<Bo
     Ok((distinct, col(py, codes)?).into_pyobject(py)?.into_any())
 }
 
+/// A string column of string-table ids (0: None) in dict_col's form: (the table with None first, int64 codes).
+fn ids_col<'py>(py: Python<'py>, strings: &atrace::Strings, ids: Vec<u32>) -> PyResult<Bound<'py, PyAny>> {
+    let distinct: Vec<Option<&str>> = std::iter::once(None).chain(strings.list.iter().map(|s| Some(s.as_str()))).collect();
+    let codes: Vec<i64> = ids.into_iter().map(i64::from).collect();
+    Ok((distinct, col(py, codes)?).into_pyobject(py)?.into_any())
+}
+
 fn cols<const N: usize>(py: Python<'_>, group: [Vec<i64>; N]) -> PyResult<Bound<'_, PyList>> {
     let items = group.into_iter().map(|c| col(py, c)).collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
@@ -298,7 +305,7 @@ impl SliceEvents {
 
     /// A counter sample (ts ns) from a source other than atrace, kept in arrival order with atrace's.
     #[pyo3(signature = (ts, name, value, cpu=None, pid=None))]
-    fn counter(&mut self, ts: i64, name: String, value: f64, cpu: Option<i64>, pid: Option<i64>) {
+    fn counter(&mut self, ts: i64, name: &str, value: f64, cpu: Option<i64>, pid: Option<i64>) {
         self.ev.counter(ts, name, value, cpu, pid);
     }
 
@@ -306,7 +313,7 @@ impl SliceEvents {
     #[pyo3(signature = (ts, tid, name, pid=None))]
     fn begin(&mut self, ts: i64, tid: i64, name: String, pid: Option<i64>) {
         self.seq += 1;
-        self.ev.event(ts, self.seq, tid, pid, atrace::K_BEGIN, Some(name), None, None);
+        self.ev.event(ts, self.seq, tid, pid, atrace::K_BEGIN, Some(&name), None, None);
     }
 
     fn end(&mut self, ts: i64, tid: i64) {
@@ -321,8 +328,7 @@ impl SliceEvents {
         let e = &mut self.ev;
         let threads = std::mem::take(&mut e.threads);
         let values: Vec<f64> = std::mem::take(&mut e.c_value);
-        let names: Vec<Option<String>> = std::mem::take(&mut e.c_name).into_iter().map(Some).collect();
-        let counters = (col(py, std::mem::take(&mut e.c_ts))?, dict_col(py, &names)?,
+        let counters = (col(py, std::mem::take(&mut e.c_ts))?, ids_col(py, &e.strings, std::mem::take(&mut e.c_name))?,
                         Bound::new(py, Column { data: Data::F64(values) })?, opt_col(py, &std::mem::take(&mut e.c_pid))?,
                         opt_col(py, &std::mem::take(&mut e.c_cpu))?);
         let warnings = std::mem::take(&mut e.warnings);
@@ -341,12 +347,12 @@ impl SliceEvents {
         d.set_item("dur", col(py, s.dur)?)?;
         d.set_item("tid", col(py, s.tid)?)?;
         d.set_item("pid", opt_col(py, &s.pid)?)?;
-        d.set_item("name", dict_col(py, &s.name)?)?;
+        d.set_item("name", ids_col(py, &ev.strings, s.name)?)?;
         d.set_item("depth", col(py, s.depth)?)?;
         d.set_item("parent_id", opt_col(py, &s.parent)?)?;
         d.set_item("kind", PyBytes::new(py, &s.kind))?;
         d.set_item("cookie", opt_col(py, &s.cookie)?)?;
-        d.set_item("track", dict_col(py, &s.track)?)?;
+        d.set_item("track", ids_col(py, &ev.strings, s.track)?)?;
         d.set_item("closed", PyBytes::new(py, &s.closed.iter().map(|c| *c as u8).collect::<Vec<u8>>()))?;
         d.set_item("unmatched_ends", s.unmatched_ends)?;
         d.set_item("unclosed", s.unclosed)?;
