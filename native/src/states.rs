@@ -34,15 +34,25 @@ pub struct Rows {
     pub blocked: Vec<i64>, // index into the blocked-reason payloads, -1 none
 }
 
-/// One thread's view of one event: what the state machine reads, copied out of the event columns once.
+/// One thread's view of one event: what the state machine reads, copied out of the event columns once (32 bytes:
+/// state codes and CPUs are small, a blocked reason's payload index fits the u32 event numbering).
 #[derive(Clone, Copy, Default)]
 struct Action {
     ts: i64,
-    kind: i64,
-    state: i64,
-    cpu: i64,
     waker: i64,
-    aux: i64,
+    state: i32,
+    cpu: i32,
+    aux: u32,
+    kind: u8,
+}
+
+/// A CPU or state code as stored in an Action (NONE and out-of-range values as i32::MIN, read back as NONE).
+fn small(v: i64) -> i32 {
+    i32::try_from(v).ok().filter(|&x| x != i32::MIN).unwrap_or(i32::MIN)
+}
+
+fn wide(v: i32) -> i64 {
+    if v == i32::MIN { NONE } else { v as i64 }
 }
 
 /// cat: category of each state code; running / runnable: the codes of "Running" and "R". Open intervals run to
@@ -61,19 +71,19 @@ pub fn derive(inp: &Input, cat: &[u8], running: i64, runnable: i64, end: i64) ->
     let each_action = |f: &mut dyn FnMut(i64, Action)| {
         for &i in &order {
             let i = i as usize;
-            let (ts, kind) = (inp.ts[i], inp.kind[i]);
-            if kind == SWITCH {
+            let (ts, kind) = (inp.ts[i], inp.kind[i] as u8);
+            if inp.kind[i] == SWITCH {
                 if inp.a[i] != 0 {
-                    f(inp.a[i], Action { ts, kind, state: inp.aux[i], cpu: NONE, waker: NONE, aux: NONE });
+                    f(inp.a[i], Action { ts, kind, state: small(inp.aux[i]), cpu: i32::MIN, waker: NONE, aux: 0 });
                 }
                 if inp.b[i] != 0 {
-                    f(inp.b[i], Action { ts, kind, state: running, cpu: inp.cpu[i], waker: NONE, aux: NONE });
+                    f(inp.b[i], Action { ts, kind, state: small(running), cpu: small(inp.cpu[i]), waker: NONE, aux: 0 });
                 }
             } else {
-                let waking = kind == WAKING;
+                let waking = inp.kind[i] == WAKING;
                 f(inp.a[i], Action {
-                    ts, kind, state: runnable, cpu: if waking { inp.cpu[i] } else { NONE },
-                    waker: if waking { inp.b[i] } else { NONE }, aux: inp.aux[i],
+                    ts, kind, state: small(runnable), cpu: if waking { small(inp.cpu[i]) } else { i32::MIN },
+                    waker: if waking { inp.b[i] } else { NONE }, aux: inp.aux[i] as u32,
                 });
             }
         }
@@ -111,14 +121,20 @@ pub fn derive(inp: &Input, cat: &[u8], running: i64, runnable: i64, end: i64) ->
     drop(which);
     drop(order);
     let cat_of = |code: i64| -> u8 { cat.get(code as usize).copied().unwrap_or(CAT_OTHER) };
-    let mut out = Rows::default();
+    // at most one row per action: reserved once (pages never written are never resident), no growth by copying
+    let mut out = Rows {
+        ts: Vec::with_capacity(at), dur: Vec::with_capacity(at), tid: Vec::with_capacity(at),
+        state: Vec::with_capacity(at), cpu: Vec::with_capacity(at), waker: Vec::with_capacity(at),
+        blocked: Vec::with_capacity(at),
+    };
     for &(tid, j, stop) in &runs {
         let first_row = out.ts.len();
         let mut seg_cat = CAT_OTHER;
         let mut triggered = false;
         let mut latest_d: Option<usize> = None;
         for (k, x) in acts[j..stop].iter().enumerate() {
-            let (x_ts, x_kind, x_state, x_cpu, x_waker, x_aux) = (x.ts, x.kind, x.state, x.cpu, x.waker, x.aux);
+            let (x_ts, x_kind, x_state, x_cpu, x_waker, x_aux) =
+                (x.ts, x.kind as i64, wide(x.state), wide(x.cpu), x.waker, x.aux as i64);
             let is_sw = x_kind == SWITCH;
             if is_sw || k == 0 {
                 seg_cat = if is_sw { cat_of(x_state) } else { CAT_OTHER };
