@@ -366,14 +366,39 @@ fn slice_of<'a>(py: Python<'_>, buf: &'a PyBuffer<i64>) -> PyResult<&'a [i64]> {
     Ok(unsafe { std::slice::from_raw_parts(cells.as_ptr() as *const i64, cells.len()) })
 }
 
-/// Thread-state interval columns from the sched stream (see states.rs): ts, kind, cpu, a, b, aux int64 arrays in
-/// insertion order; cat: each state code's category (0 runnable, 1 D, 2 other) as bytes. Returns a dict of int64
-/// bytes columns: ts, dur, tid, state (code), cpu and waker (NONE = i64 min for null), blocked (payload index, -1).
+/// A sched stream's per-thread actions (see states.rs), made from ts, kind, cpu, a, b, aux int64 arrays in
+/// insertion order by `thread_state_actions`; the arrays may be let go before `derive` writes the intervals.
+#[pyclass(module = "droidlag._native")]
+struct StateActions {
+    inner: Option<states::Actions>,
+}
+
+#[pymethods]
+impl StateActions {
+    /// The interval columns, once: cat: each state code's category (0 runnable, 1 D, 2 other) as bytes; open
+    /// intervals run to `end`. A dict of int64 columns: ts, dur, tid, state (code), cpu and waker (i64 min for
+    /// null), blocked (payload index, -1).
+    fn derive<'py>(&mut self, py: Python<'py>, cat: &[u8], end: i64) -> PyResult<Bound<'py, PyDict>> {
+        let acts = self.inner.take().ok_or_else(|| pyo3::exceptions::PyValueError::new_err("already derived"))?;
+        let r = py.detach(move || states::derive(&acts, cat, end));
+        let d = PyDict::new(py);
+        d.set_item("ts", col(py, r.ts)?)?;
+        d.set_item("dur", col(py, r.dur)?)?;
+        d.set_item("tid", col(py, r.tid)?)?;
+        d.set_item("state", col(py, r.state)?)?;
+        d.set_item("cpu", col(py, r.cpu)?)?;
+        d.set_item("waker", col(py, r.waker)?)?;
+        d.set_item("blocked", col(py, r.blocked)?)?;
+        Ok(d)
+    }
+}
+
+/// Per-thread actions of the sched stream: ts, kind, cpu, a, b, aux int64 arrays in insertion order; running /
+/// runnable: the codes of "Running" and "R".
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-fn thread_states<'py>(py: Python<'py>, ts: PyBuffer<i64>, kind: PyBuffer<i64>, cpu: PyBuffer<i64>, a: PyBuffer<i64>,
-                      b: PyBuffer<i64>, aux: PyBuffer<i64>, cat: &[u8], running: i64, runnable: i64, end: i64)
-                      -> PyResult<Bound<'py, PyDict>> {
+fn thread_state_actions(py: Python<'_>, ts: PyBuffer<i64>, kind: PyBuffer<i64>, cpu: PyBuffer<i64>, a: PyBuffer<i64>,
+                        b: PyBuffer<i64>, aux: PyBuffer<i64>, running: i64, runnable: i64) -> PyResult<StateActions> {
     let inp = states::Input {
         ts: slice_of(py, &ts)?, kind: slice_of(py, &kind)?, cpu: slice_of(py, &cpu)?, a: slice_of(py, &a)?,
         b: slice_of(py, &b)?, aux: slice_of(py, &aux)?,
@@ -382,16 +407,8 @@ fn thread_states<'py>(py: Python<'py>, ts: PyBuffer<i64>, kind: PyBuffer<i64>, c
     if [inp.kind.len(), inp.cpu.len(), inp.a.len(), inp.b.len(), inp.aux.len()].iter().any(|l| *l != n) {
         return Err(pyo3::exceptions::PyValueError::new_err("sched columns of different lengths"));
     }
-    let r = py.detach(|| states::derive(&inp, cat, running, runnable, end));
-    let d = PyDict::new(py);
-    d.set_item("ts", col(py, r.ts)?)?;
-    d.set_item("dur", col(py, r.dur)?)?;
-    d.set_item("tid", col(py, r.tid)?)?;
-    d.set_item("state", col(py, r.state)?)?;
-    d.set_item("cpu", col(py, r.cpu)?)?;
-    d.set_item("waker", col(py, r.waker)?)?;
-    d.set_item("blocked", col(py, r.blocked)?)?;
-    Ok(d)
+    let acts = py.detach(|| states::actions(&inp, running, runnable));
+    Ok(StateActions { inner: Some(acts) })
 }
 
 /// Reads ftrace text (systrace/atrace captures) section by section into columns (see ftrace_text.rs).
@@ -490,7 +507,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<FtraceText>()?;
     m.add_class::<Column>()?;
     m.add_class::<SliceEvents>()?;
-    m.add_function(wrap_pyfunction!(thread_states, m)?)?;
+    m.add_function(wrap_pyfunction!(thread_state_actions, m)?)?;
+    m.add_class::<StateActions>()?;
     m.add_function(wrap_pyfunction!(binder_calls, m)?)?;
     Ok(())
 }

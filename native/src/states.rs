@@ -55,9 +55,15 @@ fn wide(v: i32) -> i64 {
     if v == i32::MIN { NONE } else { v as i64 }
 }
 
-/// cat: category of each state code; running / runnable: the codes of "Running" and "R". Open intervals run to
-/// `end` (ns).
-pub fn derive(inp: &Input, cat: &[u8], running: i64, runnable: i64, end: i64) -> Rows {
+/// Each thread's actions in time order, threads in tid order: everything the state machine needs, so the event
+/// columns can be let go before the (larger) output is written.
+pub struct Actions {
+    acts: Vec<Action>,
+    runs: Vec<(i64, usize, usize)>, // (tid, start, end) in acts
+}
+
+/// running / runnable: the codes of "Running" and "R".
+pub fn actions(inp: &Input, running: i64, runnable: i64) -> Actions {
     let n = inp.ts.len();
     // events by (ts, kind), ties in insertion order: packed keys sorted in place (the index makes each key unique, so
     // an unstable sort gives the stable order) rather than indices compared through the columns
@@ -119,7 +125,12 @@ pub fn derive(inp: &Input, cat: &[u8], running: i64, runnable: i64, end: i64) ->
         next[k] += 1;
     });
     drop(which);
-    drop(order);
+    Actions { acts, runs }
+}
+
+/// The intervals of the actions. cat: category of each state code. Open intervals run to `end` (ns).
+pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
+    let (acts, runs, at) = (&actions.acts, &actions.runs, actions.acts.len());
     let cat_of = |code: i64| -> u8 { cat.get(code as usize).copied().unwrap_or(CAT_OTHER) };
     // at most one row per action: reserved once (pages never written are never resident), no growth by copying
     let mut out = Rows {
@@ -127,7 +138,7 @@ pub fn derive(inp: &Input, cat: &[u8], running: i64, runnable: i64, end: i64) ->
         state: Vec::with_capacity(at), cpu: Vec::with_capacity(at), waker: Vec::with_capacity(at),
         blocked: Vec::with_capacity(at),
     };
-    for &(tid, j, stop) in &runs {
+    for &(tid, j, stop) in runs {
         let first_row = out.ts.len();
         let mut seg_cat = CAT_OTHER;
         let mut triggered = false;

@@ -1,5 +1,5 @@
 """Thread-state intervals from a sched stream (switch, waking, blocked reason), for all threads at once in the native
-core (`droidlag._native.thread_states`).
+core (`droidlag._native.thread_state_actions`).
 
 Per thread it is a small state machine: a switch closes the open interval of prev (which goes to prev_state) and of
 next (which goes Running); a waking closes a sleeping interval (anything but Running/R/R+) and opens R; a blocked
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from droidlag._native import thread_states as _native_thread_states
+from droidlag._native import thread_state_actions
 from droidlag.models import columns
 from droidlag.models.trace import THREAD_STATE_SCHEMA
 
@@ -35,8 +35,10 @@ def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], b
                 for s in names)
     c = [np.ascontiguousarray(x, dtype=np.int64) for x in sched]
     sched.clear()
-    r = _native_thread_states(c[0], c[1], c[2], c[3], c[4], c[5], cat, state_codes[RUNNING], state_codes["R"], end)
-    del c
+    actions = thread_state_actions(c[0], c[1], c[2], c[3], c[4], c[5], state_codes[RUNNING], state_codes["R"])
+    del c       # the events are in the actions now: let them go before the intervals are written
+    r = actions.derive(cat, end)
+    del actions
     if not r["ts"]:
         return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
     col = lambda k: columns.int64(r[k])  # noqa: E731
