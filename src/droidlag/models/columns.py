@@ -24,9 +24,9 @@ def float64(buf: Any) -> np.ndarray:
 def nullable(values: Any, dtype: pl.DataType | type[pl.DataType] = pl.Int64) -> pl.Series:
     """An int column (numpy array, or a native buffer) with NONE as null, cast to dtype."""
     arr = values if isinstance(values, np.ndarray) else int64(values)
-    s = pl.Series(arr)
-    if len(arr) and (arr == NONE).any():
-        s = s.scatter(np.flatnonzero(arr == NONE), None)
+    missing = arr == NONE
+    # a masked array becomes a column with nulls in one pass (several times faster than scattering them in)
+    s = pl.Series(np.ma.masked_array(arr, mask=missing)) if missing.any() else pl.Series(arr)
     return s.cast(dtype)
 
 
