@@ -34,6 +34,27 @@ pub struct Rows {
     pub blocked: Vec<i64>, // index into the blocked-reason payloads, -1 none
 }
 
+/// A multiplicative hash for integer keys (thread ids): the standard library's SipHash guards against crafted keys
+/// at a cost per lookup that dominates a pass over millions of events; a tid table needs none of that.
+#[derive(Default)]
+struct IntHasher(u64);
+
+impl std::hash::Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_i64(&mut self, v: i64) {
+        self.0 = (self.0.rotate_left(5) ^ v as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type IntMap<V> = std::collections::HashMap<i64, V, std::hash::BuildHasherDefault<IntHasher>>;
+
 /// One thread's view of one event: what the state machine reads, copied out of the event columns once (32 bytes:
 /// state codes and CPUs are small, a blocked reason's payload index fits the u32 event numbering).
 #[derive(Clone, Copy, Default)]
@@ -94,7 +115,7 @@ pub fn actions(inp: &Input, running: i64, runnable: i64) -> Actions {
             }
         }
     };
-    let mut thread_no: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    let mut thread_no: IntMap<usize> = IntMap::default();
     let mut tids: Vec<i64> = Vec::new();
     let mut counts: Vec<usize> = Vec::new();
     let mut which: Vec<u32> = Vec::with_capacity(n + n / 2);
