@@ -43,10 +43,14 @@ def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], b
         return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
     col = lambda k: columns.int64(r[k])  # noqa: E731
     blocked = col("blocked")
-    # each row's blocked-reason payload by index; rows without one take the null appended at the end
-    which = np.where(blocked >= 0, blocked, len(blocked_payload))
-    fn = columns.take(pl.Series([p[0] for p in blocked_payload] + [None], dtype=pl.Utf8), which)
-    io = columns.take(pl.Series([p[1] for p in blocked_payload] + [None], dtype=pl.Boolean), which)
+    # the few rows with a blocked reason get their payload scattered into all-null columns (a string column made by
+    # a take would hold a 16-byte view for every row, null or not)
+    rows = np.flatnonzero(blocked >= 0)
+    fn = pl.Series("blocked_function", dtype=pl.Utf8).extend_constant(None, len(blocked))
+    io = pl.Series("io_wait", dtype=pl.Boolean).extend_constant(None, len(blocked))
+    if len(rows):
+        fn = fn.scatter(rows, pl.Series([blocked_payload[i][0] for i in blocked[rows].tolist()], dtype=pl.Utf8))
+        io = io.scatter(rows, pl.Series([blocked_payload[i][1] for i in blocked[rows].tolist()], dtype=pl.Boolean))
     return pl.DataFrame({
         "ts": pl.Series(col("ts")), "dur": pl.Series(col("dur")), "tid": pl.Series(col("tid")),
         "state": columns.take(pl.Series(names, dtype=pl.Utf8), col("state")),
