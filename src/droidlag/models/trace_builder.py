@@ -102,6 +102,7 @@ class TraceBuilder:
         self._state_codes: dict[str, int] = {_RUNNING: 0, "R": 1}
         self._blocked: list[tuple[str | None, bool | None]] = []
         self._has_switch = False
+        self._states_built: tuple[int, pl.DataFrame] | None = None    # (trace end, table) once derived
         self._has_waking = False
         self._has_blocked = False
         # counter samples: per-event ones gather natively with atrace's, bulk calls add frames (in arrival order)
@@ -474,10 +475,10 @@ class TraceBuilder:
         if not self._counter_chunks:
             return pl.DataFrame(schema=COUNTER_SCHEMA)
         counters = pl.concat(self._counter_chunks) if len(self._counter_chunks) > 1 else self._counter_chunks[0]
-        self._counter_chunks = []
         ts = counters.get_column("ts").to_numpy()
         if len(ts) > 1 and (np.diff(ts) < 0).any():
             counters = counters[np.argsort(ts, kind="stable")]
+        self._counter_chunks = [counters]     # the table itself: a second build() finds it sorted
         return counters
 
     @staticmethod
@@ -526,6 +527,12 @@ class TraceBuilder:
         sleeping interval (anything but Running/R/R+) and opens R; a blocked reason closes a D interval, opens R,
         and names the function of the thread's latest closed D interval (derive_thread_states, natively)."""
         self._flush_sched_lists()
+        if self._states_built is not None:
+            # the events were let go when the table was derived (memory): a second build() reuses the table
+            end, table = self._states_built
+            if self._sched_chunks or end != self._end:
+                raise RuntimeError("TraceBuilder.build() after adding events to a built trace: build once")
+            return table
         if not self._sched_chunks:
             return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
         chunks: list[list[np.ndarray | None]] = [list(c) for c in self._sched_chunks]
@@ -538,7 +545,9 @@ class TraceBuilder:
             for c in chunks:
                 c[i] = None
         del chunks
-        return derive_thread_states(merged, self._state_codes, self._blocked, self._end)
+        table = derive_thread_states(merged, self._state_codes, self._blocked, self._end)
+        self._states_built = (self._end, table)
+        return table
 
     def _build_binder(self) -> pl.DataFrame:
         """One row per call (not per reply), paired natively with its receipt (the first binder_transaction_received
