@@ -109,8 +109,11 @@ def sniff_bytes(data: bytes) -> str | None:
         return GFXINFO
     if _ANR_MARK.search(text):
         return ANR
-    if _is_logcat(text):
-        return LOGCAT
+    from droidlag.io.anr_paste import has_anr_header, looks_like_anr_paste
+    if _is_logcat(text):   # a log with an ANR block, am_anr or watchdog lines is read by the hang reader
+        return ANR if has_anr_header(text) else LOGCAT
+    if looks_like_anr_paste(text):   # pasted reports: Play Console, Crashlytics, APM SDKs, frames, markdown
+        return ANR
     from droidlag.io.view_hierarchy import sniff_hierarchy
     if sniff_hierarchy(head):   # last: a thread dump or gfxinfo that quotes a view dump stays what it is
         return VIEW_HIERARCHY

@@ -45,6 +45,9 @@ def _table(headers: list[str], rows: list[list[str]], raw: bool = False) -> str:
 def render(findings: dict) -> str:
     """The whole report page as HTML text."""
     parts = [_summary(findings)]
+    if findings.get("comparison"):   # asked for by --before/--after: right below the summary
+        from droidlag.report.ui_html import compare_section
+        parts.append(compare_section(findings["comparison"]))
     for t in findings.get("traces", []):
         parts.append(_trace_section(t))
     for g in findings.get("gfxinfo", []):
@@ -254,8 +257,14 @@ def _hangs_section(h: dict) -> str:
         for c in clusters:
             rep = by_id.get(c.get("representative")) or {}
             members = "".join(f"<li>{e(m)}</li>" for m in c.get("members", [])[:100])
-            out.append(f'<details><summary>cluster {e(c.get("id"))}: {e(c.get("size"))} event(s), '
-                       f'cause {e(c.get("cause"))}</summary><p>Representative: {e(rep.get("sentence") or c.get("representative"))}</p>'
+            if c.get("unknown"):
+                title = (f'unknown bucket: {e(c.get("size"))} event(s) with no stack to compare (not a root-cause '
+                         'cluster)')
+            else:
+                sig = "; ".join(c.get("signature") or []) or "no app frame"
+                title = f'cluster {e(c.get("id"))}: {e(c.get("size"))} event(s), cause {e(c.get("cause"))} — {e(sig)}'
+            out.append(f'<details><summary>{title}</summary>'
+                       f'<p>Representative: {e(rep.get("sentence") or c.get("representative"))}</p>'
                        f'<pre>{e(_evidence_text((rep.get("evidence") or {}).get("blocked_frames") or ""))}</pre>'
                        f'<p>Members:</p><ul>{members}</ul></details>')
     out.append("</section>")

@@ -36,13 +36,20 @@ def _short_frame(frame: str | None) -> str | None:
 def _thread(t: dict | None) -> str:
     if not t:
         return "a thread"
-    name = t.get("name") or "a native thread"
+    tid = t.get("tid")
+    if not t.get("name") and tid is None and not t.get("sys_tid") and t.get("process"):
+        return t["process"]   # a remote process (a binder peer, a child process), no thread known
+    name = t.get("name") or (f"thread {tid}" if tid is not None else "a native thread")
     proc = t.get("process")
-    tid = t.get("sys_tid") or t.get("tid")
-    where = f"tid {tid}" if tid else "tid ?"
+    # the tid shown is the dump's `tid` (as in the JSON), else the Linux sysTid, said as such
+    where = f"tid {tid}" if tid is not None else (f"sysTid {t['sys_tid']}" if t.get("sys_tid") else "")
+    if not t.get("name") and tid is not None:
+        where = ""   # "thread 18" already says its tid
     if proc and proc != t.get("_event_process"):
-        where = f"{proc}, {where}"
-    return f"{name} ({where})"
+        where = f"{proc}, {where}" if where else proc
+    if t.get("state") == "absent":
+        where += ", not in the report" if where else "not in the report"
+    return f"{name} ({where})" if where else name
 
 
 def _via_words(via: dict | None) -> str:
@@ -56,12 +63,19 @@ def _via_words(via: dict | None) -> str:
         return "waited on a binder call served by"
     if kind == "join":
         return "waited for the end of"
+    if kind == "process":
+        return "waited for"
+    if kind == "inferred":
+        return "- the paste shows"
+    if kind == "wait":
+        what = via.get("lock_class")
+        return f"waited ({what}) for" if what else "waited for"
     return f"waited ({kind}) for"
 
 
 def hang_sentence(ev: dict) -> str:
     """One sentence for an ANR/SNR event dict (the hangs JSON)."""
-    proc = ev.get("process") or "?"
+    proc = ev.get("process") or "an app the report does not name"
     chain = ev.get("chain") or []
     for step in chain:
         if step.get("thread"):
@@ -78,8 +92,9 @@ def hang_sentence(ev: dict) -> str:
         text = f"{head} " + ", which ".join(hops)
     else:
         state = (blocked.get("state") or "").lower()
-        top = _short_frame((ev.get("evidence") or {}).get("blocked_frames", [None])[0] if
-                           (ev.get("evidence") or {}).get("blocked_frames") else None)
+        evid = ev.get("evidence") or {}
+        # the frame in the app's code it was in (framework wait primitives skipped), else its top frame
+        top = _short_frame(evid.get("app_frame") or (evid.get("blocked_frames") or [None])[0])
         text = f"{head} was {state or 'busy'}" + (f" in {top}" if top else "")
     crit = ev.get("evidence", {}).get("critical_frames") or {}
     last = chain[-1]["thread"] if len(chain) > 1 and chain[-1].get("thread") else None
@@ -87,6 +102,12 @@ def hang_sentence(ev: dict) -> str:
     if key in crit and crit[key] and not ev.get("deadlock"):
         text += f", which was in {_short_frame(crit[key][0])}"
     cause = CAUSE_WORDS.get(ev.get("cause", ""), ev.get("cause"))
+    cev = (ev.get("evidence") or {}).get("cause") or {}
+    app = (ev.get("evidence") or {}).get("app_frame") or cev.get("app_frame")
+    if app and len(chain) > 1:
+        text += f" (in the app's {_short_frame(app)})"
+    if cev.get("words"):
+        cause = f"{cause}: {cev['words']}"
     for step in chain:
         if step.get("thread"):
             step["thread"].pop("_event_process", None)
@@ -147,6 +168,14 @@ def frames_headlines(report, path: str) -> list[dict]:
     return [{"severity": sev, "kind": kind, "level": "bad" if ff else "warn", "source": path, "text": text + "."}]
 
 
+def _edge_label(via: dict) -> str | None:
+    """A lock edge carries the lock's class (and address); a binder edge how its peer was found."""
+    cls, lock = via.get("lock_class"), via.get("lock")
+    if cls:
+        return f"{cls} {lock}" if lock else cls
+    return lock or via.get("how") or via.get("kind")
+
+
 def wait_for_graph(ev: dict) -> dict:
     """Nodes and edges of an event's wait-for chain (and its deadlock cycle) for drawing."""
     nodes: dict[str, dict] = {}
@@ -172,7 +201,7 @@ def wait_for_graph(ev: dict) -> dict:
         if prev is not None:
             via = step.get("via") or {}
             edges.append({"src": prev, "dst": nid, "kind": via.get("kind"),
-                          "label": via.get("lock") or via.get("how") or via.get("kind")})
+                          "label": _edge_label(via)})
         prev = nid
     for t in ev.get("critical_threads") or []:
         node(t, critical=True)
