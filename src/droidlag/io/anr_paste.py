@@ -320,7 +320,7 @@ class _Writer:
         if not (self.paste.implied_main and self.paste.threads == 1 and self.paste.frames <= CUT_TAIL_FRAMES):
             return
         block = self.out[self.implied_at:]
-        if any("ActivityThread.main" in x for x in block):
+        if not block or any("ActivityThread.main" in x for x in block):   # (fuzz find: an empty block)
             return
         self.out[self.implied_at] = f'"{CUT_THREAD}" prio=5'
         self.paste.implied_main = False
