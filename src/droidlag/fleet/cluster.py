@@ -1,0 +1,188 @@
+"""Root-cause clusters over a whole fleet, incremental and at scale. The clustering unit is the distinct feature
+signature (a million events of a fleet share far fewer signatures). Candidates come from MinHash LSH bands bucketed
+with numpy (never all pairs); every candidate is verified with the one exact similarity S of droidlag.hangs; pairs
+with S > threshold are joined (connected components).
+
+Incremental and stable: signatures that already have a cluster id keep it, and pairs between two of them are not
+looked at again. A new signature joins the existing cluster it is similar enough to (the lowest id when it touches
+several: clusters are never merged after the fact, so ids stay stable across runs). Components of new signatures
+only get fresh ids after the highest id in use, the component with more events first (ties: lowest signature)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from droidlag.hangs.config import HangsConfig
+from droidlag.hangs.features import Features
+from droidlag.hangs.similarity import similarity
+
+_PRIME = np.uint64((1 << 61) - 1)
+# Within one LSH bucket, each member is paired with the next this many members (all pairs in buckets this small).
+BUCKET_REACH = 64
+
+
+@dataclass
+class ClusterRun:
+    """What one clustering pass did: signatures seen and new, candidate pairs, exact comparisons, clusters added."""
+
+    signatures: int = 0
+    new_signatures: int = 0
+    candidates: int = 0
+    compared: int = 0
+    new_clusters: int = 0
+
+
+def token_hashes(f: Features) -> np.ndarray:
+    """64-bit hashes of an event's tokens (generic tokens and term keys), the set MinHash summarizes."""
+    import hashlib
+    toks = sorted(f.generic) + sorted(f.terms)
+    if not toks:
+        return np.zeros(1, dtype=np.uint64)
+    return np.array([int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(), "little") for t in toks],
+                    dtype=np.uint64)
+
+
+def minhash(feats: list[Features], num_perm: int, seed: int) -> np.ndarray:
+    """(n, num_perm) uint64 MinHash signatures: min over tokens of (a*x + b) mod 2^64, a and b drawn from seed."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(1, int(_PRIME), size=num_perm, dtype=np.uint64) | np.uint64(1)
+    b = rng.integers(0, int(_PRIME), size=num_perm, dtype=np.uint64)
+    out = np.empty((len(feats), num_perm), dtype=np.uint64)
+    cache: dict[frozenset, np.ndarray] = {}
+    for i, f in enumerate(feats):
+        x = token_hashes(f)
+        out[i] = (a[:, None] * x[None, :] + b[:, None]).min(axis=1)
+    del cache
+    return out
+
+
+def lsh_pairs(sigs: np.ndarray, bands: int) -> np.ndarray:
+    """Candidate pairs (m, 2) int64, i < j, unique: rows sharing all of a band's values, in any band."""
+    n, k = sigs.shape
+    if n < 2:
+        return np.empty((0, 2), dtype=np.int64)
+    rows = k // bands
+    found = []
+    mix = np.arange(1, rows + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    for bnd in range(bands):
+        chunk = sigs[:, bnd * rows:(bnd + 1) * rows]
+        # One 64-bit key per row of the band; a rare key collision only adds a candidate (verification is exact).
+        keys = np.bitwise_xor.reduce(chunk * mix[None, :], axis=1) ^ chunk[:, 0]
+        order = np.argsort(keys, kind="stable")
+        sk = keys[order]
+        for d in range(1, min(BUCKET_REACH, n - 1) + 1):
+            same = sk[d:] == sk[:-d]
+            if not same.any():
+                break
+            i = np.nonzero(same)[0]
+            found.append(np.stack([order[i], order[i + d]], axis=1))
+    if not found:
+        return np.empty((0, 2), dtype=np.int64)
+    pairs = np.concatenate(found).astype(np.int64)
+    pairs.sort(axis=1)
+    codes = np.unique(pairs[:, 0] * n + pairs[:, 1])
+    return np.stack([codes // n, codes % n], axis=1)
+
+
+class _UnionFind:
+    def __init__(self, n: int):
+        self.parent = list(range(n))
+
+    def find(self, x: int) -> int:
+        p = self.parent
+        while p[x] != x:
+            p[x] = p[p[x]]
+            x = p[x]
+        return x
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def verified_edges(feats: list[Features], pairs: np.ndarray, old: list[int | None], threshold: float,
+                   weighting: str, uf: _UnionFind, run: ClusterRun) -> None:
+    """Join the candidate pairs whose exact S > threshold; pairs of two already-clustered signatures are skipped,
+    and so are pairs already in one component."""
+    for x, y in pairs.tolist():
+        if old[x] is not None and old[y] is not None:
+            continue
+        if uf.find(x) == uf.find(y):
+            continue
+        run.compared += 1
+        if similarity(feats[x], feats[y], weighting) > threshold:
+            uf.union(x, y)
+
+
+def assign_ids(keys: list[str], weights: list[int], old: list[int | None], uf: _UnionFind) -> list[int]:
+    """Cluster id of each signature (see the module text for the rules)."""
+    comps: dict[int, list[int]] = {}
+    for i in range(len(keys)):
+        comps.setdefault(uf.find(i), []).append(i)
+    labels: list[int | None] = list(old)
+    fresh = []
+    for members in comps.values():
+        olds = [old[i] for i in members if old[i] is not None]
+        if olds:
+            for i in members:
+                if labels[i] is None:
+                    labels[i] = min(olds)
+        else:
+            fresh.append(members)
+    nxt = max((x for x in old if x is not None), default=-1) + 1
+    fresh.sort(key=lambda m: (-sum(weights[i] for i in m), min(keys[i] for i in m)))
+    for members in fresh:
+        for i in members:
+            labels[i] = nxt
+        nxt += 1
+    return [int(x) for x in labels]   # type: ignore[arg-type]
+
+
+def cluster_signatures(keys: list[str], feats: list[Features], weights: list[int], old: list[int | None],
+                       config: HangsConfig, pairs: np.ndarray | None = None) -> tuple[list[int], ClusterRun]:
+    """Cluster ids of every signature. keys: the signature keys; weights: events per signature; old: the id each
+    already has (None: new). pairs: candidate pairs from another engine (default: this module's MinHash LSH)."""
+    run = ClusterRun(signatures=len(keys), new_signatures=sum(1 for o in old if o is None))
+    uf = _UnionFind(len(keys))
+    if run.new_signatures:
+        if pairs is None:
+            pairs = lsh_pairs(minhash(feats, config.num_perm, config.seed), config.bands)
+        run.candidates = len(pairs)
+        verified_edges(feats, pairs, old, config.threshold, config.weighting, uf, run)
+    labels = assign_ids(keys, weights, old, uf)
+    run.new_clusters = len(set(labels) - {o for o in old if o is not None})
+    return labels, run
+
+
+def exact_labels(feats: list[Features], config: HangsConfig) -> list[int]:
+    """The all-pairs baseline (components of S > threshold over every pair): the F1 reference on a sample."""
+    n = len(feats)
+    uf = _UnionFind(n)
+    for x in range(n):
+        for y in range(x + 1, n):
+            if uf.find(x) != uf.find(y) and similarity(feats[x], feats[y], config.weighting) > config.threshold:
+                uf.union(x, y)
+    return [uf.find(i) for i in range(n)]
+
+
+def pairwise_f1(truth: list[int], got: list[int], weights: list[int] | None = None) -> float:
+    """Pairwise F1 of a clustering against a reference: over pairs of events (weights: events per item) put together
+    by either. 1.0 when neither puts any pair together."""
+    from collections import Counter
+    w = weights or [1] * len(truth)
+
+    def together(labels_a: list, labels_b: list | None = None) -> int:
+        c: Counter = Counter()
+        for i, lab in enumerate(labels_a):
+            key = (lab, labels_b[i]) if labels_b is not None else lab
+            c[key] += w[i]
+        return sum(v * (v - 1) // 2 for v in c.values())
+
+    tp, t, g = together(truth, got), together(truth), together(got)
+    if t == 0 and g == 0:
+        return 1.0
+    precision = tp / g if g else 1.0
+    recall = tp / t if t else 1.0
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
