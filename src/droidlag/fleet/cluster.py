@@ -49,11 +49,9 @@ def minhash(feats: list[Features], num_perm: int, seed: int) -> np.ndarray:
     a = rng.integers(1, int(_PRIME), size=num_perm, dtype=np.uint64) | np.uint64(1)
     b = rng.integers(0, int(_PRIME), size=num_perm, dtype=np.uint64)
     out = np.empty((len(feats), num_perm), dtype=np.uint64)
-    cache: dict[frozenset, np.ndarray] = {}
     for i, f in enumerate(feats):
         x = token_hashes(f)
         out[i] = (a[:, None] * x[None, :] + b[:, None]).min(axis=1)
-    del cache
     return out
 
 
@@ -141,14 +139,18 @@ def assign_ids(keys: list[str], weights: list[int], old: list[int | None], uf: _
 
 
 def cluster_signatures(keys: list[str], feats: list[Features], weights: list[int], old: list[int | None],
-                       config: HangsConfig, pairs: np.ndarray | None = None) -> tuple[list[int], ClusterRun]:
+                       config: HangsConfig, edges: np.ndarray | None = None) -> tuple[list[int], ClusterRun]:
     """Cluster ids of every signature. keys: the signature keys; weights: events per signature; old: the id each
-    already has (None: new). pairs: candidate pairs from another engine (default: this module's MinHash LSH)."""
+    already has (None: new). edges: pairs another engine already verified (S > threshold, not both old); by
+    default candidates come from this module's MinHash LSH and are verified here."""
     run = ClusterRun(signatures=len(keys), new_signatures=sum(1 for o in old if o is None))
     uf = _UnionFind(len(keys))
-    if run.new_signatures:
-        if pairs is None:
-            pairs = lsh_pairs(minhash(feats, config.num_perm, config.seed), config.bands)
+    if edges is not None:
+        run.compared = len(edges)
+        for x, y in edges.tolist():
+            uf.union(x, y)
+    elif run.new_signatures:
+        pairs = lsh_pairs(minhash(feats, config.num_perm, config.seed), config.bands)
         run.candidates = len(pairs)
         verified_edges(feats, pairs, old, config.threshold, config.weighting, uf, run)
     labels = assign_ids(keys, weights, old, uf)

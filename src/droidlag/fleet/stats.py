@@ -225,7 +225,7 @@ def _apps(rows: list[tuple]) -> dict:
     counts = [n for _, n in ranked]
     return {"anr_apps": len(ranked), "zipf": zipf_fit(counts, ZIPF_MIN_COUNT), "zipf_all_apps": zipf_fit(counts),
             "top10_share": _ratio(sum(n for _, n in ranked[:10]), total),
-            "top": [{"app": a, "anr": n} for a, n in ranked[:20]]}
+            "top": [{"app": a, "anr": n} for a, n in ranked[:20]], "ranked_counts": counts}
 
 
 def _shares(counts: dict[str, int]) -> dict:
