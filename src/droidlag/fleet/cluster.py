@@ -122,7 +122,7 @@ def assign_ids(keys: list[str], weights: list[int], old: list[int | None], uf: _
     labels: list[int | None] = list(old)
     fresh = []
     for members in comps.values():
-        olds = [old[i] for i in members if old[i] is not None]
+        olds = [o for o in (old[i] for i in members) if o is not None]
         if olds:
             for i in members:
                 if labels[i] is None:

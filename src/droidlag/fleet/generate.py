@@ -74,6 +74,7 @@ class FleetTruth:
     app_anr: dict[str, int] = field(default_factory=dict)
     group_anr: list[int] = field(default_factory=list)
     files: int = 0
+    events: list[dict] = field(default_factory=list)   # per event file: path, kind, group (template), app
 
 
 def load_templates(folder: str | Path) -> list[Template]:
@@ -108,6 +109,7 @@ def load_templates(folder: str | Path) -> list[Template]:
 def _mutate(t: Template, app: str, pid: int, when: datetime, fingerprint: str, rng: np.random.Generator) -> str:
     text = t.text
     first = _PID_LINE.search(text)
+    assert first is not None   # load_templates keeps only dumps with this header
     t0 = datetime.strptime(first.group(2), "%Y-%m-%d %H:%M:%S")
 
     def shift(m: re.Match) -> str:
@@ -118,7 +120,8 @@ def _mutate(t: Template, app: str, pid: int, when: datetime, fingerprint: str, r
     if t.kind == "anr":
         text = re.sub(rf"^Cmd line: {re.escape(t.app)}$", f"Cmd line: {app}", text, flags=re.M)
     text = _FP.sub(f"Build fingerprint: '{fingerprint}'", text)
-    text = _drop_deep_frame(text, first.start(), rng)
+    again = _PID_LINE.search(text)
+    text = _drop_deep_frame(text, again.start() if again else 0, rng)
     mapping: dict[str, str] = {}
 
     def addr(m: re.Match) -> str:
@@ -148,7 +151,7 @@ def _drop_deep_frame(text: str, start: int, rng: np.random.Generator) -> str:
 
 def zipf_counts(a: float, b: float) -> list[int]:
     """ANR count of each app rank: round(10^(b - a log10 r)) for every rank whose count is at least 1."""
-    out = []
+    out: list[int] = []
     r = 1
     while True:
         n = int(round(10 ** (b - a * np.log10(r))))
@@ -225,6 +228,8 @@ def generate_fleet(out: str | Path, anr_templates_dir: str | Path, gfxinfo_templ
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         (out / rel).write_text(_mutate(t, app, int(rng.integers(1000, 32768)), when, fp, rng), encoding="utf-8")
         rows.append(rel)
+        truth.events.append({"path": rel.as_posix(), "kind": kind, "group": g if kind == "anr" else -1 - g,
+                             "app": app, "device_id": phone["device_id"]})
         if kind == "anr":
             truth.app_anr[app] = truth.app_anr.get(app, 0) + 1
     rows += _write_sessions(out, phones, Path(gfxinfo_template), rng)

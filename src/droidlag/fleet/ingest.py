@@ -11,6 +11,7 @@ silent."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import os
 import time
 from collections import Counter
@@ -114,12 +115,15 @@ _UPSERT_DEVICE = ("INSERT INTO devices VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CON
 def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[tuple[ParsedInput, dict]], batch_no: int,
                  pause: Callable[[], None] | None = None) -> None:
     """One transaction: devices, inputs, events, sessions and new feature rows of the batch."""
-    devices, inputs, events, sessions, feats = {}, [], [], [], {}
+    devices: dict[str, dict] = {}
+    feats: dict[str, tuple] = {}
+    inputs, events, sessions = [], [], []
     for parsed, dev in batch:
-        d = devices.setdefault(dev["device_id"], dict(dev))
-        for k in DEVICE_FIELDS:
-            if d.get(k) is None:
-                d[k] = dev[k]
+        if parsed.status == "ok":   # a skipped or failed file says nothing about a phone
+            d = devices.setdefault(dev["device_id"], dict(dev))
+            for k in DEVICE_FIELDS:
+                if d.get(k) is None:
+                    d[k] = dev[k]
         h = parsed.content_hash
         inputs.append((h, parsed.path, parsed.format, dev["device_id"], parsed.status, parsed.reason, parsed.bytes,
                        len(parsed.events), len(parsed.sessions), parsed.warnings, batch_no))
@@ -132,8 +136,9 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[tuple[ParsedInput, 
                              s["slow_frames"], s["frozen_frames"]))
     con.begin()
     try:
-        con.executemany(_UPSERT_DEVICE, [tuple(d[k] for k in ("device_id",) + DEVICE_FIELDS)
-                                         for d in devices.values()])
+        if devices:
+            con.executemany(_UPSERT_DEVICE, [tuple(d[k] for k in ("device_id",) + DEVICE_FIELDS)
+                                             for d in devices.values()])
         con.executemany("INSERT OR IGNORE INTO inputs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", inputs)
         if pause is not None:   # tests: a kill lands here, mid-transaction
             pause()
@@ -158,9 +163,11 @@ def _parsed(files: list[Path], jobs: int) -> Iterator[ParsedInput]:
 
 
 def ingest(paths: Iterable[str | Path], db: str | Path, manifest: str | Path | None = None, jobs: int | None = None,
-           batch_size: int = 500, progress: Callable[[int, int], None] | None = None) -> IngestSummary:
+           batch_size: int = 500, progress: Callable[[int, int], None] | None = None,
+           parser: Callable[[list[Path]], Iterable[ParsedInput]] | None = None) -> IngestSummary:
     """Add every file under paths to the store at db (see the module text). jobs: worker processes (default: the
-    cores); progress(files_done, bytes_done) after each file. Returns what was added, skipped and why."""
+    cores); progress(files_done, bytes_done) after each file; parser: parses the files in order on another engine
+    (Spark's executors) instead of local worker processes. Returns what was added, skipped and why."""
     t0 = time.perf_counter()
     rows = read_manifest(manifest) if manifest else {}
     listed = _files(paths, manifest)
@@ -168,12 +175,14 @@ def ingest(paths: Iterable[str | Path], db: str | Path, manifest: str | Path | N
     con = connect(db)
     try:
         known = {r[0] for r in con.execute("SELECT content_hash FROM inputs").fetchall()}
-        batch_no = (con.execute("SELECT coalesce(max(batch), 0) FROM inputs").fetchone()[0] or 0) + 1
+        batch_no = (con.execute("SELECT coalesce(max(batch), 0) FROM inputs").fetchall()[0][0] or 0) + 1
         folder_of = {str(f): folder for f, folder in listed}
         pause = _test_pause()
         batch: list[tuple[ParsedInput, dict]] = []
         done = 0
-        for parsed in _parsed([f for f, _ in listed], jobs or os.cpu_count() or 1):
+        files, summary.already = _new_files([f for f, _ in listed], known)
+        parsed_all = parser(files) if parser is not None else _parsed(files, jobs or os.cpu_count() or 1)
+        for parsed in parsed_all:
             done += 1
             summary.bytes += parsed.bytes
             if progress is not None:
@@ -181,7 +190,7 @@ def ingest(paths: Iterable[str | Path], db: str | Path, manifest: str | Path | N
             if parsed.status == "failed" and not parsed.content_hash:
                 summary.failed.append((parsed.path, parsed.reason or "unreadable"))
                 continue
-            if parsed.content_hash in known:
+            if parsed.content_hash in known:   # the same content twice in this run
                 summary.already += 1
                 continue
             known.add(parsed.content_hash)
@@ -197,6 +206,24 @@ def ingest(paths: Iterable[str | Path], db: str | Path, manifest: str | Path | N
         con.close()
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def file_hash(path: Path) -> str | None:
+    """SHA-256 of a file's bytes, streamed (None when unreadable: the parser reports why)."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def _new_files(files: list[Path], known: set[str]) -> tuple[list[Path], int]:
+    """The files whose content is not in the store yet (hashing is far cheaper than parsing), and how many are."""
+    new = [f for f in files if file_hash(f) not in known]
+    return new, len(files) - len(new)
 
 
 def _account(summary: IngestSummary, parsed: ParsedInput) -> None:

@@ -58,7 +58,8 @@ def queries(epoch: str) -> dict[str, str]:
                               sum(CASE WHEN frames > 0 AND coalesce(frozen_frames, 0) >= %(frozen)s * frames
                                        THEN 1 ELSE 0 END) AS frozen_sessions
                        FROM sessions GROUP BY device_id) s ON s.device_id = d.device_id
-            ORDER BY d.device_id""" % {"slow": SLOW_SESSION_SHARE, "frozen": FROZEN_SESSION_SHARE},
+            ORDER BY d.device_id""".replace("%(slow)s", str(SLOW_SESSION_SHARE))
+                               .replace("%(frozen)s", str(FROZEN_SESSION_SHARE)),
         "apps": "SELECT app, kind, count(*) FROM events GROUP BY app, kind ORDER BY app, kind",
         "windows": f"""
             SELECT w, kind, count(DISTINCT device_id) FROM (
@@ -216,7 +217,7 @@ def zipf_fit(counts: list[int], min_count: int = 1) -> dict:
 
 
 def _apps(rows: list[tuple]) -> dict:
-    anr = Counter()
+    anr: Counter[str] = Counter()
     for app, kind, n in rows:
         if kind == "anr":
             anr[app] += int(n)

@@ -64,4 +64,4 @@ def _quote(p: Path) -> str:
 
 def table_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     """Row count of each table."""
-    return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+    return {t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in TABLES}
