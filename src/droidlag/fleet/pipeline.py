@@ -46,6 +46,22 @@ def _unpack(rows) -> tuple[list[str], list[Features], list[int], list[int | None
     return keys, feats, weights, old
 
 
+# Ties broken by name, so that the same clusters give the same table on every engine and run.
+_CLUSTERS = """
+    INSERT INTO clusters
+    WITH sig AS (SELECT f.cluster_id, f.signature, count(*) AS n FROM features f
+                 JOIN events e ON e.signature = f.signature GROUP BY f.cluster_id, f.signature),
+         rep AS (SELECT cluster_id, signature,
+                        row_number() OVER (PARTITION BY cluster_id ORDER BY n DESC, signature) AS rk,
+                        count(*) OVER (PARTITION BY cluster_id) AS sigs FROM sig),
+         cau AS (SELECT f.cluster_id, e.cause, count(*) AS n FROM features f
+                 JOIN events e ON e.signature = f.signature GROUP BY f.cluster_id, e.cause),
+         top AS (SELECT cluster_id, cause, row_number() OVER (PARTITION BY cluster_id ORDER BY n DESC, cause) AS rk
+                 FROM cau)
+    SELECT r.cluster_id, r.signature, r.sigs, t.cause FROM rep r
+    JOIN top t ON t.cluster_id = r.cluster_id AND t.rk = 1 WHERE r.rk = 1"""
+
+
 def save_clusters(con, keys: list[str], labels: list[int]) -> None:
     """Write each signature's cluster id and rebuild the clusters table (representative: the signature with the
     most events; cause: the majority cause of its events), in one transaction."""
@@ -58,12 +74,7 @@ def save_clusters(con, keys: list[str], labels: list[int]) -> None:
                     "WHERE features.signature = n.signature")
         con.unregister("new_labels")
         con.execute("DELETE FROM clusters")
-        con.execute("""
-            INSERT INTO clusters
-            SELECT cluster_id, arg_max(signature, n), count(DISTINCT signature), mode(cause) FROM (
-                SELECT f.cluster_id, f.signature, e.cause, count(*) OVER (PARTITION BY f.signature) AS n
-                FROM features f JOIN events e ON e.signature = f.signature) t
-            GROUP BY cluster_id""")
+        con.execute(_CLUSTERS)
         con.commit()
     except BaseException:
         con.rollback()
