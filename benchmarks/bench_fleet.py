@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import duckdb  # noqa: E402
 import pyarrow as pa  # noqa: E402
-from _corpus import corpus_root  # noqa: E402
 
+from _corpus import corpus_root  # noqa: E402
 from droidlag.fleet.cluster import cluster_signatures, exact_labels, pairwise_f1  # noqa: E402
 from droidlag.fleet.generate import FleetParams, generate_fleet, load_templates  # noqa: E402
 from droidlag.fleet.ingest import ingest  # noqa: E402

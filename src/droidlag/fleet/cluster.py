@@ -38,35 +38,74 @@ class ClusterRun:
     new_clusters: int = 0
 
 
-def weighted_tokens(f: Features) -> list[str]:
-    """The tokens MinHash summarizes: each generic token once, and each term repeated in proportion to its weight
-    (round(weight * TERM_COPIES), at least once). Their Jaccard index then follows the weighted overlap that S
-    measures: the same stack in another app (a process term of weight 1 differs) falls well below the near
-    duplicates (a deep frame of weight 0.03 differs), so the bands can tell them apart."""
-    out = sorted(f.generic)
+def _hash64(token: str) -> int:
+    import hashlib
+    return int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "little")
+
+
+def weighted_tokens(f: Features, cache: dict[str, int] | None = None) -> tuple[list[int], list[int]]:
+    """The tokens MinHash summarizes, as (64-bit hash, copies) pairs: each generic token once, and each term
+    repeated in proportion to its weight (round(weight * TERM_COPIES), at least once; copy i of a term hashes to
+    h + i * golden). Their Jaccard index then follows the weighted overlap that S measures: the same stack in
+    another app (a process term of weight 1 differs) falls well below the near duplicates (a deep frame of
+    weight 0.03 differs), so the bands can tell them apart."""
+    cache = {} if cache is None else cache
+    hashes, copies = [], []
+    for t in f.generic:
+        h = cache.get(t)
+        if h is None:
+            h = cache[t] = _hash64("g\0" + t)
+        hashes.append(h)
+        copies.append(1)
     for k, v in f.terms.items():
-        out.extend(f"{k}#{i}" for i in range(max(1, int(round(abs(v) * TERM_COPIES)))))
+        h = cache.get(k)
+        if h is None:
+            h = cache[k] = _hash64("t\0" + k)
+        hashes.append(h)
+        copies.append(max(1, int(round(abs(v) * TERM_COPIES))))
+    return hashes, copies
+
+
+def weighted_token_strings(f: Features) -> list[str]:
+    """The same weighted tokens as strings (copy i of term k is "k#i"), for engines that hash on their own."""
+    out = ["g\0" + t for t in sorted(f.generic)]
+    for k, v in sorted(f.terms.items()):
+        out.extend(f"t\0{k}#{i}" for i in range(max(1, int(round(abs(v) * TERM_COPIES)))))
     return out
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+MINHASH_ROWS = 512   # signatures hashed per numpy batch (bounds memory: rows x tokens x num_perm)
 
 
 def minhash(feats: list[Features], num_perm: int, seed: int) -> np.ndarray:
     """(n, num_perm) uint64 MinHash signatures of the weighted tokens: min over tokens of (a*x + b) mod 2^64, a and
-    b drawn from seed."""
-    import hashlib
+    b drawn from seed; computed a batch of signatures at a time."""
     rng = np.random.default_rng(seed)
     a = rng.integers(1, int(_PRIME), size=num_perm, dtype=np.uint64) | np.uint64(1)
     b = rng.integers(0, int(_PRIME), size=num_perm, dtype=np.uint64)
     out = np.empty((len(feats), num_perm), dtype=np.uint64)
     cache: dict[str, int] = {}
-    for i, f in enumerate(feats):
-        hs = []
-        for t in weighted_tokens(f):
-            h = cache.get(t)
-            if h is None:
-                h = cache[t] = int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(), "little")
-            hs.append(h)
-        x = np.array(hs or [0], dtype=np.uint64)
-        out[i] = (a[:, None] * x[None, :] + b[:, None]).min(axis=1)
+    for start in range(0, len(feats), MINHASH_ROWS):
+        hashes: list[int] = []
+        copies: list[int] = []
+        lengths = []
+        for f in feats[start:start + MINHASH_ROWS]:
+            h, c = weighted_tokens(f, cache)
+            if not h:
+                h, c = [0], [1]
+            hashes.extend(h)
+            copies.extend(c)
+            lengths.append(sum(c))
+        hs = np.asarray(hashes, dtype=np.uint64)
+        cs = np.asarray(copies, dtype=np.int64)
+        base = np.repeat(hs, cs)
+        # copy index within each term: 0..c-1
+        idx = np.arange(len(base)) - np.repeat(np.cumsum(cs) - cs, cs)
+        x = base + idx.astype(np.uint64) * _GOLDEN
+        v = a[None, :] * x[:, None] + b[None, :]
+        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        out[start:start + len(lengths)] = np.minimum.reduceat(v, offsets, axis=0)
     return out
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from droidlag.fleet.cluster import ClusterRun, cluster_signatures
+from droidlag.fleet.cluster import ClusterRun, cluster_signatures, weighted_token_strings
 from droidlag.fleet.parse import ParsedInput, parse_input
 from droidlag.fleet.pipeline import load_signatures, save_clusters
 from droidlag.fleet.stats import fleet_stats
@@ -24,11 +24,11 @@ from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import Features
 from droidlag.hangs.similarity import similarity
 
-# MinHashLSH's OR-amplified tables, and the token-set Jaccard distance under which a pair is a candidate. Exact S
-# decides; this only has to keep every pair with S above the threshold (a pair with S > 0.95 shares far more than
-# 40% of its tokens).
+# MinHashLSH's OR-amplified tables over the weighted tokens (droidlag.fleet.cluster.weighted_token_strings), and
+# the Jaccard distance under which a pair is a candidate. Exact S decides; this only has to keep the pairs with S
+# above the threshold (near duplicates share ~99% of their weighted tokens; the same stack in another app ~78%).
 NUM_HASH_TABLES = 8
-MAX_JACCARD_DISTANCE = 0.6
+MAX_JACCARD_DISTANCE = 0.15
 HASH_FEATURES = 1 << 20
 
 
@@ -74,7 +74,7 @@ def spark_edges(spark, feats: list[Features], old: list[int | None], config: Han
     """Verified edges (S > threshold) among the signatures: MinHashLSH's approximate similarity self-join gives
     the candidates, the exact S runs on the executors. Returns (edges (m, 2), candidates)."""
     from pyspark.ml.feature import HashingTF, MinHashLSH
-    rows = [(i, sorted(f.generic) + sorted(f.terms), old[i] is not None) for i, f in enumerate(feats)]
+    rows = [(i, weighted_token_strings(f), old[i] is not None) for i, f in enumerate(feats)]
     df = spark.createDataFrame(rows, "id INT, tokens ARRAY<STRING>, clustered BOOLEAN")
     df = HashingTF(inputCol="tokens", outputCol="v", numFeatures=HASH_FEATURES, binary=True).transform(df)
     model = MinHashLSH(inputCol="v", outputCol="h", numHashTables=NUM_HASH_TABLES, seed=config.seed).fit(df)
