@@ -146,3 +146,17 @@ def test_parquet_export_has_every_table_with_its_rows(small_fleet_db, tmp_path):
     for f in files:
         n = duckdb.sql(f"SELECT count(*) FROM '{f}'").fetchall()[0][0]
         assert n == counts[f.stem], f.stem
+
+
+def test_trace_sessions_count_the_frames_verdicts(corpus, tmp_path):
+    import polars as pl
+
+    from droidlag.frames import frames_from_file
+    trace = corpus / "traces" / "nowinandroid_pixel7pro_a13_atrace_frametimeline.perfetto-trace"
+    db = tmp_path / "f.duckdb"
+    assert ingest([trace], db, jobs=1).sessions > 0
+    frames = frames_from_file(trace).frames
+    want = (frames.height, frames.filter(pl.col("verdict").is_in(["SR", "FF"])).height,
+            frames.filter(pl.col("verdict") == "FF").height)
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT sum(frames), sum(slow_frames), sum(frozen_frames) FROM sessions").fetchall()[0] == want

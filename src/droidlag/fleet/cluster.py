@@ -109,18 +109,28 @@ def minhash(feats: list[Features], num_perm: int, seed: int) -> np.ndarray:
     return out
 
 
+def band_keys(sigs: np.ndarray, bands: int) -> np.ndarray:
+    """(bands, n) uint64: one key per row and band of the MinHash matrix (a rare key collision only adds a
+    candidate: verification is exact)."""
+    rows = sigs.shape[1] // bands
+    mix = np.arange(1, rows + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    out = np.empty((bands, sigs.shape[0]), dtype=np.uint64)
+    for bnd in range(bands):
+        chunk = sigs[:, bnd * rows:(bnd + 1) * rows]
+        out[bnd] = np.bitwise_xor.reduce(chunk * mix[None, :], axis=1) ^ chunk[:, 0]
+    return out
+
+
 def lsh_pairs(sigs: np.ndarray, bands: int) -> np.ndarray:
-    """Candidate pairs (m, 2) int64, i < j, unique: rows sharing all of a band's values, in any band."""
+    """Candidate pairs (m, 2) int64, i < j, unique: rows sharing all of a band's values, in any band; within a
+    bucket (ordered by row index), each row with the next BUCKET_REACH rows."""
     n, k = sigs.shape
     if n < 2:
         return np.empty((0, 2), dtype=np.int64)
-    rows = k // bands
     found = []
-    mix = np.arange(1, rows + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    all_keys = band_keys(sigs, bands)
     for bnd in range(bands):
-        chunk = sigs[:, bnd * rows:(bnd + 1) * rows]
-        # One 64-bit key per row of the band; a rare key collision only adds a candidate (verification is exact).
-        keys = np.bitwise_xor.reduce(chunk * mix[None, :], axis=1) ^ chunk[:, 0]
+        keys = all_keys[bnd]
         order = np.argsort(keys, kind="stable")
         sk = keys[order]
         for d in range(1, min(BUCKET_REACH, n - 1) + 1):

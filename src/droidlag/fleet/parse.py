@@ -140,17 +140,36 @@ def parse_input(path: str | Path, config: HangsConfig | None = None) -> ParsedIn
             out.meta = device_meta(_main_text(path, data, kind))
             if kind == "bugreport":
                 out.sessions = _bugreport_sessions(path, data)
+        elif kind in ("perfetto", "systrace"):
+            out.sessions = _trace_sessions(path)
         elif kind == "gfxinfo":
             out.sessions, out.warnings = _session_records(path, data)
             out.meta = device_meta(data[:1 << 20].decode("utf-8", "replace"))
         else:
-            out.status, out.reason = "skipped", f"not a thread dump, bugreport or gfxinfo (looks like {kind or 'nothing known'})"
+            out.status, out.reason = "skipped", (f"not a thread dump, bugreport, trace or gfxinfo (looks like "
+                                                 f"{kind or 'nothing known'})")
             return out
     except InputError as e:
         out.status, out.reason = "failed", str(e)
         return out
     if not out.events and not out.sessions:
-        out.reason = "read, but holds no ANR/SNR event and no gfxinfo session"
+        out.reason = "read, but holds no ANR/SNR event and no frame session"
+    return out
+
+
+def _trace_sessions(path: Path) -> list[dict]:
+    """One session per app process of a trace: its frames, and those droidlag.frames judged SR (slow) or FF
+    (frozen) by the buffer-aware verdict."""
+    from droidlag.frames import frames_from_file
+    from droidlag.frames.verdicts import FF, SR
+    frames = frames_from_file(path).frames
+    if not frames.height or "process" not in frames.columns:
+        return []
+    out = []
+    for (pid, process), g in sorted(frames.group_by(["pid", "process"]), key=lambda kv: (str(kv[0][1]), kv[0][0] or 0)):
+        verdicts = g["verdict"].to_list()
+        out.append({"app": process or f"pid {pid}", "frames": len(verdicts),
+                    "slow_frames": sum(v in (SR, FF) for v in verdicts), "frozen_frames": sum(v == FF for v in verdicts)})
     return out
 
 
