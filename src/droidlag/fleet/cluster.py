@@ -213,25 +213,35 @@ VERIFY_BATCH = 100_000
 EDGE_EPS = 1e-9
 
 
+def accepted(feats: list[Features], pairs: np.ndarray, threshold: float, weighting: str,
+             mat: FeatureMatrix | None = None) -> np.ndarray:
+    """Boolean mask of the pairs whose exact S > threshold: S in sparse batches, and the scalar S of droidlag.hangs
+    for pairs within EDGE_EPS of the threshold."""
+    mat = mat or FeatureMatrix(feats)
+    out = np.zeros(len(pairs), dtype=bool)
+    for start in range(0, len(pairs), VERIFY_BATCH):
+        chunk = pairs[start:start + VERIFY_BATCH]
+        s = mat.similarities(chunk[:, 0], chunk[:, 1], weighting)
+        near = np.abs(s - threshold) <= EDGE_EPS
+        ok = (s > threshold) & ~near
+        for k in np.nonzero(near)[0].tolist():
+            x, y = chunk[k]
+            ok[k] = similarity(feats[int(x)], feats[int(y)], weighting) > threshold
+        out[start:start + len(chunk)] = ok
+    return out
+
+
 def verified_edges(feats: list[Features], pairs: np.ndarray, old: list[int | None], threshold: float,
                    weighting: str, uf: _UnionFind, run: ClusterRun) -> None:
-    """Join the candidate pairs whose exact S > threshold (computed in sparse batches; pairs within EDGE_EPS of
-    the threshold by the scalar S); pairs of two already-clustered signatures are skipped."""
+    """Join the candidate pairs whose exact S > threshold (see `accepted`); pairs of two already-clustered
+    signatures are skipped."""
     if len(pairs) == 0:
         return
     is_old = np.array([o is not None for o in old])
     pairs = pairs[~(is_old[pairs[:, 0]] & is_old[pairs[:, 1]])]
-    mat = FeatureMatrix(feats)
-    for start in range(0, len(pairs), VERIFY_BATCH):
-        chunk = pairs[start:start + VERIFY_BATCH]
-        s = mat.similarities(chunk[:, 0], chunk[:, 1], weighting)
-        run.compared += len(chunk)
-        near = np.abs(s - threshold) <= EDGE_EPS
-        for x, y in chunk[(s > threshold) & ~near].tolist():
-            uf.union(x, y)
-        for x, y in chunk[near].tolist():
-            if similarity(feats[x], feats[y], weighting) > threshold:
-                uf.union(x, y)
+    run.compared += len(pairs)
+    for x, y in pairs[accepted(feats, pairs, threshold, weighting)].tolist():
+        uf.union(x, y)
 
 
 def assign_ids(keys: list[str], weights: list[int], old: list[int | None], uf: _UnionFind) -> list[int]:

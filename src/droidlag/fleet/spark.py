@@ -21,6 +21,7 @@ from droidlag.fleet.cluster import (
     BUCKET_REACH,
     FLEET_BANDS,
     ClusterRun,
+    accepted,
     band_keys,
     cluster_signatures,
     minhash,
@@ -32,7 +33,6 @@ from droidlag.fleet.stats import fleet_stats
 from droidlag.fleet.store import connect, export_parquet
 from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import Features
-from droidlag.hangs.similarity import similarity
 
 # MinHashLSH's OR-amplified tables over the weighted tokens (droidlag.fleet.cluster.weighted_token_strings), and
 # the Jaccard distance under which a pair is a candidate. Exact S decides; this only has to keep the pairs with S
@@ -75,6 +75,10 @@ class SparkEngine:
         self.spark = spark
         for t in ("devices", "events", "sessions", "features", "clusters"):
             spark.read.parquet(str(Path(parquet_dir) / f"{t}.parquet")).createOrReplaceTempView(t)
+
+        spark.catalog.clearCache()
+        for t in ("devices", "events", "sessions", "features"):
+            spark.table(t).cache()
 
     def rows(self, sql: str) -> list[tuple]:
         return [tuple(r) for r in self.spark.sql(sql).collect()]
@@ -137,10 +141,14 @@ def spark_edges(spark, feats: list[Features], old: list[int | None], config: Han
     threshold, weighting = config.threshold, config.weighting
 
     def verify(part):
-        import math  # noqa: F401 - executors rebuild Features from plain tuples
+        pairs = np.array(list(part), dtype=np.int64).reshape(-1, 2)
+        if not len(pairs):
+            return
         fs = [Features(frozenset(g), dict(t), n) for g, t, n in bc.value]
-        for x, y in part:
-            yield x, y, similarity(fs[x], fs[y], weighting) > threshold
+        # The embedded path's verification (sparse batches, scalar S at the threshold's edge); old-old pairs were
+        # left out by the candidate query.
+        ok = accepted(fs, pairs, threshold, weighting)
+        yield from ((int(x), int(y), bool(k)) for (x, y), k in zip(pairs.tolist(), ok))
 
     checked = cand.mapPartitions(verify).collect()
     edges = np.array(sorted((x, y) for x, y, ok in checked if ok), dtype=np.int64).reshape(-1, 2)
