@@ -165,6 +165,28 @@ def bench_ingest(corpus: Path, phones: int, tmp: Path) -> None:
           f"{raw / 1e6 / t_floor:.0f} MB/s, ratio {mbs / (raw / 1e6 / t_floor):.3f}")
     print(f"[ingest] store {size / 1e6:.1f} MB = {size / raw:.3f}x the raw text (goal <= 0.5x); driver peak RSS "
           f"{rss_mb():.0f} MB (before ingest {rss0:.0f} MB)")
+    cluster_store(db)
+    paper_beside(store_stats(db))
+
+
+def paper_beside(st: dict) -> None:
+    """The generated fleet's statistics beside the paper's figures (a SYNTHETIC fleet: its numbers follow the
+    generator's parameters, not the paper's phones)."""
+    z, c, i = st["apps"]["zipf"], st["correlations"], st["intervals"]["anr_to_next_snr"]
+    comp = st["cohorts"].get("comparison", {})
+    rows = [("phones with ANR/SNR per ten days", f"{100 * (st['ten_day_windows']['mean_share_any'] or 0):.0f}%", "29%"),
+            ("Zipf a, b, R^2", f"{z['a']:.2f}, {z['b']:.2f}, {z['r2']:.2f}", "1.41, 4.31, 0.92"),
+            ("top-10 apps' ANR share", f"{100 * st['apps']['top10_share']:.0f}%", "60%"),
+            ("ANR-SNR correlation (per phone)", f"{c['anr_snr_per_phone']:.2f}", "0.73"),
+            ("SR-FF correlation (per phone)", f"{c['sr_ff_per_phone']:.2f}", "0.93"),
+            ("ANR -> next SNR median / mean (days)", f"{i.get('median_days', 0):.2f} / {i.get('mean_days', 0):.2f}",
+             "0.95 / 2.19"),
+            ("three largest clusters' share", f"{100 * st['clusters']['top3_share']:.0f}%", "74%"),
+            ("cohort change ANR / SNR per phone", f"{100 * comp.get('anr_change', 0):+.0f}% / "
+             f"{100 * comp.get('snr_change', 0):+.0f}%", "-32% / -47%")]
+    print("[fleet stats] SYNTHETIC generated fleet (its parameters: Zipf a=1.41, fix x0.68/x0.53) | paper")
+    for name, ours, paper in rows:
+        print(f"[fleet stats]   {name}: {ours} | {paper}")
 
 
 def bench_spark(temps: list[Features], n: int, tmp: Path) -> None:
