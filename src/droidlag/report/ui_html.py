@@ -104,16 +104,30 @@ def layouts_section(report: dict) -> str:
 
 
 def compare_section(cmp: dict) -> str:
-    """Before/after: SR/FF change beside the UI findings that were fixed."""
+    """Before/after: SR/FF change beside the UI findings that were fixed (and any new ones)."""
     rows = [[k, cmp["before"].get(k), cmp["after"].get(k), cmp["change"].get(k)] for k in cmp.get("change", {})]
-    fixed = cmp.get("fixed_findings") or []
+    fixed, new = cmp.get("fixed_findings") or [], cmp.get("new_findings") or []
     notes = "".join(f'<p class="warn">{e(n)}</p>' for n in cmp.get("notes") or [])
-    return (f'<section class="ui-compare"><h2>Before and after</h2><p>{e(cmp.get("before_trace"))} &rarr; '
-            f'{e(cmp.get("after_trace"))}</p>{notes}'
-            + _table(["measure", "before", "after", "change"], rows)
-            + (f"<h3>UI findings fixed ({len(fixed)})</h3>" + _table(
-                ["file", "kind", "view", "id"], [[f["file"], f["kind"], f["view_class"], f.get("view_id") or ""]
-                                                 for f in fixed]) if fixed else "")
+    if cmp.get("not_possible_reason"):
+        notes = f'<p class="bad">Comparison not possible: {e(cmp["not_possible_reason"])}</p>' + notes
+    apps = cmp.get("apps") or {}
+    head = (f'<p>{e(cmp.get("before_trace"))} ({e(", ".join((apps.get("before") or [])[:2]) or "no app frames")}) '
+            f'&rarr; {e(cmp.get("after_trace"))} ({e(", ".join((apps.get("after") or [])[:2]) or "no app frames")})</p>')
+    lay = ""
+    if "findings_before_counts" in cmp:
+        def kinds(c: dict) -> str:
+            return ", ".join(f"{k} {v}" for k, v in c.items()) or "none"
+        lay = (f'<p>Layout findings before ({e(cmp.get("layouts_before"))}): {e(kinds(cmp["findings_before_counts"]))}; '
+               f'after ({e(cmp.get("layouts_after"))}): {e(kinds(cmp["findings_after_counts"]))}.</p>')
+
+    def findings_table(title: str, fs: list[dict]) -> str:
+        return (f"<h3>{e(title)} ({len(fs)})</h3>" + _table(
+            ["file:line", "kind", "view", "id", "layers"],
+            [[f'{f["file"]}:{f["line"]}', f["kind"], f["view_class"], f.get("view_id") or "", f.get("layers")]
+             for f in fs])) if fs else ""
+    return (f'<section class="ui-compare"><h2>Before and after</h2>{head}{notes}'
+            + _table(["measure", "before", "after", "change"], rows) + lay
+            + findings_table("UI findings fixed", fixed) + findings_table("UI findings new after the change", new)
             + "</section>")
 
 

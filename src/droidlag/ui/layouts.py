@@ -19,6 +19,7 @@ PLAIN_GROUPS = {
     "androidx.appcompat.widget.LinearLayoutCompat", "android.support.v7.widget.LinearLayoutCompat",
 }
 NOT_VIEWS = {"requestFocus", "tag", "include-unresolved"}
+FRAGMENT_TAGS = {"fragment", "androidx.fragment.app.FragmentContainerView"}
 # Attributes that give a wrapper a job of its own (it animates, handles insets, casts a shadow, draws on top).
 JOB_ATTRS = ("android:animateLayoutChanges", "android:fitsSystemWindows", "android:elevation", "android:foreground",
              "android:visibility", "android:alpha", "android:translationZ", "android:stateListAnimator",
@@ -272,6 +273,9 @@ class _Checker:
             return
         views = n.views
         if not views:
+            # an <include> always inflates a view, even when its layout is not among the sources read
+            if any(c.el.tag == "include-unresolved" for c in n.children):
+                return
             if not n.file_root and not any(n.get(a) for a in JOB_ATTRS) and not n.get("android:id") \
                     and not n.get("android:background") and not n.get("style") and not _ignored(n, "UselessLeaf"):
                 self.add(n, "useless-leaf", 1, "this layout has no children and no background: remove it (a "
@@ -280,8 +284,10 @@ class _Checker:
         if len(views) != 1 or len(n.children) != 1 or any(n.get(a) for a in WRAPPER_JOB_ATTRS):
             return
         c = views[0]
-        if c.el.tag == "include-unresolved" or c.get("android:visibility"):
-            return
+        if c.el.tag == "include-unresolved" or c.get("android:visibility") or _ignored(c, "UselessParent"):
+            return   # lint reports UselessParent on the child, so that is where tools:ignore suppresses it
+        if n.get("android:id") and c.tag in FRAGMENT_TAGS:
+            return   # a fragment container: transactions place fragments into its id, which a <fragment> cannot host
         n_bg, c_bg = n.get("android:background"), c.get("android:background")
         if (n_bg and c_bg) or (n.get("android:foreground") and c.get("android:foreground")):
             return
@@ -293,8 +299,9 @@ class _Checker:
                      "two into one layout (move the attributes of one onto the other)", lf.name)
         elif _fills(c, n) and not _has_padding(n) and not (n_bg and _has_margin(c)):
             self.add(n, "useless-parent", 1, f"{n.simple} only wraps {c.simple}, which fills it: remove the wrapper "
-                     "and give its layout params" + (", id" if n.get("android:id") else "")
-                     + (" and background" if n_bg else "") + f" to the {c.simple}", lf.name)
+                     "and give its layout params" + (", id" if n.get("android:id") else "") + f" to the {c.simple}"
+                     + ((" and its background to the fragment's own root layout" if c.tag in FRAGMENT_TAGS else
+                         f" and its background to the {c.simple}") if n_bg else ""), lf.name)
 
     def _background(self, n: Node, lf: LayoutFile, rv: Resolver, bg: Paint | None, window: Paint | None,
                     opaque_above: bool) -> None:
