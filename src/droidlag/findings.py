@@ -218,6 +218,70 @@ def analyze(paths: list[str | Path], progress: Callable[[str], None] | None = No
     return findings
 
 
+def expand_inputs(paths: list[str | Path], tmp: Path) -> list[InputFile]:
+    """Every input under `paths` as `analyze` finds it: files, folders, and the files inside zip archives
+    (extracted under `tmp`, named `archive!entry`)."""
+    return _expand_archives(discover(paths), tmp)
+
+
+def usable_inputs(items: list[InputFile]) -> list[InputFile]:
+    """Inputs something was read from: an archive only holds inputs, so it does not count by itself."""
+    return [i for i in items if i.status == "analyzed" and i.kind != "zip"]
+
+
+def trace_summaries(paths: list[str | Path]) -> tuple[list[dict], list[InputFile]]:
+    """`Trace.summary()` of every trace among the inputs (files, folders, zip archives), named as the user knows
+    them; the inputs come back with their status and reason. Never raises for bad input."""
+    from droidlag.io import read_trace
+
+    out: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="droidlag-") as tmp:
+        items = _expand_archives(discover(paths), Path(tmp))
+        for item in items:
+            if item.status != "pending":
+                continue
+            if item.kind not in TRACE_KINDS:
+                item.status, item.reason = "skipped", f"{item.kind} data, not a trace"
+                continue
+            try:
+                info = read_trace(item.path).summary()
+            except InputError as e:
+                item.status, item.reason = "failed", e.reason
+                continue
+            info["path"] = item.display or str(item.path)
+            out.append(info)
+            item.status = "analyzed"
+    return out, items
+
+
+def frames_reports(paths: list[str | Path], config=None) -> tuple[list[FramesReport], list[InputFile]]:
+    """The frames report of every trace and gfxinfo text among the inputs (files, folders, zip archives), as
+    `analyze` finds them; the inputs come back with their status and reason. Never raises for bad input."""
+    from droidlag.frames import analyze_frames as _frames
+    from droidlag.frames import frames_from_file
+    from droidlag.io import read_trace
+
+    reports: list[FramesReport] = []
+    with tempfile.TemporaryDirectory(prefix="droidlag-") as tmp:
+        items = _expand_archives(discover(paths), Path(tmp))
+        for item in items:
+            if item.status != "pending":
+                continue
+            if item.kind not in TRACE_KINDS + ("gfxinfo",):
+                item.status, item.reason = "skipped", f"{item.kind} data holds no frames"
+                continue
+            try:
+                report = (_frames(read_trace(item.path), config) if item.kind in TRACE_KINDS
+                          else frames_from_file(item.path, config))
+            except InputError as e:
+                item.status, item.reason = "failed", e.reason
+                continue
+            report.path = item.display or str(item.path)
+            reports.append(report)
+            item.status = "analyzed"
+    return reports, items
+
+
 def _analyze_one(item: InputFile, findings: Findings, hang_items: list[InputFile]) -> None:
     if item.kind in TRACE_KINDS:
         from droidlag.io import read_trace

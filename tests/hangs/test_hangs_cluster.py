@@ -92,11 +92,14 @@ def test_agreement_with_weak_groups(corpus, corpus_report):
     # Verified by reading the dumps: at 0.95 the xCrash ABIs split (abi token and meminfo bucket differ) and the
     # WebSocket onClose entry point splits from onClick; no pair of different groups is merged.
     tp, fp, fn = _agreement(corpus, corpus_report)
-    assert fp == 0 and tp + fn == 40
+    # The one joined pair of different groups: JaynmBo (G10) and libill pid 9006 (G04) both have an idle main
+    # (nativePollOnce, nothing blocked). Idle-main events share the "idle" mechanism key (issue 11; the
+    # anr-reports labels group idle mains across apps), where this CSV keeps them apart per app.
+    assert fp == 1 and tp + fn == 40
     rep = analyze_hangs([corpus / "anr"], HangsConfig(threshold=0.9))
     tp, fp, fn = _agreement(corpus, rep)
     # the one miss: libill pid 9209's main is in System.runFinalization <- onClick, not idle as the CSV says
-    assert (tp, fp, fn) == (39, 0, 1)
+    assert (tp, fp, fn) == (39, 1, 1)
 
 
 def test_websocket_onclick_files_one_cluster(corpus_report):

@@ -85,4 +85,7 @@ def test_whole_corpus_no_crash(corpus):
 def test_memory_cause_from_d_state_swap_wait_channel(corpus):
     (e,) = _events(corpus, "sentry_thread_dump_with_subject_header.txt")
     assert e.cause == "insufficient_memory"
-    assert e.evidence["cause"] == {"thread": "sysTid 12236", "wchan": "swap_readpage", "state": "D"}
+    ev = e.evidence["cause"]
+    assert {k: ev[k] for k in ("thread", "wchan", "state")} == {"thread": "sysTid 12236", "wchan": "swap_readpage",
+                                                                 "state": "D"}
+    assert ev["key"] == "memory:reclaim" and "reclaim" in ev["words"]

@@ -58,8 +58,11 @@ def test_deadlock_headline_names_every_member(corpus: Path):
     findings = analyze([corpus / AIDL])
     heads = findings.headlines()
     assert heads[0]["kind"] == "deadlock"
-    for tid in ("800", "807", "808", "815"):
-        assert f"tid {tid}" in heads[0]["text"]
+    # the tid shown is the one the JSON calls `tid` (issue 11), each member with its process where it differs
+    (ev,) = [e for e in findings.hangs.to_dict()["events"] if e["deadlock"]]
+    assert len(ev["deadlock"]) == 4
+    for m in ev["deadlock"]:
+        assert f"{m['name']} (" in heads[0]["text"] and f"tid {m['tid']}" in heads[0]["text"]
 
 
 def _zip(entries: dict[str, bytes]) -> bytes:

@@ -59,7 +59,8 @@ def run(args) -> int:
             bar.close()
     paired = analyze_compare.pair(args, findings)
     written = write_outputs(findings, out)
-    used = [i for i in findings.inputs if i.status == "analyzed"]
+    from droidlag.findings import usable_inputs
+    used = usable_inputs(findings.inputs)
     if args.json:
         import json
         print_json(json.loads(written["findings.json"].read_text(encoding="utf-8")))
@@ -79,7 +80,7 @@ def _print_summary(findings, written: dict, n_used: int) -> None:
     heads = [h for h in findings.headlines() if h["severity"] > 0]
     skipped = [i for i in findings.inputs if i.status in ("skipped", "failed")]
     print(f"droidlag: {n_used} input(s) analyzed, {len(skipped)} skipped")
-    if not heads:
+    if not heads and n_used:
         print("  no slow frames, frozen frames, ANRs or SNRs found")
     for h in heads[:10]:
         mark = {"bad": "!!", "warn": "! ", "ok": "ok"}.get(h.get("level"), "  ")

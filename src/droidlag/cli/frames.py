@@ -7,7 +7,8 @@ import argparse
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("frames", help="slow rendering / frozen frames (naive and buffer-aware) and their root "
                                       "causes, from a Perfetto/systrace trace or `dumpsys gfxinfo framestats` text")
-    p.add_argument("path", help="Perfetto trace, systrace/atrace file, or dumpsys gfxinfo output")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="Perfetto traces, systrace/atrace files, dumpsys "
+                   "gfxinfo output, folders or zip archives of them")
     p.add_argument("--app", help="only this app (package / process name)")
     p.add_argument("--vsync-ms", type=float, help="the panel's vsync period in ms (default: from the trace)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -17,8 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args) -> int:
     import sys
 
-    from droidlag.cli.common import EXIT_USAGE, print_json
-    from droidlag.frames import FramesConfig, frames_from_file
+    from droidlag.cli.common import EXIT_NO_INPUT, EXIT_USAGE, print_json
+    from droidlag.findings import frames_reports
+    from droidlag.frames import FramesConfig
 
     try:
         config = FramesConfig(app=args.app,
@@ -26,11 +28,22 @@ def run(args) -> int:
     except ValueError as e:
         print(f"droidlag frames: {e} (--vsync-ms {args.vsync_ms})", file=sys.stderr)
         return EXIT_USAGE
-    report = frames_from_file(args.path, config)
+    reports, inputs = frames_reports(args.paths, config)
+    if not reports:
+        why = "; ".join(f"{i.display or i.path}: {i.reason}" for i in inputs if i.reason)[:2000]
+        print(f"droidlag frames: no trace or gfxinfo text could be read ({why or 'no input files'})",
+              file=sys.stderr)
+        return EXIT_NO_INPUT
     if args.json:
-        print_json(report.to_dict())
+        print_json(reports[0].to_dict() if len(reports) == 1 and len(args.paths) == 1 and not
+                   any(i.kind == "zip" for i in inputs) else
+                   {"reports": [r.to_dict() for r in reports], "inputs": [i.to_dict() for i in inputs]})
         return 0
-    _print(report)
+    for report in reports:
+        _print(report)
+    for i in inputs:
+        if i.status in ("skipped", "failed"):
+            print(f"{i.display or i.path}: {i.status}: {i.reason}")
     return 0
 
 
@@ -45,8 +58,16 @@ def _print(report) -> None:
         print(f"  naive (16.67 ms / 700 ms):  SR {s['sr_naive']} ({_fmt(s['sr_naive_pct'], '%')}), "
               f"FF {s['ff_naive']} ({_fmt(s['ff_naive_pct'], '%')})")
         vs = s.get("naive_vsync_period")
+        rates = s.get("refresh_rates") or []
+        if len(rates) > 1:
+            print("  panel:                      " + ", ".join(
+                f"{r['hz']:g} Hz ({r['frames']} frames, SR {r['sr_vsync']})" for r in rates))
         if vs:
-            print(f"  naive (vsync {vs['vsync_period_ms']} ms):       SR {vs['sr']} ({_fmt(vs['sr_pct'], '%')})")
+            hz = f", {1000 / vs['vsync_period_ms']:.0f} Hz" if vs['vsync_period_ms'] else ""
+            print(f"  naive (vsync {vs['vsync_period_ms']} ms{hz}{' and others' if len(rates) > 1 else ''}): "
+                  f"SR {vs['sr']} ({_fmt(vs['sr_pct'], '%')})")
+        if s.get("incomplete_frames"):
+            print(f"  incomplete (no end in the trace, not counted): {s['incomplete_frames']}")
         print(f"  buffer-aware:               SR {_fmt(s['sr'])} ({_fmt(s['sr_pct'], '%')}), "
               f"FF {_fmt(s['ff'])} ({_fmt(s['ff_pct'], '%')})")
         if s.get("not_possible_reason"):
@@ -59,13 +80,28 @@ def _print(report) -> None:
             print(f"  vs FrameTimeline ({agree['frames']} frames, {agree['frametimeline_app_jank']} app jank, "
                   f"{agree['buffer_stuffing_only']} buffer stuffing): naive precision {_fmt(n['precision'])} "
                   f"recall {_fmt(n['recall'])}")
+            for layer in agree.get("by_layer") or []:
+                print(f"    layer {layer['process'] or layer['pid']} / {layer['layer']}: {layer['frames']} frames, "
+                      f"{layer['frametimeline_app_jank']} app jank; over 16.67 ms {layer['naive_sr_ff']}, agree "
+                      f"{layer['agree']}, false alarms {layer['naive_fp']}, missed {layer['naive_fn']}")
         for c in s["causes"][:6]:
-            print(f"  cause {c['name']:<18} in {c['frames']} SR/FF frames, mean share {_fmt(c['mean_share'])} "
+            print(f"  cause {c['name']:<18} led {c.get('leading')} of {c['frames']} SR/FF frames it was in, "
+                  f"{_fmt(c.get('cost_over_budget_ms'), ' ms')} over budget, mean share {_fmt(c['mean_share'])} "
                   f"(normal {_fmt(c['mean_normal_share'])})")
+        r = s.get("paper_rollups") or {}
+        if r.get("sr_ff_frames"):
+            cc, ds, cpu = r["cause_classes"], r["dominant_stage"], r.get("cpu_utilisation") or {}
+            print(f"  paper roll-ups: cause classes {cc['pct']} (paper {cc['paper_pct']}); dominant stage "
+                  f"{ds.get('dominant')} (paper {ds['paper']}); CPU busy SR {_fmt(cpu.get('sr_pct'), '%')}, "
+                  f"FF {_fmt(cpu.get('ff_pct'), '%')}, normal {_fmt(cpu.get('normal_pct'), '%')}")
     for g in s.get("gfxinfo_summaries") or []:
         print(f"  {g['process']}: {g['total_frames_rendered']} frames rendered, Android counts "
               f"{g['janky_frames']} janky ({_fmt(g['janky_percent'], '%')}); histogram: SR {_fmt(g['sr_naive_histogram'])}"
               f", FF {_fmt(g['ff_naive_histogram'])}")
+    for p in s.get("frame_pacing") or []:
+        print(f"  pacing {p.get('process') or p['pid']} / {p.get('producer')}: {p['buffers']} buffers, target "
+              f"{p['target_fps']} fps; over 1.5x {p['over_1.5x']} ({p['over_1.5x_pct']}%), over 2x {p['over_2.0x']}, "
+              f"stutter runs {p['stutter_runs']}, longest interval {p['interval_ms']['max']} ms")
     for n in report.notes:
         print(f"  note: {n}")
     for w in report.warnings[:5]:

@@ -35,26 +35,36 @@ def _reports(item) -> list:
 
 
 def run(args) -> int:
+    import tempfile
+    from pathlib import Path
+
     from tqdm import tqdm
 
     from droidlag.cli.common import EXIT_NO_INPUT, print_json
     from droidlag.errors import InputError
-    from droidlag.io.inputs import discover
+    from droidlag.findings import expand_inputs
 
-    items = discover(args.paths)
     reports, skipped = [], []
-    for item in tqdm(items, desc="gc device", unit="file", file=sys.stderr, leave=False, disable=None):
-        if item.status != "pending":
-            skipped.append({"path": str(item.path), "reason": item.reason})
-            continue
-        try:
-            got = _reports(item)
-        except InputError as e:
-            skipped.append({"path": str(item.path), "reason": str(e)})
-            continue
-        if not got:
-            skipped.append({"path": str(item.path), "reason": f"no GC data is read from {item.kind} input"})
-        reports += got
+    with tempfile.TemporaryDirectory(prefix="droidlag-") as tmp:   # zip archives are opened as analyze opens them
+        items = expand_inputs(args.paths, Path(tmp))
+        for item in tqdm(items, desc="gc device", unit="file", file=sys.stderr, leave=False, disable=None):
+            name = item.display or str(item.path)
+            if item.kind == "zip" and item.status == "analyzed":
+                continue     # its files follow
+            if item.status != "pending":
+                skipped.append({"path": name, "reason": item.reason})
+                continue
+            try:
+                got = _reports(item)
+            except InputError as e:
+                skipped.append({"path": name, "reason": str(e)})
+                continue
+            if not got:
+                skipped.append({"path": name, "reason": f"no GC data is read from {item.kind} input"})
+            for r in got:
+                if item.display and hasattr(r, "source"):
+                    r.source = str(r.source).replace(str(item.path), item.display)
+            reports += got
     if args.json:
         print_json({"reports": [r.to_dict() for r in reports], "skipped": skipped})
     else:

@@ -34,7 +34,12 @@ def run(args) -> int:
     if bar is not None:
         bar.close()
     if args.json:
-        print_json(report.to_dict())
+        from droidlag.report.narrative import hang_sentence, wait_for_graph
+        d = report.to_dict()
+        for ev in d["events"]:   # as in findings.json (docs/findings-schema.md)
+            ev["wait_for_graph"] = wait_for_graph(ev)
+            ev["sentence"] = hang_sentence(ev)
+        print_json(d)
     else:
         _print_summary(report)
     if not report.events and len(report.errors) == report.files:
@@ -58,20 +63,29 @@ def _print_summary(report) -> None:
             crit = ", ".join(n.label() for n in e.critical_threads)
             where = f"cluster {e.cluster}"
         dl = "  DEADLOCK" if e.deadlock else ""
-        print(f"\n[{e.kind.upper()}] {e.process} (pid {e.pid})  {where}  cause: {e.cause}{dl}")
+        pid = f" (pid {e.pid})" if e.pid is not None else ""
+        print(f"\n[{e.kind.upper()}] {e.process or 'process not named in the report'}{pid}  {where}  "
+              f"cause: {e.cause}{dl}")
         print(f"  source:   {e.source}")
         print(f"  blocked:  {e.blocked_thread.label()}")
         for s in e.chain[1:]:
             via = s["edge"]
             print(f"    -> {s['node'].label()}  ({via.kind}{' ' + via.lock if via.lock else ''}; {via.how})")
         print(f"  critical: {crit}")
+        words = (e.evidence.get("cause") or {}).get("words")
+        if words:
+            print(f"  why:      {words}")
     if report.clusters:
         print("\nclusters (largest first):")
         shared = {e.id for e in report.events if len(e.clusters) > 1}
         for c in report.clusters:
             also = sum(1 for m in c["members"] if m in shared)
             note = f" ({also} also in other clusters)" if also else ""
-            print(f"  #{c['id']}: {c['size']} event(s){note}, cause {c['cause']}, "
+            if c.get("unknown"):
+                print(f"  #{c['id']}: unknown bucket, {c['size']} event(s) with no stack to compare (not a cluster)")
+                continue
+            sig = "; ".join(c.get("signature") or []) or "no app frame"
+            print(f"  #{c['id']}: {c['size']} event(s){note}, cause {c['cause']}, signature {sig}, "
                   f"representative {c['representative']}")
     for w in report.warnings[:20]:
         print(f"warning: {w}", file=sys.stderr)

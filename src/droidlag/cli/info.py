@@ -7,20 +7,33 @@ import argparse
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("info", help="what a trace holds: processes, threads, slices, sched, binder, block I/O, "
                                     "FrameTimeline (Perfetto or systrace/atrace)")
-    p.add_argument("path", help="Perfetto trace (.perfetto-trace/.pftrace/.pb, gzip ok) or systrace/atrace file")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="Perfetto traces (.perfetto-trace/.pftrace/.pb, gzip "
+                   "ok), systrace/atrace files, folders or zip archives of them")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from droidlag.cli.common import print_json
-    from droidlag.io import read_trace
+    import sys
 
-    trace = read_trace(args.path)
-    info = trace.summary()
+    from droidlag.cli.common import EXIT_NO_INPUT, print_json
+    from droidlag.findings import trace_summaries
+
+    infos, inputs = trace_summaries(args.paths)
+    if not infos:
+        why = "; ".join(f"{i.display or i.path}: {i.reason}" for i in inputs if i.reason)[:2000]
+        print(f"droidlag info: no trace could be read ({why or 'no input files'})", file=sys.stderr)
+        return EXIT_NO_INPUT
     if args.json:
-        print_json(info)
+        print_json(infos[0] if len(infos) == 1 and len(args.paths) == 1 and not
+                   any(i.kind == "zip" for i in inputs) else infos)
         return 0
+    for info in infos:
+        _print(info)
+    return 0
+
+
+def _print(info: dict) -> None:
     print(f"{info['path']}: {info['format']} trace, {info['duration_ns'] / 1e9:.3f} s")
     rows = [
         ("processes", info["processes"]), ("threads", info["threads"]), ("slices", info["slices"]),
@@ -40,4 +53,3 @@ def run(args) -> int:
         print("  cpu classes (guessed):  " + " ".join(f"{c}:{k}" for c, k in classes.items()))
     for w in info["warnings"]:
         print(f"  warning: {w['message']}")
-    return 0

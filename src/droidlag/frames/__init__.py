@@ -17,10 +17,10 @@ def frames_from_file(path: str | Path, config: FramesConfig | None = None) -> Fr
     """Read a trace or `dumpsys gfxinfo` text (chosen by content) and analyze its frames. InputError for files
     that are neither."""
     from droidlag.io import read_trace
-    from droidlag.io.detect import GFXINFO, load
+    from droidlag.io.detect import GFXINFO, load, sniff_path
 
-    kind, data, warnings = load(path)
-    if kind == GFXINFO:
+    if sniff_path(path) == GFXINFO:   # traces are read once, by read_trace (streamed where it can)
+        kind, data, warnings = load(path)
         from droidlag.io.gfxinfo import read_gfxinfo
         dump = read_gfxinfo(data, str(path))
         dump.warnings[:0] = warnings

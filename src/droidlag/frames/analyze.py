@@ -13,6 +13,9 @@ import polars as pl
 from droidlag.frames.block_io import block_baseline
 from droidlag.frames.causes import SYSTEM_FACTORS, CauseAnalyzer, baseline, rank_causes
 from droidlag.frames.config import FramesConfig
+from droidlag.frames.pacing import frame_pacing
+from droidlag.frames.refresh import main_period, period_at, refresh_segments, vsync_ticks
+from droidlag.frames.rollups import paper_rollups
 from droidlag.frames.segment import STAGES, segment_frames, surfaceflinger_pids
 from droidlag.frames.summary import summarize
 from droidlag.frames.verdicts import FF, NOT_POSSIBLE, OK, SR, apply_verdicts, naive_expr
@@ -20,6 +23,10 @@ from droidlag.gc.evidence import frames_with_gc
 from droidlag.models.gfxinfo import GfxinfoDump
 from droidlag.models.trace import Trace
 
+# A slow frame whose critical path has sched data for less than this fraction of its time gets no cause.
+MIN_SCHED_COVERAGE = 0.5
+NO_SCHED_NOTE = "not possible: no sched data in this window"
+NO_DATA_NOTE = "not possible: no sched data and no atrace slices of the frame's threads in this window"
 CAUSE_SCHEMA = {"frame_id": pl.Int64, "rank": pl.Int32, "name": pl.Utf8, "share": pl.Float64,
                 "normal_share": pl.Float64, "evidence": pl.Utf8}
 
@@ -48,8 +55,10 @@ class FramesReport:
                 {"name": r["name"], "share": r["share"], "normal_share": r["normal_share"],
                  "evidence": json.loads(r["evidence"]) if r["evidence"] else None})
         stage_cols = [c for c in STAGES if c in self.frames.columns]
-        keep = [c for c in ("pid", "process", "window", "vsync_id", "ft_jank_type", "ft_present_type",
-                            "buffer_signal", "buffer_evidence", "naive_vsync_verdict") if c in self.frames.columns]
+        keep = [c for c in ("pid", "process", "window", "layer_name", "vsync_id", "ft_jank_type", "ft_present_type",
+                            "buffer_signal", "buffer_evidence", "naive_vsync_verdict", "vsync_period_ns", "complete",
+                            "cause_note")
+                if c in self.frames.columns]
         frames = []
         for r in self.frames.iter_rows(named=True):
             d = {"start_ns": r["start_ns"], "dur_ns": r["dur_ns"],
@@ -80,12 +89,25 @@ def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesRe
     seg = segment_frames(trace, config.app, config.vsync_period_ns)
     notes = list(seg.notes)
     sf = surfaceflinger_pids(trace)
-    frames, counters_used = apply_verdicts(trace, seg.frames, config, seg.vsync_period_ns, sf)
+    refresh = _refresh(trace, config, seg.vsync_period_ns)
+    seg.vsync_period_ns = main_period(refresh) or seg.vsync_period_ns
+    frames = seg.frames.with_columns(pl.Series("vsync_period_ns", period_at(
+        refresh, seg.frames["start_ns"].to_numpy(), seg.vsync_period_ns), dtype=pl.Int64))
+    frames, counters_used = apply_verdicts(trace, frames, config, seg.vsync_period_ns, sf)
     frames = frames_with_gc(trace, frames)
     causes, cause_extra = _causes(trace, frames, config, notes, seg.vsync_period_ns)
+    no_sched = cause_extra.pop("_no_sched_frames", [])
+    no_data = cause_extra.pop("_no_data_frames", [])
+    frames = frames.with_columns(pl.when(pl.col("frame_id").is_in(no_sched)).then(pl.lit(NO_SCHED_NOTE))
+                                 .when(pl.col("frame_id").is_in(no_data)).then(pl.lit(NO_DATA_NOTE))
+                                 .otherwise(pl.lit(None, pl.Utf8)).alias("cause_note"))
+    cause_extra["causes_not_possible_frames"] = len(no_sched) + len(no_data)
+    cause_extra["paper_rollups"] = paper_rollups(trace, frames, causes)
     extra = cause_extra | {"vsync_period_source": seg.vsync_period_source, "bufferqueue_counters": counters_used,
+             "refresh_rates": _refresh_summary(refresh, frames),
              "non_hwui_apps": seg.non_hwui_apps,
-             "apps": _apps(frames)}
+             "frame_pacing": frame_pacing(trace, seg.non_hwui_apps, seg.vsync_period_ns),
+             "apps": _apps(frames), "app_work_components_ms": _app_work_components(causes)}
     bad_ids = frames.filter(frames["verdict"].is_in([SR, FF]) | (frames["verdict"] == NOT_POSSIBLE))["frame_id"] \
         if frames.height else pl.Series([], dtype=pl.Int64)
     # causes of on-time app frames whose compositor was late are evidence, not SR/FF: not in the ranking
@@ -97,11 +119,44 @@ def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesRe
                         [str(w) for w in trace.warnings[:20]])
 
 
+def _refresh(trace: Trace, config: FramesConfig, period: int | None) -> list[dict]:
+    """The refresh-rate stretches of the trace; one stretch when the user gave the period."""
+    if config.vsync_period_ns:
+        return [{"start_ns": trace.start_ns, "end_ns": trace.end_ns, "period_ns": config.vsync_period_ns,
+                 "hz": round(1e9 / config.vsync_period_ns, 1), "source": "config"}]
+    ticks, source = vsync_ticks(trace)
+    segs = refresh_segments(ticks) if ticks is not None else []
+    return [s | {"source": source} for s in segs]
+
+
+def _refresh_summary(refresh: list[dict], frames: pl.DataFrame) -> list[dict]:
+    """Each stretch with its frames and its SR count against its own period (complete frames only)."""
+    out = []
+    done = frames.filter(pl.col("complete").fill_null(True)) if "complete" in frames.columns else frames
+    for r in refresh:
+        part = done.filter(pl.col("vsync_period_ns") == r["period_ns"]) if done.height else done
+        out.append({"hz": r["hz"], "vsync_period_ms": round(r["period_ns"] / 1e6, 3), "start_ns": r["start_ns"],
+                    "end_ns": r["end_ns"], "source": r.get("source"),
+                    "frames": part.height if done.height else 0,
+                    "sr_vsync": int((part["naive_vsync_verdict"] == SR).sum()) if part.height else 0})
+    return out
+
+
+def _app_work_components(causes: pl.DataFrame, top: int = 5) -> dict[str, float]:
+    """The UI components (slices) that took the most time in the slow frames whose cause is the app's own work,
+    summed over those frames (ms): where redundant UI work shows up (the paper's step 5)."""
+    total: dict[str, float] = {}
+    for ev in causes.filter(pl.col("name") == "app_work")["evidence"].to_list() if causes.height else []:
+        for k, v in (json.loads(ev).get("components_ms") or {}).items() if ev else ():
+            total[k] = total.get(k, 0.0) + float(v)
+    return {k: round(v, 3) for k, v in sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))[:top]}
+
+
 def _apps(frames: pl.DataFrame) -> list[dict]:
     if not frames.height:
         return []
     g = frames.group_by("pid", "process").agg(pl.len().alias("frames"),
-                                              (pl.col("naive_verdict") != OK).sum().alias("sr_ff_naive"),
+                                              pl.col("naive_verdict").is_in([SR, FF]).sum().alias("sr_ff_naive"),
                                               pl.col("verdict").is_in([SR, FF]).sum().alias("sr_ff"))
     return g.sort(["frames", "pid"], descending=[True, False]).to_dicts()
 
@@ -127,8 +182,11 @@ def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: lis
     if not bad.height and not ok_late:
         return pl.DataFrame(schema=CAUSE_SCHEMA), {}
     if bad.height:
+        by_reason: dict[str, list[str]] = {}
         for k, why in analyzer.missing.items():
-            notes.append(f"cause '{k}' not possible: {why}")
+            by_reason.setdefault(why, []).append(k)
+        for why, ks in by_reason.items():
+            notes.append(f"cause{'s' if len(ks) > 1 else ''} {', '.join(ks)} not possible: {why}")
     base_by_pid: dict[int, dict] = {}
     rows, bad_block, late_sf = [], [], {"sr_ff": [], "app_on_time": []}
 
@@ -143,14 +201,25 @@ def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: lis
             rows.append((fid, i + 1, c["name"], c["share"], c["normal_share"],
                          json.dumps(c["evidence"] | {"label": c["label"]}, default=str)))
 
+    budget = vsync_period_ns or config.sr_threshold_ns
+    no_sched: list[int] = []
+    no_data: list[int] = []
     for r in bad.iter_rows(named=True):
         fs = analyzer.shares(r)
+        if fs.coverage is not None and fs.coverage < MIN_SCHED_COVERAGE:
+            no_sched.append(r["frame_id"])     # a cause from a window without sched data would be invented
+            continue
+        components = analyzer.app_components(r)
+        if fs.coverage is None and not _has_slices(components):
+            no_data.append(r["frame_id"])      # no sched and no atrace slice of the frame's threads in its window
+            continue
         sfc = analyzer.compositor_cause(r, fs, base(r["pid"]))
         if sfc:
             late_sf["sr_ff"].append(sfc["share"])
         if "block" in fs.evidence["io"]:
             bad_block.append(fs.evidence["io"]["block"])
-        emit(r["frame_id"], rank_causes(fs, base(r["pid"]), config, analyzer.app_components(r), sfc))
+        emit(r["frame_id"], rank_causes(fs, base(r["pid"]), config, components, sfc,
+                                        max(0, r["dur_ns"] - budget)))
     for r in ok_late:
         fs = analyzer.compositor_only(r)
         sfc = analyzer.compositor_cause(r, fs, base(r["pid"]))
@@ -160,7 +229,13 @@ def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: lis
     factors = [k for b in base_by_pid.values() for k, v in b.items() if k in SYSTEM_FACTORS and v is not None]
     if bad.height and (not base_by_pid or not factors):
         notes.append("no normal frames to compare with: cause shares are compared against 0")
-    extra: dict = {}
+    extra: dict = {"_no_sched_frames": no_sched, "_no_data_frames": no_data}
+    if no_data:
+        notes.append(f"{len(no_data)} slow frame(s) have neither sched data nor atrace slices of their threads in "
+                     "their window: cause not possible")
+    if no_sched:
+        notes.append(f"{len(no_sched)} slow frame(s) lie outside the sched data (before its first or after its last "
+                     "event on the frame's threads): cause not possible: no sched data in this window")
     if analyzer.block is not None:
         extra["block_io"] = {"sr_ff": block_baseline(bad_block), "normal": block_baseline(analyzer.normal_block)}
     if comp.tid is not None and comp.windows:
@@ -171,6 +246,11 @@ def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: lis
         notes.append("cause 'surfaceflinger' not possible: no FrameTimeline display frames and no SurfaceFlinger "
                      "composition slices to give the frames' composition windows")
     return pl.DataFrame(rows, schema=CAUSE_SCHEMA, orient="row"), extra
+
+
+def _has_slices(components: dict) -> bool:
+    path = components.get("critical_call_path") or {}
+    return bool(components.get("components_ms")) or any(path.values())
 
 
 def _compositor_summary(comp, late_sf: dict, base_by_pid: dict) -> dict:

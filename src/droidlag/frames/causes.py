@@ -27,12 +27,14 @@ from droidlag.frames.critical_path import (
     SliceTree,
     state_class,
 )
+from droidlag.frames.placement import CpuPlacement, placement_evidence
 from droidlag.models.trace import Trace
 
-SYSTEM_FACTORS = ("binder", "io", "runnable", "sleeping", "little_saturated", "gc")
+SYSTEM_FACTORS = ("binder", "io", "runnable", "sleeping", "little_saturated", "cpu_placement", "gc")
 CAUSE_LABELS = {
     "binder": "binder transactions", "io": "I/O or uninterruptible sleep", "runnable": "scheduling delay (runnable)",
     "sleeping": "sleeping (idle, waiting)", "little_saturated": "on saturated LITTLE cores while a big core idled",
+    "cpu_placement": "running on a slower core or at low frequency while a faster core idled",
     "gc": "garbage collection", "app_work": "the app's own work (slices below)",
     "surfaceflinger": "SurfaceFlinger (the compositor) was late",
 }
@@ -50,6 +52,7 @@ class FrameShares:
     evidence: dict[str, dict]
     path: list[Segment]
     sf: dict | None = None       # SurfaceFlinger measure over the frame's composition window (Compositor.measure)
+    coverage: float | None = None   # fraction of the path with sched data (None: the trace has no sched at all)
 
 
 class CauseAnalyzer:
@@ -63,14 +66,17 @@ class CauseAnalyzer:
         self.tree = SliceTree(trace.slices, tids)
         self.missing: dict[str, str] = {}
         if not trace.has_sched:
-            for k in ("binder", "io", "runnable", "sleeping", "little_saturated"):
+            for k in ("binder", "io", "runnable", "sleeping", "little_saturated", "cpu_placement"):
                 self.missing[k] = "no sched_switch data in the trace"
         else:
             if not trace.binder.height:
                 self.missing["binder"] = "no binder_transaction events in the trace"
             if not trace.cpu_class:
-                self.missing["little_saturated"] = "CPU big/LITTLE classes unknown (no cpu_frequency data)"
+                for k in ("little_saturated", "cpu_placement"):
+                    self.missing[k] = "CPU big/LITTLE classes unknown (no cpu_frequency data)"
         self.busy = CpuBusy(trace.thread_states) if "little_saturated" not in self.missing else None
+        self.placement = (CpuPlacement(trace, self.busy, config.big_idle_fraction, config.low_freq_fraction)
+                          if self.busy is not None else None)
         self.little = [c for c, k in trace.cpu_class.items() if k == "little"]
         self.big = [c for c, k in trace.cpu_class.items() if k == "big"]
         self.gc = self._gc_intervals(trace)
@@ -127,12 +133,14 @@ class CauseAnalyzer:
     def shares(self, row: dict) -> FrameShares:
         path = self.finder.path(self.pieces(row)) if self.trace.has_sched else []
         total = sum(s.dur for s in path) or max(1, row["end_ns"] - row["start_ns"])
-        acc = {k: 0 for k in SYSTEM_FACTORS} | {"running": 0, "unknown": 0}
+        acc = {k: 0 for k in SYSTEM_FACTORS} | {"running": 0, "app_running": 0, "unknown": 0}
         fns: dict[str, int] = {}
         io_waits = 0
         threads: dict[int, int] = {}
         binder_servers: dict[int, int] = {}
         little = self.busy is not None and bool(self.little) and bool(self.big)   # else never saturated
+        placement = self.placement if self.placement is not None and self.placement.usable else None
+        placed: list[tuple[int, dict]] = []
         gc_tids, gc = self.gc_tids, self.gc
         for tid, ts, dur, state, cpu, via, in_binder, blocked_fn, io_wait in path:
             cls = state_class(state)
@@ -141,8 +149,11 @@ class CauseAnalyzer:
                 acc["binder"] += dur
                 if via == "binder":
                     binder_servers[tid] = binder_servers.get(tid, 0) + dur
+            saturated = little and cls in (RUNNING, RUNNABLE) and self._little_saturated(cpu, ts, ts + dur)
+            if saturated:
+                acc["little_saturated"] += dur
             if cls == RUNNING:
-                acc["running"] += dur
+                self._running(acc, placed, placement, saturated, in_binder, cpu, ts, dur)
             elif cls == RUNNABLE:
                 acc["runnable"] += dur
             elif cls == UNINTERRUPTIBLE:
@@ -154,8 +165,6 @@ class CauseAnalyzer:
                 acc["sleeping"] += dur
             else:
                 acc["unknown"] += dur
-            if little and cls in (RUNNING, RUNNABLE) and self._little_saturated(cpu, ts, ts + dur):
-                acc["little_saturated"] += dur
             if tid in gc_tids or tid in gc:    # else no GC overlap
                 acc["gc"] += self._gc_overlap(tid, ts, ts + dur)
         if not path:   # no sched: GC is still visible from slices on the frame's threads
@@ -163,6 +172,7 @@ class CauseAnalyzer:
                 acc["gc"] += self._gc_overlap(tid, a, b)
         shares: dict[str, float | None] = {k: (None if k in self.missing else acc[k] / total) for k in SYSTEM_FACTORS}
         shares["running"] = acc["running"] / total if path else None
+        shares["app_running"] = acc["app_running"] / total if path else None   # running outside binder calls
         name = self.trace.thread_name
         evidence = {
             "binder": {"servers_ms": {f"{name(t) or t} ({t})": round(v / 1e6, 3) for t, v in
@@ -173,11 +183,27 @@ class CauseAnalyzer:
             "threads_ms": {f"{name(t) or t} ({t})": round(v / 1e6, 3) for t, v in
                            sorted(threads.items(), key=lambda kv: -kv[1])[:4]},
         }
+        if placed:
+            evidence["cpu_placement"] = placement_evidence(placed)
         if self.block is not None:
             pieces = self.pieces(row)
             evidence["io"]["block"] = self.block.evidence(path, set(threads) or {p[0] for p in pieces},
                                                           (row["start_ns"], row["end_ns"]))
-        return FrameShares(total, shares, evidence, path, self.comp.measure(row["frame_id"], total))
+        coverage = (1.0 - acc["unknown"] / total) if path else None
+        return FrameShares(total, shares, evidence, path, self.comp.measure(row["frame_id"], total), coverage)
+
+    @staticmethod
+    def _running(acc: dict, placed: list, placement: CpuPlacement | None, saturated: bool, in_binder: bool,
+                 cpu: int | None, ts: int, dur: int) -> None:
+        """Each running ns on the path is the app's own work, or lost to where it ran (a saturated LITTLE core,
+        a slow placement) or spent serving a binder call."""
+        acc["running"] += dur
+        hit = None if saturated or placement is None else placement.check(cpu, ts, ts + dur)
+        if hit is not None:
+            acc["cpu_placement"] += dur
+            placed.append((dur, hit))
+        elif not saturated and not in_binder:
+            acc["app_running"] += dur
 
     def compositor_only(self, row: dict) -> FrameShares:
         """The path length and SurfaceFlinger measure alone (no walk): for frames whose only cause is the
@@ -282,7 +308,7 @@ class CauseAnalyzer:
 def baseline(analyzer: CauseAnalyzer, normal_rows: list[dict], max_frames: int) -> dict[str, float | None]:
     """Mean share of each factor over (an even sample of) the normal frames; None where not computable."""
     if not normal_rows:
-        return {k: None for k in SYSTEM_FACTORS + ("running", "block", "surfaceflinger")}
+        return {k: None for k in SYSTEM_FACTORS + ("running", "app_running", "block", "surfaceflinger")}
     step = max(1, len(normal_rows) // max_frames)
     sample = normal_rows[::step][:max_frames]
     acc: dict[str, list[float]] = {}
@@ -297,31 +323,28 @@ def baseline(analyzer: CauseAnalyzer, normal_rows: list[dict], max_frames: int) 
         if fs.sf is not None and not analyzer.comp.window(r["frame_id"])["late"]:
             sfs.append(fs.sf)     # a frame whose compositor was late is not normal for SurfaceFlinger
     analyzer.normal_block.extend(blocks)
-    out: dict = {k: (float(np.mean(acc[k])) if k in acc else None) for k in SYSTEM_FACTORS + ("running",)}
+    out: dict = {k: (float(np.mean(acc[k])) if k in acc else None)
+                 for k in SYSTEM_FACTORS + ("running", "app_running")}
     return out | {"block": block_baseline(blocks), "surfaceflinger": compositor_baseline(sfs)}
 
 
 def rank_causes(fs: FrameShares, normal: dict, config: FramesConfig, components: dict,
-                extra: dict | None = None) -> list[dict]:
-    """The system factors that stand out against normal frames, ranked by excess, else the app's own work; then
-    `extra` (the surfaceflinger cause) if given."""
+                extra: dict | None = None, over_budget_ns: int | None = None) -> list[dict]:
+    """Every factor that took at least `cause_min_share` of the frame's critical path, ranked by the time it cost
+    the frame over its budget (its time on the path, up to the frame's overrun); its share over normal frames is
+    evidence (`stands_out`), not a gate. The app's own work (running on the path) is ranked with them; when no
+    factor reaches the share, the app's own work is the cause. Then `extra` (the surfaceflinger cause)."""
+    over = over_budget_ns if over_budget_ns is not None else fs.path_ns
     out = []
-    for k in SYSTEM_FACTORS:
-        share = fs.shares.get(k)
-        if share is None:
+    factors = [(k, fs.shares.get(k)) for k in SYSTEM_FACTORS] + [("app_work", fs.shares.get("app_running"))]
+    for k, share in factors:
+        if share is None or share < config.cause_min_share:
             continue
-        base = normal.get(k) or 0.0
-        if share - base >= config.cause_min_excess and share >= config.cause_min_ratio * base:
-            ev = {"path_ms": round(fs.path_ns / 1e6, 3), "ms": round(share * fs.path_ns / 1e6, 3)}
-            if k in ("binder", "io"):
-                ev.update(fs.evidence[k])
-            if k == "io" and "block" in ev:
-                ev["block"] = ev["block"] | {"normal": normal.get("block")}
-            ev["threads_ms"] = fs.evidence["threads_ms"]
-            ev["critical_call_path"] = components.get("critical_call_path")
-            out.append({"name": k, "label": CAUSE_LABELS[k], "share": round(share, 4),
-                        "normal_share": round(base, 4) if normal.get(k) is not None else None, "evidence": ev})
-    out.sort(key=lambda c: -(c["share"] - (c["normal_share"] or 0)))
+        base_key = "app_running" if k == "app_work" else k
+        base = normal.get(base_key)
+        ns = share * fs.path_ns
+        out.append(_cause(k, share, base, ns, min(ns, over), fs, normal, config, components))
+    out.sort(key=lambda c: (-c["evidence"]["cost_over_budget_ms"], -c["share"], c["name"]))
     if not out:
         run = fs.shares.get("running")
         out.append({"name": "app_work", "label": CAUSE_LABELS["app_work"],
@@ -331,3 +354,23 @@ def rank_causes(fs: FrameShares, normal: dict, config: FramesConfig, components:
     if extra:   # the compositor's part comes after the app-side causes: the verdict is about the app's lateness
         out.append(extra)
     return out
+
+
+def _cause(k: str, share: float, base: float | None, ns: float, cost: float, fs: FrameShares, normal: dict,
+           config: FramesConfig, components: dict) -> dict:
+    b = base or 0.0
+    ev: dict = {"path_ms": round(fs.path_ns / 1e6, 3), "ms": round(ns / 1e6, 3),
+                "cost_over_budget_ms": round(cost / 1e6, 3),
+                "stands_out": bool(share - b >= config.cause_min_excess and share >= config.cause_min_ratio * b),
+                "times_normal": round(share / b, 2) if b > 0 else None}
+    if k in ("binder", "io", "cpu_placement"):
+        ev.update(fs.evidence.get(k) or {})
+    if k == "io" and "block" in ev:
+        ev["block"] = ev["block"] | {"normal": normal.get("block")}
+    ev["threads_ms"] = fs.evidence.get("threads_ms")
+    if k == "app_work":
+        ev.update(components)
+    else:
+        ev["critical_call_path"] = components.get("critical_call_path")
+    return {"name": k, "label": CAUSE_LABELS[k], "share": round(share, 4),
+            "normal_share": round(base, 4) if base is not None else None, "evidence": ev}

@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import numpy as np
 import polars as pl
 
+from droidlag.frames.frametimeline import join_surface_frames, surface_frames
+from droidlag.frames.pacing import outer_swaps
+from droidlag.frames.refresh import estimate_vsync_period
 from droidlag.models.trace import Trace
 
 DOFRAME_RE = r"^Choreographer#doFrame(?:\s+(\d+))?$"
@@ -44,7 +46,7 @@ FRAME_SCHEMA = {
     "vsync_id": pl.Int64, "do_frame_id": pl.Int64, "draw_frame_id": pl.Int64, "do_frame_ts": pl.Int64,
     "start_ns": pl.Int64, "end_ns": pl.Int64, "dur_ns": pl.Int64, "start_source": pl.Utf8,
     "ft_jank_type": pl.Utf8, "ft_present_type": pl.Utf8, "ft_expected_end_ns": pl.Int64, "ft_actual_end_ns": pl.Int64,
-    "layer_name": pl.Utf8,
+    "layer_name": pl.Utf8, "complete": pl.Boolean,
 }
 
 
@@ -59,41 +61,6 @@ class Segmentation:
     vsync_period_source: str | None = None
 
 
-def _robust_period(ts: np.ndarray) -> int | None:
-    """The vsync period from event times that fall on vsyncs (some vsyncs may be skipped): the median of the
-    shortest gaps."""
-    if ts.size < 4:
-        return None
-    d = np.diff(np.unique(ts))
-    d = d[d > 2_000_000]          # no panel runs faster than 500 Hz
-    if d.size < 3:
-        return None
-    low = np.percentile(d, 10)
-    near = d[d <= low * 1.3]
-    return int(np.median(near)) if near.size else None
-
-
-def estimate_vsync_period(trace: Trace) -> tuple[int | None, str | None]:
-    """The panel's vsync period (ns) and where it came from: FrameTimeline display frames, else the
-    VSYNC-app/VSYNC-sf/HW_VSYNC counters SurfaceFlinger emits on every vsync; (None, None) if neither exists."""
-    ft = trace.frame_timeline
-    if ft.height:
-        exp = ft.filter((pl.col("kind") == "expected") & (pl.col("scope") == "display"))
-        p = _robust_period(exp["ts"].to_numpy()) if exp.height else None
-        if p:
-            return p, "frametimeline"
-    c = trace.counters
-    if c.height:
-        for name in ("VSYNC-app", "VSYNC-sf", "HW_VSYNC_0", "VSYNC-appSf"):
-            v = c.filter(pl.col("name") == name)
-            if v.height >= 4:
-                # The counter toggles 0/1 once per vsync.
-                p = _robust_period(v["ts"].to_numpy())
-                if p:
-                    return p, f"counter {name}"
-    return None, None
-
-
 def _thread_names(trace: Trace) -> pl.DataFrame:
     rows = [(t.tid, t.pid, t.name) for t in trace.threads.values()]
     return pl.DataFrame(rows, schema={"tid": pl.Int64, "tpid": pl.Int64, "tname": pl.Utf8}, orient="row")
@@ -103,6 +70,35 @@ def surfaceflinger_pids(trace: Trace) -> set[int]:
     pids = {p.pid for p in trace.processes.values() if p.name and p.name.split("/")[-1] == "surfaceflinger"}
     pids |= {t.pid for t in trace.threads.values() if t.name == "surfaceflinger" and t.pid is not None}
     return pids
+
+
+def app_matches(trace: Trace, pid: int | None, app: str) -> bool:
+    """Whether process `pid` is the app the user named: by pid, by process name (exact, `pkg:service`, or a
+    part of it), or by a kernel comm that ftrace cut to 15 characters (the end or the start of the package)."""
+    if pid is None:
+        return False
+    if app.isdigit():
+        return pid == int(app)
+    names = {trace.process_name(pid)} | {t.name for t in trace.threads.values() if t.tid == pid}
+    for n in filter(None, names):
+        if n == app or n.startswith(app + ":") or app in n:
+            return True
+        if len(n) >= 12 and (app.endswith(n) or app.startswith(n) or app.split(":")[0].endswith(n)):
+            return True
+    return False
+
+
+def ft_app_pids(trace: Trace, app: str) -> list[int]:
+    """Processes with FrameTimeline surface frames that are the app: by app_matches, or (a trace without process
+    names) by the package SurfaceFlinger names in their app layers (`TX - <package>/...`)."""
+    ft = trace.frame_timeline.filter(pl.col("scope") == "surface")
+    out = []
+    for (pid,), part in sorted(ft.partition_by("pid", as_dict=True).items(), key=lambda kv: kv[0][0]) if ft.height \
+            else ():
+        pkgs = part["layer_name"].drop_nulls().str.extract(LAYER_PACKAGE_RE, 1).drop_nulls().unique().to_list()
+        if app_matches(trace, pid, app) or (not trace.process_name(pid) and any(app == p for p in pkgs)):
+            out.append(pid)
+    return out
 
 
 def _renderer_of(trace: Trace, pid: int) -> str | None:
@@ -170,7 +166,7 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
     proc_name = {pid: trace.process_name(pid) for pid in set(do["pid"].drop_nulls().to_list())
                  | set(draw["pid"].drop_nulls().to_list())}
     if app:
-        keep = {pid for pid, n in proc_name.items() if n and (n == app or n.startswith(app + ":") or app in n)}
+        keep = {pid for pid in proc_name if app_matches(trace, pid, app)}
         do = do.filter(pl.col("pid").is_in(list(keep)))
         draw = draw.filter(pl.col("pid").is_in(list(keep)))
         if not keep:
@@ -179,8 +175,10 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
 
     # Non-HWUI renderers: Choreographer callbacks that drive Flutter/Unity/GL drawing are not HWUI frames.
     non_hwui: list[dict] = []
-    swap_names = ("queueBuffer", "eglSwapBuffers", "eglSwapBuffersWithDamageKHR")
-    swaps = s.filter(pl.col("name").is_in(swap_names) & ~pl.col("pid").is_in(list(sf)))
+    # one swap per buffer: a queueBuffer inside eglSwapBuffers is the same buffer
+    cand = s.filter(pl.col("pid").is_not_null() & ~pl.col("pid").is_in(list(sf)))["pid"].unique().to_list()
+    swaps = outer_swaps(s, cand).join(s.select("tid", "tname").unique("tid"), on="tid", how="left")
+    producers: list[dict] = []
     for pid in sorted(set(do["pid"].drop_nulls().to_list()) | set(swaps["pid"].drop_nulls().to_list())):
         n_do = do.filter(pl.col("pid") == pid).height
         n_draw = draw.filter(pl.col("pid") == pid).height
@@ -188,8 +186,7 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
         other_swaps = swaps.filter((pl.col("pid") == pid) & (pl.col("tname") != "RenderThread")).height
         if renderer or (n_draw < 0.1 * max(n_do, 1) and other_swaps >= 10):
             renderer = renderer or ("surfaceview/gl" if n_do else "no-choreographer")
-            if app and proc_name.get(pid) is not None and pid not in set(do["pid"].to_list()) and \
-                    app not in (proc_name.get(pid) or ""):
+            if app and pid not in set(do["pid"].to_list()) and not app_matches(trace, pid, app):
                 continue
             non_hwui.append({"pid": pid, "process": trace.process_name(pid), "renderer": renderer,
                              "choreographer_callbacks": n_do, "hwui_draw_frames": n_draw,
@@ -197,38 +194,47 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
             if n_do:
                 notes.append(f"{trace.process_name(pid) or pid} renders with {renderer} (not the HWUI pipeline): "
                              f"its {n_do} Choreographer#doFrame callbacks and {other_swaps} buffers queued from "
-                             "other threads are not counted as frames; frame timing for it is not possible from "
-                             "these slices")
+                             "other threads are not counted as frames; its frame pacing is measured from the "
+                             "buffers it queued instead")
             else:
                 notes.append(f"{trace.process_name(pid) or pid} queued {other_swaps} buffers but the trace has no "
                              "Choreographer#doFrame slices for it (not traced with the gfx/view categories, or it "
-                             "draws without the Choreographer): its frames are not counted")
+                             "draws without the Choreographer): its frames are not counted; its frame pacing is "
+                             "measured from the buffers it queued instead")
+        elif other_swaps >= 10 and (not app or app_matches(trace, pid, app)):
+            # an HWUI app with a SurfaceView/GL surface of its own (a game view, a map, a video): the HWUI frames
+            # are counted, and the other surface's buffers are paced
+            producers.append({"pid": pid, "process": trace.process_name(pid), "renderer": "surfaceview/gl",
+                              "beside_hwui": True, "buffers_queued_elsewhere": other_swaps})
+            notes.append(f"{trace.process_name(pid) or pid} also queued {other_swaps} buffers from threads other "
+                         "than its RenderThread (a SurfaceView or GL surface): their frame pacing is measured apart")
     excluded = [d["pid"] for d in non_hwui]
     do = do.filter(~pl.col("pid").is_in(excluded))
     if not do.height:
         ft_frames = frames_from_frame_timeline(trace, s, app, excluded + list(sf), notes)
         if ft_frames is not None:
-            return Segmentation(ft_frames, notes, non_hwui, period, period_src)
+            return Segmentation(ft_frames, notes, non_hwui + producers, period, period_src)
         if not non_hwui:
             notes.append("no app frames: the trace has no Choreographer#doFrame slices"
                          + (" for that app" if app else ""))
-        return Segmentation(empty, notes, non_hwui, period, period_src)
+        return Segmentation(empty, notes, non_hwui + producers, period, period_src)
 
     do = do.sort(["ts", "pid", "tid"]).with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("frame_id"),
                                     (pl.col("ts") + pl.col("dur")).alias("do_end"))
     frames = do.select("frame_id", "pid", pl.col("tid").alias("ui_tid"), "vsync_id",
                        pl.col("id").alias("do_frame_id"), pl.col("ts").alias("do_frame_ts"),
-                       pl.col("do_end").alias("do_frame_end"))
+                       pl.col("do_end").alias("do_frame_end"), pl.col("closed").alias("do_closed"))
 
     # DrawFrame: by vsync id where both names carry one, else the DrawFrame starting inside the doFrame.
     draw = draw.filter(pl.col("pid").is_in(do["pid"].unique().to_list())).with_columns(
         (pl.col("ts") + pl.col("dur")).alias("draw_end"))
     dsel = draw.select("pid", pl.col("tid").alias("render_tid"), pl.col("id").alias("draw_frame_id"),
-                       pl.col("ts").alias("draw_frame_ts"), pl.col("draw_end").alias("draw_frame_end"), "vsync_id")
+                       pl.col("ts").alias("draw_frame_ts"), pl.col("draw_end").alias("draw_frame_end"), "vsync_id",
+                       pl.col("closed").alias("draw_closed"))
     by_id = frames.filter(pl.col("vsync_id").is_not_null()).join(
         dsel.filter(pl.col("vsync_id").is_not_null()).unique(["pid", "vsync_id"], keep="first"),
         on=["pid", "vsync_id"], how="inner").select("frame_id", "render_tid", "draw_frame_id", "draw_frame_ts",
-                                                    "draw_frame_end")
+                                                    "draw_frame_end", "draw_closed")
     rest = frames.filter(~pl.col("frame_id").is_in(by_id["frame_id"].implode()))
     used = by_id["draw_frame_id"].implode()
     d2 = dsel.filter(~pl.col("draw_frame_id").is_in(used)).sort("draw_frame_ts")
@@ -236,12 +242,27 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
                         left_on="draw_frame_ts", right_on="do_frame_ts", by="pid", strategy="backward", check_sortedness=False)
     cont = cont.filter(pl.col("frame_id").is_not_null() & (pl.col("draw_frame_ts") <= pl.col("do_frame_end")))
     cont = cont.sort("draw_frame_ts").unique("frame_id", keep="first").select(
-        "frame_id", "render_tid", "draw_frame_id", "draw_frame_ts", "draw_frame_end")
+        "frame_id", "render_tid", "draw_frame_id", "draw_frame_ts", "draw_frame_end", "draw_closed")
     matched = pl.concat([by_id, cont])
     frames = frames.join(matched, on="frame_id", how="left")
 
-    # FrameTimeline surface frames by token (= vsync id), for the intended start and the ground-truth verdict.
-    frames = _join_frame_timeline(trace, frames, notes)
+    # FrameTimeline surface frames by token (= vsync id): one frame per layer the doFrame fed, for the intended
+    # start and the ground-truth verdict; surface frames without a doFrame become frames of their own below.
+    allowed = None if not app else ft_app_pids(trace, app)
+    surf = surface_frames(trace, excluded + list(sf), allowed)
+    n_do = frames.height
+    frames, ft_only = join_surface_frames(frames, surf)
+    # a process whose doFrames carry no vsync id cannot be matched to FrameTimeline: its surface frames would count
+    # its frames twice, so they are not added (the doFrames stay the frames)
+    unmatched = frames.group_by("pid").agg(pl.col("vsync_id").is_not_null().any().alias("ids"))
+    no_ids = unmatched.filter(~pl.col("ids"))["pid"].to_list()
+    no_ids = sorted(set(ft_only.filter(pl.col("pid").is_in(no_ids))["pid"].to_list()))
+    if no_ids:
+        notes.append("FrameTimeline is present but the doFrame slices of "
+                     + ", ".join(str(proc_name.get(p) or p) for p in no_ids)
+                     + " carry no vsync id: their frames cannot be matched to it (FrameTimeline verdicts not used)")
+        ft_only = ft_only.filter(~pl.col("pid").is_in(no_ids))
+    _frame_timeline_notes(frames, n_do, notes)
     frames = frames.with_columns(
         pl.when(pl.col("ft_expected_ts").is_not_null()).then(pl.col("ft_expected_ts"))
         .otherwise(pl.col("do_frame_ts")).alias("start_ns"),
@@ -250,7 +271,9 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
         pl.max_horizontal("do_frame_end", "draw_frame_end").alias("end_ns"))
     frames = frames.with_columns((pl.col("end_ns") - pl.col("start_ns")).alias("dur_ns"),
                                  pl.col("pid").replace_strict(proc_name, default=None, return_dtype=pl.Utf8)
-                                 .alias("process"))
+                                 .alias("process"),
+                                 (pl.col("do_closed").fill_null(True) & pl.col("draw_closed").fill_null(True)
+                                  & pl.col("ft_ended").fill_null(True)).alias("complete"))
 
     # Stages.
     roots_main = frames.select("frame_id", "ui_tid", pl.col("do_frame_ts").alias("do_ts"),
@@ -276,39 +299,49 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
                      "slice was outside the trace); their end is the doFrame end")
     cols = list(FRAME_SCHEMA) + [c for c in ("draw_frame_ts", "draw_frame_end", "do_frame_end",
                                               "compose_end_ns") if c in frames.columns] + list(STAGES)
+    frames = frames.select([c for c in cols if c in frames.columns])
+    if ft_only.height:
+        extra = _ft_frames(trace, s, ft_only, int(frames["frame_id"].max()) + 1)
+        notes.append(f"{extra.height} FrameTimeline app surface frame(s) had no doFrame (drawn outside the "
+                     "Choreographer, or its doFrame was outside the trace): counted from FrameTimeline alone "
+                     "(intended vsync to actual end)")
+        frames = pl.concat([frames, extra.select([c for c in frames.columns if c in extra.columns])],
+                           how="diagonal_relaxed")
     # ties in start time (frames of different apps) ordered by pid and frame, so the output is the same every run
-    frames = frames.select([c for c in cols if c in frames.columns]).sort(["start_ns", "pid", "frame_id"],
-                                                                          nulls_last=True)
-    return Segmentation(frames, notes, non_hwui, period, period_src)
+    frames = with_layer_package(frames).sort(["start_ns", "pid", "frame_id"], nulls_last=True)
+    return Segmentation(frames, notes, non_hwui + producers, period, period_src)
 
 
-def _join_frame_timeline(trace: Trace, frames: pl.DataFrame, notes: list[str]) -> pl.DataFrame:
-    ft = trace.frame_timeline
-    extra = {"ft_expected_ts": pl.Int64, "ft_expected_end_ns": pl.Int64, "ft_actual_end_ns": pl.Int64,
-             "ft_jank_type": pl.Utf8, "ft_present_type": pl.Utf8, "layer_name": pl.Utf8}
-    if not ft.height:
-        return frames.with_columns([pl.lit(None, t).alias(c) for c, t in extra.items()])
-    surf = ft.filter(pl.col("scope") == "surface")
-    exp = surf.filter(pl.col("kind") == "expected").select(
-        "pid", pl.col("token").alias("vsync_id"), pl.col("ts").alias("ft_expected_ts"),
-        (pl.col("ts") + pl.col("dur")).alias("ft_expected_end_ns")).unique(["pid", "vsync_id"], keep="first")
-    # One app frame can be presented on several layers; the first actual row per token is the frame's verdict,
-    # and a janky one wins over a clean one.
-    act = surf.filter(pl.col("kind") == "actual").with_columns(
-        (pl.col("jank_type").fill_null("None") != "None").alias("_jank")).sort(["_jank", "ts"],
-                                                                                descending=[True, False])
-    act = act.select("pid", pl.col("token").alias("vsync_id"), (pl.col("ts") + pl.col("dur")).alias(
-        "ft_actual_end_ns"), pl.col("jank_type").alias("ft_jank_type"), pl.col("present_type").alias(
-        "ft_present_type"), "layer_name").unique(["pid", "vsync_id"], keep="first")
-    out = frames.join(exp, on=["pid", "vsync_id"], how="left").join(act, on=["pid", "vsync_id"], how="left")
-    n_ft = out.filter(pl.col("ft_jank_type").is_not_null()).height
-    if frames.filter(pl.col("vsync_id").is_not_null()).height == 0:
-        notes.append("FrameTimeline is present but doFrame slices carry no vsync id: frames cannot be matched "
-                     "to it")
-    elif n_ft < frames.height:
-        notes.append(f"{frames.height - n_ft} of {frames.height} frames have no FrameTimeline row (no buffer "
-                     "submitted, or outside the FrameTimeline data)")
-    return out
+# `TX - <package>/<activity>#<n>`: the app's own window. Not "Splash Screen <package>": systemui draws those.
+LAYER_PACKAGE_RE = r"^(?:TX - )?([A-Za-z]\w*(?:\.\w+)+)(?:/|#|$)"
+
+
+def with_layer_package(frames: pl.DataFrame) -> pl.DataFrame:
+    """Frames of a process the trace does not name (no process tree) take the package SurfaceFlinger names in the
+    layer (`TX - <package>/<activity>#<n>`)."""
+    if "layer_name" not in frames.columns or not frames.height:
+        return frames
+    pkg = frames.select("pid", pl.col("layer_name").str.extract(LAYER_PACKAGE_RE, 1).alias("_pkg")).drop_nulls()
+    if not pkg.height:
+        return frames
+    # the process's package: the one most of its layers name (a layer without one, e.g. StatusBar, takes it too)
+    by_pid = pkg.group_by("pid", "_pkg").len().sort(["pid", "len", "_pkg"], descending=[False, True, False]) \
+        .unique("pid", keep="first").select("pid", "_pkg")
+    return frames.join(by_pid, on="pid", how="left").with_columns(
+        pl.coalesce("process", "_pkg").alias("process")).drop("_pkg")
+
+
+def _frame_timeline_notes(frames: pl.DataFrame, n_do: int, notes: list[str]) -> None:
+    n_ft = frames.filter(pl.col("ft_jank_type").is_not_null()).height
+    if not frames.filter(pl.col("ft_actual_end_ns").is_not_null()).height and \
+            not frames.filter(pl.col("vsync_id").is_not_null()).height:
+        return
+    if frames.height > n_do:
+        notes.append(f"{frames.height - n_do} doFrame(s) fed more than one layer: one frame per FrameTimeline "
+                     "surface frame (layer and vsync)")
+    if n_ft < frames.height:
+        notes.append(f"{frames.height - n_ft} of {frames.height} doFrame frames have no FrameTimeline row (no "
+                     "buffer submitted, or outside the FrameTimeline data)")
 
 
 def _join_composition(trace: Trace, s: pl.DataFrame, frames: pl.DataFrame, sf: set[int]) -> pl.DataFrame:
@@ -326,47 +359,76 @@ def _join_composition(trace: Trace, s: pl.DataFrame, frames: pl.DataFrame, sf: s
 def frames_from_frame_timeline(trace: Trace, s: pl.DataFrame, app: str | None, exclude_pids: list[int],
                                notes: list[str]) -> pl.DataFrame | None:
     """Frames from FrameTimeline app surface frames when the trace has no doFrame slices (atrace without the
-    gfx/view categories, or no atrace): start = intended vsync (expected start), end = actual end. The main
-    thread (tid = pid) stands in for the UI thread; RenderThread stages are not available."""
-    ft = trace.frame_timeline
-    if not ft.height:
+    gfx/view categories, or no atrace): one per (process, layer, token)."""
+    if not trace.frame_timeline.height:
         return None
-    surf = ft.filter((pl.col("scope") == "surface") & ~pl.col("pid").is_in(exclude_pids))
+    pids = None
     if app:
-        pids = [p for p in surf["pid"].unique().drop_nulls().to_list() if app in (trace.process_name(p) or "")]
-        surf = surf.filter(pl.col("pid").is_in(pids))
-    act = surf.filter(pl.col("kind") == "actual")
-    if not act.height:
+        pids = ft_app_pids(trace, app)
+    surf = surface_frames(trace, exclude_pids, pids)
+    if not surf.height:
         return None
-    exp = surf.filter(pl.col("kind") == "expected").select(
-        "pid", pl.col("token").alias("vsync_id"), pl.col("ts").alias("exp_ts"),
-        (pl.col("ts") + pl.col("dur")).alias("ft_expected_end_ns")).unique(["pid", "vsync_id"], keep="first")
-    act = act.with_columns((pl.col("jank_type").fill_null("None") != "None").alias("_jank")).sort(
-        ["_jank", "ts"], descending=[True, False]).unique(["pid", "token"], keep="first")
-    f = act.select("pid", pl.col("token").alias("vsync_id"), pl.col("ts").alias("act_ts"),
-                   (pl.col("ts") + pl.col("dur")).alias("ft_actual_end_ns"), pl.col("jank_type").alias("ft_jank_type"),
-                   pl.col("present_type").alias("ft_present_type"), "layer_name")
-    f = f.join(exp, on=["pid", "vsync_id"], how="left").with_columns(
-        pl.coalesce("exp_ts", "act_ts").alias("start_ns"),
-        pl.when(pl.col("exp_ts").is_not_null()).then(pl.lit("intended_vsync")).otherwise(pl.lit("ft_actual_start"))
-        .alias("start_source"),
+    f = with_layer_package(_ft_frames(trace, s, surf, 0)).sort("frame_id")
+    notes.append(f"no Choreographer#doFrame slices: {f.height} frames taken from FrameTimeline app surface frames "
+                 "(intended vsync to actual end, one per layer and vsync); the main thread stands in for the UI "
+                 "thread and RenderThread stages come from its slices in the frame's window")
+    return f
+
+
+def _ft_frames(trace: Trace, s: pl.DataFrame, surf: pl.DataFrame, first_id: int) -> pl.DataFrame:
+    """Frames from surface frames alone: start = intended vsync (expected start), end = actual end; the main
+    thread (tid = pid) is the UI thread and the process's RenderThread, when it has one, the render thread."""
+    f = surf.with_columns(
+        pl.coalesce("ft_expected_ts", "ft_actual_start_ns").alias("start_ns"),
+        pl.when(pl.col("ft_expected_ts").is_not_null()).then(pl.lit("intended_vsync"))
+        .otherwise(pl.lit("ft_actual_start")).alias("start_source"),
         pl.col("ft_actual_end_ns").alias("end_ns"))
     names = {p: trace.process_name(p) for p in f["pid"].unique().drop_nulls().to_list()}
+    rts = {}
+    for t in trace.threads.values():
+        if t.name == "RenderThread" and t.pid in names:
+            rts.setdefault(t.pid, t.tid)
     f = f.sort(["start_ns", "pid", "vsync_id", "layer_name"], nulls_last=True).with_columns(
-        pl.int_range(pl.len(), dtype=pl.Int64).alias("frame_id"),
+        (pl.int_range(pl.len(), dtype=pl.Int64) + first_id).alias("frame_id"),
         (pl.col("end_ns") - pl.col("start_ns")).alias("dur_ns"),
         pl.col("pid").replace_strict(names, default=None, return_dtype=pl.Utf8).alias("process"),
-        pl.col("pid").alias("ui_tid"), pl.lit(None, pl.Int64).alias("render_tid"),
+        pl.col("pid").alias("ui_tid"),
+        pl.col("pid").replace_strict(rts, default=None, return_dtype=pl.Int64).alias("render_tid"),
         pl.lit(None, pl.Int64).alias("do_frame_id"), pl.lit(None, pl.Int64).alias("draw_frame_id"),
-        pl.lit(None, pl.Int64).alias("do_frame_ts"),
-        pl.col("act_ts").alias("act_start"), pl.col("ft_actual_end_ns").alias("act_end"))
+        pl.lit(None, pl.Int64).alias("do_frame_ts"), pl.col("ft_ended").fill_null(True).alias("complete"),
+        pl.col("ft_actual_start_ns").alias("act_ts"), pl.col("ft_actual_end_ns").alias("act_end"))
     if s.height:
+        f = _ft_draw_frames(s, f)
         main = _stage_sums(s, f.select("frame_id", "ui_tid", "act_ts", "act_end"), MAIN_STAGES, "ui_tid", "act")
         f = f.join(main, on="frame_id", how="left")
+        rt = _stage_sums(s, f.select("frame_id", "render_tid", "act_ts", "act_end"), RENDER_STAGES, "render_tid",
+                         "act")
+        f = f.join(rt, on="frame_id", how="left")
     for st in STAGES:
         if st not in f.columns:
             f = f.with_columns(pl.lit(None, pl.Int64).alias(st))
-    notes.append(f"no Choreographer#doFrame slices: {f.height} frames taken from FrameTimeline app surface frames "
-                 "(intended vsync to actual end); RenderThread and SurfaceFlinger stages not available")
-    cols = list(FRAME_SCHEMA) + list(STAGES)
-    return f.select(cols)
+    extra = [c for c in ("draw_frame_ts", "draw_frame_end") if c in f.columns]
+    return f.select(list(FRAME_SCHEMA) + extra + list(STAGES))
+
+
+def _ft_draw_frames(s: pl.DataFrame, f: pl.DataFrame) -> pl.DataFrame:
+    """The RenderThread DrawFrame of each FrameTimeline-only frame, so that its cause walk covers the
+    RenderThread too: by vsync id where the name carries one, else the last DrawFrame starting in the frame."""
+    draw = s.filter(pl.col("name").str.contains(DRAWFRAME_RE) & pl.col("tid").is_in(
+        f["render_tid"].drop_nulls().unique().implode())).with_columns(
+        pl.col("name").str.extract(DRAWFRAME_RE, 1).cast(pl.Int64).alias("d_vsync"))
+    cols = {"draw_frame_id": pl.Int64, "draw_frame_ts": pl.Int64, "draw_frame_end": pl.Int64}
+    if not draw.height:
+        return f.with_columns([pl.lit(None, t).alias(c) for c, t in cols.items()])
+    d = draw.select(pl.col("tid").alias("render_tid"), "d_vsync", pl.col("id").alias("draw_frame_id"),
+                    pl.col("ts").alias("draw_frame_ts"), (pl.col("ts") + pl.col("dur")).alias("draw_frame_end"))
+    by_id = f.select("frame_id", "render_tid", pl.col("vsync_id").alias("d_vsync")).join(
+        d.filter(pl.col("d_vsync").is_not_null()).unique(["render_tid", "d_vsync"], keep="first"),
+        on=["render_tid", "d_vsync"], how="inner").select("frame_id", *cols)
+    rest = f.filter(~pl.col("frame_id").is_in(by_id["frame_id"].implode()) & pl.col("render_tid").is_not_null())
+    win = rest.select("frame_id", "render_tid", "start_ns", "end_ns").sort("end_ns").join_asof(
+        d.sort("draw_frame_ts"), left_on="end_ns", right_on="draw_frame_ts", by="render_tid", strategy="backward",
+        check_sortedness=False)
+    win = win.filter(pl.col("draw_frame_ts").is_not_null() & (pl.col("draw_frame_ts") >= pl.col("start_ns")))
+    matched = pl.concat([by_id, win.select("frame_id", *cols)])
+    return f.join(matched, on="frame_id", how="left")

@@ -44,7 +44,26 @@ def frametimeline_agreement(frames: pl.DataFrame) -> dict | None:
         out["bufferqueue"] = "not possible: no BufferQueue counter for these layers in the trace"
     stuffed = f.filter(pl.col("ft_jank_type") == "Buffer Stuffing")
     out["buffer_stuffing_naive_sr"] = int((stuffed["naive_verdict"] != OK).sum())
+    out["by_layer"] = agreement_by_layer(f)
     return out
+
+
+def agreement_by_layer(f: pl.DataFrame) -> list[dict]:
+    """The same agreement per app surface (process and layer): frames, FrameTimeline app jank, and the naive
+    16.67 ms verdict's true/false positives and misses against it; busiest layer first."""
+    if "layer_name" not in f.columns:
+        return []
+    out = []
+    keys = f.select("pid", "process", "layer_name").unique().sort(["pid", "layer_name"], nulls_last=True)
+    for pid, process, layer in keys.iter_rows():
+        part = f.filter((pl.col("pid") == pid) & (pl.col("layer_name").eq_missing(layer)))
+        truth = part.select(ft_is_app_jank(pl.col("ft_jank_type"))).to_series()
+        c = confusion(part["naive_verdict"] != OK, truth)
+        out.append({"pid": pid, "process": process, "layer": layer, "frames": part.height,
+                    "frametimeline_app_jank": int(truth.sum()), "naive_sr_ff": c["tp"] + c["fp"],
+                    "agree": c["tp"] + c["tn"], "naive_tp": c["tp"], "naive_fp": c["fp"], "naive_fn": c["fn"],
+                    "precision": c["precision"], "recall": c["recall"]})
+    return sorted(out, key=lambda d: (-d["frames"], d["pid"], d["layer"] or ""))
 
 
 def intervals(frames: pl.DataFrame, col: str) -> dict:
@@ -69,17 +88,46 @@ def rank_summary_causes(causes: pl.DataFrame, n_bad: int) -> list[dict]:
     """Causes over all SR/FF frames: in how many frames each stood out, and its mean share there."""
     if not causes.height:
         return []
-    g = causes.group_by("name").agg(pl.len().alias("frames"), pl.col("share").mean().alias("mean_share"),
-                                    pl.col("normal_share").mean().alias("mean_normal_share"))
-    g = g.sort(["frames", "mean_share"], descending=True, nulls_last=True)
-    return [{"name": r["name"], "frames": r["frames"], "frames_pct": _pct(r["frames"], n_bad),
+    cost = causes["evidence"].map_elements(_cost_ms, return_dtype=pl.Float64) if causes.height else None
+    c = causes.with_columns(cost.alias("_cost"))
+    g = c.group_by("name").agg(pl.len().alias("frames"), (pl.col("rank") == 1).sum().alias("leading"),
+                               pl.col("share").mean().alias("mean_share"),
+                               pl.col("normal_share").mean().alias("mean_normal_share"),
+                               pl.when(pl.col("_cost").is_not_null().any()).then(pl.col("_cost").sum())
+                               .alias("cost_ms"))
+    # ranked by how many slow frames each cause led, then by the time it cost them over their budget in all
+    g = g.sort(["leading", "cost_ms", "frames", "name"], descending=[True, True, True, False], nulls_last=True)
+    return [{"name": r["name"], "frames": r["frames"], "leading": r["leading"], "frames_pct": _pct(r["frames"], n_bad),
+             "cost_over_budget_ms": round(r["cost_ms"], 3) if r["cost_ms"] is not None else None,
              "mean_share": None if r["mean_share"] is None else round(r["mean_share"], 4),
              "mean_normal_share": None if r["mean_normal_share"] is None else round(r["mean_normal_share"], 4)}
             for r in g.iter_rows(named=True)]
 
 
+def _cost_ms(evidence: str | None) -> float | None:
+    if not evidence:
+        return None
+    import json
+    v = json.loads(evidence).get("cost_over_budget_ms")
+    return float(v) if v is not None else None
+
+
 def summarize(frames: pl.DataFrame, causes: pl.DataFrame, buffer_signal: str, vsync_period_ns: int | None,
               extra: dict | None = None) -> dict:
+    """Counts, rates and percentiles over the complete frames; frames whose end is not in the trace are counted
+    apart (`incomplete_frames`) and take no part in verdicts, percentiles or headlines."""
+    incomplete = 0
+    if frames.height and "complete" in frames.columns:
+        done = frames["complete"].fill_null(True)
+        incomplete = int((~done).sum())
+        frames = frames.filter(done)
+    out = _summarize(frames, causes, buffer_signal, vsync_period_ns, extra)
+    out["incomplete_frames"] = incomplete
+    return out
+
+
+def _summarize(frames: pl.DataFrame, causes: pl.DataFrame, buffer_signal: str, vsync_period_ns: int | None,
+               extra: dict | None = None) -> dict:
     n = frames.height
     counts = {v: int((frames["verdict"] == v).sum()) for v in (SR, FF, NOT_POSSIBLE)} if n else {}
     naive = {v: int((frames["naive_verdict"] == v).sum()) for v in (SR, FF)} if n else {SR: 0, FF: 0}

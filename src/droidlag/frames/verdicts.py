@@ -13,10 +13,13 @@ from droidlag.frames.config import FramesConfig
 from droidlag.models.trace import Trace
 
 OK, SR, FF, NOT_POSSIBLE = "ok", "SR", "FF", "not possible"
+# A frame whose end is not in the trace (FrameTimeline end event or doFrame/DrawFrame end missing): its duration
+# is unknown, so it takes no verdict and is counted apart.
+INCOMPLETE = "incomplete"
 APP_JANK = "App Deadline Missed"
 
 
-def naive_expr(dur: pl.Expr, sr_ns: int, ff_ns: int) -> pl.Expr:
+def naive_expr(dur: pl.Expr, sr_ns: int | pl.Expr, ff_ns: int) -> pl.Expr:
     return (pl.when(dur > ff_ns).then(pl.lit(FF)).when(dur > sr_ns).then(pl.lit(SR)).otherwise(pl.lit(OK)))
 
 
@@ -75,9 +78,12 @@ def apply_verdicts(trace: Trace | None, frames: pl.DataFrame, config: FramesConf
     Returns the table and, per process, the BufferQueue counter used (or why none)."""
     sr, ff = config.sr_threshold_ns, config.ff_threshold_ns
     period = vsync_period_ns
+    # the second naive line: the panel's own period, per frame where the rate changed during the trace
+    per_frame = "vsync_period_ns" in frames.columns and frames.height and (frames["vsync_period_ns"] > 0).all()
+    budget = pl.col("vsync_period_ns") if per_frame else period
     f = frames.with_columns(naive_expr(pl.col("dur_ns"), sr, ff).alias("naive_verdict"),
-                            (naive_expr(pl.col("dur_ns"), period, ff) if period else pl.lit(None, pl.Utf8))
-                            .alias("naive_vsync_verdict"))
+                            (naive_expr(pl.col("dur_ns"), budget, ff) if per_frame or period
+                             else pl.lit(None, pl.Utf8)).alias("naive_vsync_verdict"))
     if not f.height:
         return f.with_columns(pl.lit(None, pl.Utf8).alias(c) for c in ("verdict", "buffer_signal",
                                                                        "buffer_evidence",
@@ -119,7 +125,19 @@ def apply_verdicts(trace: Trace | None, frames: pl.DataFrame, config: FramesConf
         .otherwise(pl.lit("long frame; no FrameTimeline row and no BufferQueue counter for this layer, so "
                           "whether a ready buffer hid it is not known")).alias("buffer_evidence"),
     )
-    return f, counters_used
+    return _mark_incomplete(f), counters_used
+
+
+def _mark_incomplete(f: pl.DataFrame) -> pl.DataFrame:
+    if "complete" not in f.columns:
+        return f
+    done = pl.col("complete").fill_null(True)
+    return f.with_columns(
+        *[pl.when(done).then(pl.col(c)).otherwise(pl.lit(INCOMPLETE)).alias(c)
+          for c in ("verdict", "naive_verdict", "naive_vsync_verdict", "bufferqueue_verdict")],
+        pl.when(done).then(pl.col("buffer_evidence")).otherwise(
+            pl.lit("the frame's end is not in the trace (no end event): its duration is unknown, so it is counted "
+                   "apart and takes no verdict")).alias("buffer_evidence"))
 
 
 def _groups(f: pl.DataFrame):

@@ -18,15 +18,16 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
-from droidlag.hangs.causes import label_cause
+from droidlag.hangs.causes import FRAMEWORK, app_frame, label_cause, stalled_thread
 from droidlag.hangs.cluster import cluster_features
 from droidlag.hangs.config import HangsConfig
-from droidlag.hangs.features import Features, event_features
-from droidlag.hangs.waitfor import Node, WaitForGraph, build_wait_for_graph
+from droidlag.hangs.features import MIN_FRAMES, UNKNOWN_KEY, Features, event_features
+from droidlag.hangs.normalize import normalize_frame
+from droidlag.hangs.waitfor import ABSENT, Edge, Node, WaitForGraph, build_wait_for_graph, java_names
 from droidlag.io.inputs import walk
 from droidlag.models.dumps import DumpUnit, ProcessDump, ThreadDump
 
@@ -130,8 +131,14 @@ def _header_numbers(unit: DumpUnit, p: ProcessDump | None) -> dict:
     ratio = None
     if mem.get("MemTotal") and "MemAvailable" in mem:
         ratio = mem["MemAvailable"] / mem["MemTotal"]
+    app_cpu = None
+    for pct, pid, name in h.cpu_usage:   # the ANR'ing app's own row of the CPU table
+        if (h.pid is not None and pid == h.pid) or (h.process and name == h.process):
+            app_cpu = pct
+            break
     return {"abi": h.abi or (p.abi if p else None) or None, "reason": h.reason, "cpu_total_pct": h.cpu_total_pct,
-            "mem_available_ratio": ratio, "memory_kb": dict(mem) or None, "load": h.load}
+            "mem_available_ratio": ratio, "memory_kb": dict(mem) or None, "load": h.load, "app_cpu_pct": app_cpu,
+            "psi_memory_full_avg10": h.psi_memory_full_avg10}
 
 
 def _snapshot(processes: list[ProcessDump]) -> list[ProcessDump]:
@@ -151,16 +158,40 @@ def _managed(p: ProcessDump) -> bool:
     return any(t.tid is not None for t in p.threads)
 
 
-def _is_snr(unit: DumpUnit, p: ProcessDump) -> bool:
+def _is_snr(unit: DumpUnit, p: ProcessDump, g: WaitForGraph) -> bool:
+    """An SNR needs evidence: a watchdog header or line, or a system_server dump where the watchdog runs its checks
+    and the thread it names is blocked. An idle system_server dump (every dump has a Watchdog thread) is no SNR."""
     if p.cmdline != "system_server":
         return False
     if unit.header.watchdog:
         return True
-    for t in p.threads:
-        for raw in t.raw_frames[:12]:
-            if "com.android.server.Watchdog" in raw:
-                return True
-    return False
+    if not any("com.android.server.Watchdog" in raw for t in p.threads for raw in t.raw_frames[:12]):
+        return False
+    t = _snr_blocked(unit, p, g)
+    return t is not None and (g.node_of(t) in g.out or (t.state or "").lower() in ("blocked", "monitor"))
+
+
+_WATCHDOG_PART = re.compile(r"Blocked in (monitor [\w.$]+|handler on [\w. ]+?)(?: on [\w. ]+?)? \(")
+
+
+def _watchdog_subject(text: str) -> str:
+    """The monitors and handlers a watchdog line names, sorted, without durations (`monitor
+    com.android.server.StorageManagerService`)."""
+    parts = sorted(set(m.strip() for m in _WATCHDOG_PART.findall(text)))
+    return "; ".join(parts)
+
+
+def _header_process(unit: DumpUnit) -> ProcessDump:
+    """A report with no stacks (a logcat `ANR in` block, `am_anr`, watchdog lines): the process it names, with its
+    blocked thread (the one the watchdog names, else main) known by name only."""
+    h = unit.header
+    name, tid = "main", 1
+    if h.watchdog:
+        named = _PAREN.findall(h.watchdog)
+        if named:
+            name, tid = named[0], (1 if named[0] == "main" else None)
+    proc = h.process or ("system_server" if h.watchdog else "")
+    return ProcessDump(pid=h.pid, cmdline=proc, kind="header", threads=[ThreadDump(name, tid)])
 
 
 def _snr_blocked(unit: DumpUnit, p: ProcessDump, g: WaitForGraph) -> ThreadDump | None:
@@ -187,6 +218,13 @@ class _EventMaker:
     def make(self, p: ProcessDump, blocked: ThreadDump, kind: str) -> HangEvent:
         g, unit = self.g, self.unit
         start = g.node_of(blocked)
+        if blocked.state == ABSENT and start not in g.out:
+            # the paste leaves the main thread out but shows a thread stalled in storage or memory: that thread is
+            # what the reporter pasted as the one the ANR waited on (inferred, and said so)
+            shown = stalled_thread([t for t in p.threads if t is not blocked])
+            if shown is not None:
+                g.out[start] = (g.node_of(shown), Edge("inferred", how="the paste shows this thread stalled; the main "
+                                                                      "thread is not in the report"))
         chain_idx, cycle = g.walk(start)
         steps = [{"node": g.nodes[n], "edge": e, "dump": g.threads[n][1] if n in g.threads else None}
                  for n, e in chain_idx]
@@ -204,7 +242,15 @@ class _EventMaker:
                                           [s["edge"].kind for s in prefix if s["edge"]], bool(cycle), header,
                                           frame_decay=self.config.frame_decay))
         cause, cause_ev = label_cause(steps, critical, blocked, header, same_pid)
-        evidence = {"cause": cause_ev, "blocked_frames": blocked.raw_frames[:6],
+        frames_seen = len(blocked.raw_frames) + sum(len(t.raw_frames) for t in critical if t is not blocked)
+        key = UNKNOWN_KEY if frames_seen < MIN_FRAMES and not cause_ev.get("key") else cause_ev.get("key")
+        subject = _watchdog_subject(unit.header.watchdog) if kind == "snr" and unit.header.watchdog else None
+        if subject:   # what the watchdog found blocked (the monitor or handler it names) is the SNR's mechanism
+            key = "snr:" + subject
+            cause_ev = {**cause_ev, "key": key}
+        if not cycle:   # a deadlock's critical threads cluster by their own stacks (spec step 3)
+            vectors = [replace(v, key=key) for v in vectors]
+        evidence = {"cause": cause_ev, "blocked_frames": blocked.raw_frames[:6], "app_frame": app_frame(blocked),
                     "critical_frames": {critical_key(t.name, t.sys_tid, t.tid): t.raw_frames[:8] for t in critical}}
         for k in ("reason", "load", "cpu_total_pct", "memory_kb", "abi"):
             if header.get(k) is not None:
@@ -229,31 +275,57 @@ class _EventMaker:
             features=vectors[0], vectors=vectors)
 
 
+def _targets(unit: DumpUnit, procs: list[ProcessDump]) -> list[ProcessDump]:
+    """The processes the ANR/SNR is about: the header's pid or process, a watchdog's system_server, else the first
+    process's command line (a traces.txt puts the ANR'ing process first)."""
+    h = unit.header
+    if h.pid is not None and any(p.pid == h.pid for p in procs):
+        return [p for p in procs if p.pid == h.pid]
+    if h.process and any(p.cmdline == h.process for p in procs):
+        return [p for p in procs if p.cmdline == h.process]
+    if h.watchdog:
+        return [p for p in procs if p.cmdline == "system_server"]
+    if h.pid is not None or h.process:
+        return []
+    first = unit.processes[0]
+    return [p for p in procs if p.cmdline == first.cmdline]
+
+
 def events_from_unit(unit: DumpUnit, config: HangsConfig | None = None) -> list[HangEvent]:
     """The ANR/SNR events of one dump unit (see the module text for the selection rules)."""
     config = config or HangsConfig()
     procs = _snapshot(unit.processes)
+    h = unit.header
+    if h.watchdog and not unit.snapshot:
+        # a watchdog report is about system_server: its pasted threads are system_server's, and when only other
+        # processes are dumped (vold, a HAL), system_server is known by the thread the watchdog names
+        for p in procs:
+            if p.kind == "implicit" and not p.cmdline:
+                p.cmdline = "system_server"
+        if not any(p.cmdline == "system_server" for p in procs):
+            procs.insert(0, _header_process(unit))
+            unit.processes.insert(0, procs[0])
     if not procs:
-        return []
-    g = build_wait_for_graph(procs, unit.binder)
+        if unit.snapshot or h.is_empty():
+            return []
+        procs = [_header_process(unit)]
+        unit.processes.append(procs[0])
+    if unit.pasted:
+        for p in procs:   # a paste of other threads: the ANR's main thread is there, only not shown
+            if p.main_thread is None and p.kind != "header" and not (h.watchdog and p.cmdline == "system_server"):
+                p.threads.insert(0, ThreadDump("main", 1, state=ABSENT))
+    g = build_wait_for_graph(procs, unit.binder, partial=unit.pasted)
     maker = _EventMaker(unit, g, config)
     events: list[HangEvent] = []
     covered: set[frozenset] = set()
     if not unit.snapshot:
-        h = unit.header
-        if h.pid is not None:
-            targets = [p for p in procs if p.pid == h.pid]
-        elif h.process:
-            targets = [p for p in procs if p.cmdline == h.process]
-        else:
-            first = unit.processes[0]
-            targets = [p for p in procs if p.cmdline == first.cmdline]
+        targets = _targets(unit, procs)
         seen = set()
         for p in targets:
             if p.pid in seen:
                 continue
             seen.add(p.pid)
-            if _is_snr(unit, p):
+            if _is_snr(unit, p, g):
                 kind, blocked = "snr", _snr_blocked(unit, p, g)
             else:
                 kind, blocked = "anr", p.main_thread
@@ -304,10 +376,16 @@ def analyze_hangs(paths: Iterable[str | Path], config: HangsConfig | None = None
         finally:
             if progress is not None:
                 progress(path)
+        before = len(report.events)
         for u in units:
             report.bytes_read += u.nbytes
             report.warnings.extend(u.warnings)
             report.events.extend(events_from_unit(u, config))
+        if len(report.events) == before and not any(u.snapshot for u in units):
+            # read, but nothing in it is an event: said, never dropped silently
+            threads = sum(len(p.threads) for u in units for p in u.processes)
+            report.errors.append(InputError(path, f"no ANR/SNR event: {threads} thread stack(s) and no ANR header, "
+                                                  "watchdog line or blocked thread in the file"))
     cluster_events(report, config)
     return report
 
@@ -335,9 +413,23 @@ def cluster_events(report: HangReport, config: HangsConfig) -> None:
         cause = causes.most_common(1)[0][0]
         rep = report.events[c.representative]
         report.clusters.append({
-            "id": c.id, "size": len(c.members), "cause": cause, "causes": dict(causes),
+            "id": c.id, "size": len(c.members), "cause": cause, "causes": dict(causes), "unknown": c.unknown,
+            "key": None if c.unknown else rep.features.key, "signature": [] if c.unknown else _signature(rep),
             "representative": rep.id, "members": [report.events[i].id for i in c.members],
             "nearest": [report.events[i].id for i in c.nearest],
             "furthest": [report.events[i].id for i in c.furthest],
             "evidence": rep.evidence.get("cause"),
         })
+
+
+def _signature(ev: HangEvent, n: int = 3) -> list[str]:
+    """A cluster's signature: the top frames in app (or SDK) code of its representative's critical thread, else of
+    its blocked thread, normalized; framework frames only when the stacks hold no app frame."""
+    frames: list[str] = []
+    for t in [s["dump"] for s in reversed(ev.chain) if s["dump"] is not None]:
+        names = java_names(t)
+        app = [text for sym, text in names if not FRAMEWORK.match(sym) and "." in sym]
+        frames = [normalize_frame(x) for x in (app or [text for _, text in names] or t.raw_frames)[:n]]
+        if frames:
+            break
+    return frames

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from droidlag.hangs.features import Features
+from droidlag.hangs.features import UNKNOWN_KEY, Features
 from droidlag.hangs.similarity import similarity
 
 _PRIME = (1 << 61) - 1
@@ -32,6 +32,7 @@ class Cluster:
     furthest: list[int] = field(default_factory=list)
     representative: int = -1
     vectors: list[int] = field(default_factory=list)
+    unknown: bool = False   # the bucket of events with no stack to compare: not a root-cause cluster
 
 
 @dataclass
@@ -144,25 +145,24 @@ def cluster_features(feats: list[Features], threshold: float = 0.95, method: str
         of_event.append(u)
     m = len(uniq)
     uf = _UnionFind(m)
-    compared = 0
-    if method == "all_pairs":
-        for x in range(m):
-            fx = feats[uniq[x]]
-            for y in range(x + 1, m):
-                compared += 1
-                if similarity(fx, feats[uniq[y]], weighting) > threshold:
-                    uf.union(x, y)
-    else:
-        sigs = minhash_signatures([feats[i] for i in uniq], num_perm, seed)
-        for x, y in sorted(_lsh_candidates(sigs, bands)):
-            if uf.find(x) == uf.find(y):
-                continue
-            compared += 1
-            if similarity(feats[uniq[x]], feats[uniq[y]], weighting) > threshold:
-                uf.union(x, y)
+    unknown = {u for u in range(m) if feats[uniq[u]].key == UNKNOWN_KEY}
+    by_key: dict[str, int] = {}
+    for u in range(m):   # the same root-cause mechanism: one cluster without a similarity test
+        k = feats[uniq[u]].key
+        if k and k != UNKNOWN_KEY:
+            if k in by_key:
+                uf.union(by_key[k], u)
+            else:
+                by_key[k] = u
+    keys = {uf.find(u): feats[uniq[u]].key for u in range(m) if feats[uniq[u]].key and u not in unknown}
+    compared = _join_similar(feats, uniq, uf, unknown, threshold, method, weighting, num_perm, bands, seed, keys)
     groups: dict[int, list[int]] = {}
+    bucket: list[int] = []
     for i in range(n):
-        groups.setdefault(uf.find(of_event[i]), []).append(i)
+        if of_event[i] in unknown:
+            bucket.append(i)
+        else:
+            groups.setdefault(uf.find(of_event[i]), []).append(i)
     # Each group's vectors are in increasing index order, so g[0] is its lowest vector index.
     events_of = {r: sorted(set(owners[i] for i in g)) for r, g in groups.items()}
     ordered = sorted(groups, key=lambda r: (-len(events_of[r]), groups[r][0]))
@@ -175,7 +175,53 @@ def cluster_features(feats: list[Features], threshold: float = 0.95, method: str
         c = Cluster(cid, events_of[r], vectors=vecs)
         _review(c, feats, owners, k_review, weighting)
         clusters.append(c)
+    if bucket:   # last, whatever its size: events with nothing to compare are no root-cause cluster
+        cid = len(clusters)
+        for i in bucket:
+            labels[i] = cid
+        members = sorted(set(owners[i] for i in bucket))
+        clusters.append(Cluster(cid, members, members[:k_review], members[:k_review], members[0], bucket,
+                                unknown=True))
     return Clustering(labels, clusters, compared, m)
+
+
+def _join_similar(feats, uniq, uf, unknown, threshold, method, weighting, num_perm, bands, seed, keys) -> int:
+    """Union the pairs of distinct signatures with S > threshold (all pairs, or LSH candidates verified exactly);
+    the unknown bucket takes no part, and two components with different mechanism keys are never joined (the cause
+    rules told them apart). keys: component root -> key, kept up to date. Returns the number of pairs compared."""
+    m = len(uniq)
+    compared = 0
+
+    def join(x: int, y: int) -> None:
+        rx, ry = uf.find(x), uf.find(y)
+        kx, ky = keys.get(rx), keys.get(ry)
+        if rx == ry or (kx and ky and kx != ky):
+            return
+        uf.union(rx, ry)
+        k = kx or ky
+        if k:
+            keys[uf.find(rx)] = k
+
+    if method == "all_pairs":
+        for x in range(m):
+            if x in unknown:
+                continue
+            fx = feats[uniq[x]]
+            for y in range(x + 1, m):
+                if y in unknown:
+                    continue
+                compared += 1
+                if similarity(fx, feats[uniq[y]], weighting) > threshold:
+                    join(x, y)
+        return compared
+    sigs = minhash_signatures([feats[i] for i in uniq], num_perm, seed)
+    for x, y in sorted(_lsh_candidates(sigs, bands)):
+        if x in unknown or y in unknown or uf.find(x) == uf.find(y):
+            continue
+        compared += 1
+        if similarity(feats[uniq[x]], feats[uniq[y]], weighting) > threshold:
+            join(x, y)
+    return compared
 
 
 def centroid(feats: list[Features], members: list[int], weights: list[float] | None = None) -> Features:

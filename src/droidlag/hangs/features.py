@@ -9,30 +9,37 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from droidlag.hangs.normalize import normalize_frame
+from droidlag.hangs.normalize import java_symbol, native_symbol, state_word
 from droidlag.models.dumps import Frame, ThreadDump
+
+UNKNOWN_KEY = "unknown"
+MIN_FRAMES = 2   # fewer frames on the critical and blocked threads together: too little to compare
 
 
 @dataclass(frozen=True, slots=True)
 class Features:
-    """generic: the F_p token set; terms: the F_c term -> weight map; norm: |terms| (Euclidean)."""
+    """generic: the F_p token set; terms: the F_c term -> weight map; norm: |terms| (Euclidean).
+    key (ours): the root-cause mechanism the cause rules found (`storage:sharedprefs_apply`, `binder:<service>`,
+    `app:wait:<lock class>`...); vectors with the same key share a cluster. UNKNOWN_KEY: no stack to compare (an
+    empty or near-empty stack), never similar to anything; such events go to the "unknown" bucket."""
 
     generic: frozenset
     terms: dict
     norm: float
+    key: str | None = None
 
     def signature(self) -> tuple:
         """Identical signatures are identical events for clustering (collapsed before any pair is compared)."""
-        return (tuple(sorted(self.generic)), tuple(sorted((k, round(v, 6)) for k, v in self.terms.items())))
+        return (tuple(sorted(self.generic)), tuple(sorted((k, round(v, 6)) for k, v in self.terms.items())), self.key)
 
 
 def frame_term(f: Frame) -> str:
     """The F_c term of a frame: `j:` Java symbol, `n:` library!symbol, `k:` kernel function (all normalized)."""
     if f.kind == "java":
-        return "j:" + f.symbol
+        return "j:" + java_symbol(f.symbol)
     if f.kind == "kernel":
         return "k:" + f.symbol
-    sym = normalize_frame("(" + f.symbol + ")")[1:-1] if f.symbol else ""
+    sym = native_symbol(f.symbol) if f.symbol else ""
     if not sym or sym == "???":
         return "n:" + f.lib
     return "n:" + f.lib + "!" + sym
@@ -71,9 +78,9 @@ def event_features(kind: str, chain_threads: list[tuple[str, ThreadDump | None]]
         generic.add(f"edge:{ek}")
     blocked = chain_threads[0][1] if chain_threads else None
     if blocked is not None:
-        generic.add(f"blocked_state:{(blocked.state or '').lower()}")
+        generic.add(f"blocked_state:{state_word(blocked.state)}")
     for t in critical:
-        generic.add(f"critical_state:{(t.state or '').lower()}")
+        generic.add(f"critical_state:{state_word(t.state)}")
         if t.kstate:
             generic.add(f"critical_kstate:{t.kstate}")
     if chain_threads and chain_threads[-1][1] is None:

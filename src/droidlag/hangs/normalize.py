@@ -16,10 +16,14 @@ RULES: tuple[tuple[str, re.Pattern, str], ...] = (
     ("kernel_offset", re.compile(r"\+0x[0-9a-fA-F]+/0x[0-9a-fA-F]+"), ""),
     ("symbol_offset", re.compile(r"\+\d+\)$"), ")"),
     ("line_number", re.compile(r"\(([\w$.-]+\.(?:java|kt|scala)):~?\d+\)"), r"(\1)"),
+    ("r8_map_id", re.compile(r"\(r8-map-id-[0-9a-f]+:-?\d+\)"), "(r8-map-id)"),
+    ("other_line", re.compile(r"\(([^()\s]+?):-?\d+\)$"), r"(\1)"),
     ("native_method", re.compile(r"\(Native [Mm]ethod\)"), "(Native method)"),
     ("apk_path", re.compile(r"/data/app/(?:~~[^/]+/)?([\w.]+)-[^/]+/"), r"/data/app/\1/"),
-    ("lambda", re.compile(r"\$\$Lambda\$[\w$]+(?:/0x[0-9a-fA-F]+)?(?:@[0-9a-fA-F]+)?|\$ExternalSyntheticLambda\d+"),
+    ("lambda", re.compile(r"\$\$Lambda\$[\w$]+(?:/0x[0-9a-fA-F]+)?(?:@[0-9a-fA-F]+)?|\$\$?ExternalSyntheticLambda\d+"),
      "$$Lambda"),
+    ("r8_lambda", re.compile(r"\$r8\$lambda\$[\w-]+"), "$r8$lambda"),
+    ("bang", re.compile(r"(\w)!(?=\(|$)"), r"\1"),
     ("binder_thread", re.compile(r"Binder:\d+_[0-9A-Fa-f]+|Binder[ _]Thread #\d+|Binder_[0-9A-Fa-f]+"), "Binder:N"),
     ("pool_thread", re.compile(r"\bpool-\d+-thread-\d+|\bThread-\d+|AsyncTask #\d+"),
      lambda m: _DIGITS.sub("N", m.group(0))),
@@ -43,3 +47,68 @@ def apply_rule(name: str, text: str) -> str:
         if n == name:
             return pat.sub(rep, text)
     raise KeyError(name)
+
+
+_MANGLED = re.compile(r"^_ZN?K?(\d+\w+?)+E?")
+_NAME_LEN = re.compile(r"(\d+)")
+
+
+def native_symbol(sym: str) -> str:
+    """One spelling for a native symbol, mangled or demangled: `_ZN7android14IPCThreadState8transactEij...+224` and
+    `android::IPCThreadState::transact(int, unsigned int, ...)+224` both become `android::IPCThreadState::transact`;
+    offsets (`+224`, ` + 224`) and argument lists are dropped; an `.oat` frame's Java method keeps its dotted name."""
+    s = sym.strip()
+    s = re.sub(r"\s*\+\s*(?:0x)?[0-9a-fA-F]+$", "", s)
+    if s.startswith("_Z"):
+        d = _demangle_nested(s)
+        if d:
+            return d
+    k = s.find("(")
+    if k > 0:
+        s = s[:k]
+    return s.strip()
+
+
+def _demangle_nested(s: str) -> str | None:
+    """The qualified name of an Itanium-mangled symbol (`_ZN` nested names and plain `_Z<len><name>`), without its
+    argument types; None when it is not one of these simple forms."""
+    i = 2
+    nested = i < len(s) and s[i] == "N"
+    if nested:
+        i += 1
+        while i < len(s) and s[i] in "KVr":   # cv-qualifiers of a member function
+            i += 1
+    parts = []
+    while i < len(s) and s[i].isdigit():
+        m = _NAME_LEN.match(s, i)
+        n = int(m.group(1))
+        start = m.end()
+        if n <= 0 or start + n > len(s):
+            return None
+        parts.append(s[start:start + n])
+        i = start + n
+        if not nested:
+            break
+    return "::".join(parts) if parts else None
+
+
+def java_symbol(sym: str) -> str:
+    """A Java method as one spelling across formats: lambda and R8 synthetic ids and Play Console's `!` dropped."""
+    if "$" in sym or "!" in sym:
+        for name in ("lambda", "r8_lambda", "bang"):
+            sym = apply_rule(name, sym)
+    return sym
+
+
+# ART, Dalvik, Crashlytics and java.lang.Thread.State spellings of a thread state -> one word
+STATE_SPELLINGS = {
+    "monitor": "blocked", "blocked": "blocked", "wait": "waiting", "waiting": "waiting", "timed_wait": "timedwaiting",
+    "timedwaiting": "timedwaiting", "timed_waiting": "timedwaiting", "timed waiting": "timedwaiting",
+    "sleeping": "sleeping", "native": "native", "vmwait": "waiting", "running": "runnable", "runnable": "runnable",
+    "suspended": "suspended",
+}
+
+
+def state_word(state: str | None) -> str:
+    s = (state or "").strip().lower()
+    return STATE_SPELLINGS.get(s, s)

@@ -17,7 +17,37 @@ NATIVE_SERVICES = (
     ("AudioPolicyService", "audioserver"), ("AudioTrack", "audioserver"), ("ServiceManager", "servicemanager"),
     ("InputFlinger", "inputflinger"), ("Vold", "vold"), ("Keystore", "keystore"), ("Drm", "mediadrmserver"),
 )
+# Java interfaces of well-known binder services -> the service (the process is system_server unless named).
+BINDER_SERVICES = {
+    "IActivityManager": "ActivityManagerService (system_server)", "IActivityTaskManager":
+    "ActivityTaskManagerService (system_server)", "IPackageManager": "PackageManagerService (system_server)",
+    "IWindowManager": "WindowManagerService (system_server)", "IWindowSession": "WindowManagerService (system_server)",
+    "IUserManager": "UserManagerService (system_server)", "IAudioService": "AudioService (system_server)",
+    "INotificationManager": "NotificationManagerService (system_server)", "IPowerManager":
+    "PowerManagerService (system_server)", "IConnectivityManager": "ConnectivityService (system_server)",
+    "IAccountManager": "AccountManagerService (system_server)", "IContentProvider": "a content provider",
+    "IInAppBillingService": "Google Play billing (com.android.vending)", "IVold": "vold",
+    "IStorageManager": "StorageManagerService (system_server)", "ILocationManager": "LocationManagerService "
+    "(system_server)", "ITelephony": "phone (com.android.phone)", "IClipboard": "ClipboardService (system_server)",
+    "IInputMethodManager": "InputMethodManagerService (system_server)", "IAlarmManager": "AlarmManagerService "
+    "(system_server)", "IJobScheduler": "JobSchedulerService (system_server)",
+}
 _BP = re.compile(r"Bp([A-Za-z_]+)")
+ABSENT = "absent"   # Node.state of a thread the report names (held by thread N) but does not show
+
+# What a thread waits in, when no holder is named (partial reports): the first Java frame (or, for a native-only
+# stack, the top native frames). Thread.sleep and an idle Looper are not waits for another thread.
+_IDLE_JAVA = ("android.os.MessageQueue.nativePollOnce", "android.os.MessageQueue.next")
+_CHILD_JAVA = re.compile(r"(?:UNIXProcess|ProcessManager\$ProcessImpl|ProcessImpl|java\.lang\.Process)\.waitFor"
+                         r"|ProcessManager\.exec|UNIXProcess\.forkAndExec|ProcessImpl\.forkAndExec")
+_WAIT_JAVA = re.compile(
+    r"^(?:java\.lang\.Object\.wait|java\.lang\.Thread\.parkFor\$?|sun\.misc\.Unsafe\.park|jdk\.internal\.misc\.Unsafe\.park"
+    r"|java\.util\.concurrent\.locks\.LockSupport\.park\w*|java\.util\.concurrent\.\S+\.(?:await\w*|get|acquire\w*)"
+    r"|java\.lang\.Thread\.join|\S*SQLiteConnectionPool\.(?:waitForConnection|\S+ waitForConnection)"
+    r"|android\.app\.QueuedWork\.waitToFinish|android\.app\.SharedPreferencesImpl\.awaitLoadedLocked)$")
+_WAIT_NATIVE = re.compile(r"pthread_mutex_lock|MutexLockWithTimeout|__futex_wait_ex|pthread_cond_(?:timed)?wait"
+                          r"|pthread_join|__pthread_cond_timedwait|sem_wait")
+_ART_INTERNAL_WAIT = re.compile(r"art::(?:Monitor::Wait|Monitor::Lock|Object_wait|Thread::Park|Unsafe_park)")
 _SERVING_JAVA = ("android.os.Binder.execTransact",)
 
 
@@ -38,9 +68,15 @@ class Node:
                 "name": self.name, "state": self.state}
 
     def label(self) -> str:
+        proc = self.process or "process not named"
+        where = f"{proc}({self.pid})" if self.pid is not None else proc
+        if self.remote and self.state == ABSENT:
+            who = self.name or (f"thread {self.tid}" if self.tid is not None else "?")
+            return f"{where}:{who} (not in the report)"
         if self.remote:
-            return f"{self.process or '?'}({self.pid if self.pid is not None else '?'})"
-        return f"{self.process}({self.pid}):{self.name}[tid={self.tid}]"
+            return where
+        tid = f"[tid={self.tid}]" if self.tid is not None else (f"[sysTid={self.sys_tid}]" if self.sys_tid else "")
+        return f"{where}:{self.name}{tid}" + (" (not in the report)" if self.state == ABSENT else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +147,9 @@ def is_serving(f: Frame) -> bool:
     if f.kind == "java":
         return f.symbol in _SERVING_JAVA or f.symbol.endswith("$Stub.onTransact")
     if f.kind == "native":
-        return "IPCThreadState14executeCommand" in f.symbol or "BBinder8transact" in f.symbol
+        s = f.symbol
+        return ("IPCThreadState14executeCommand" in s or "BBinder8transact" in s
+                or "IPCThreadState::executeCommand" in s or "BBinder::transact" in s)
     return False
 
 
@@ -121,7 +159,9 @@ def is_binder_call(f: Frame) -> bool:
         return f.symbol in ("android.os.BinderProxy.transact", "android.os.BinderProxy.transactNative")
     if f.kind == "native":
         s = f.symbol
-        return "IPCThreadState8transact" in s or "IPCThreadState15waitForResponse" in s or "BpBinder8transact" in s
+        return ("IPCThreadState8transact" in s or "IPCThreadState15waitForResponse" in s or "BpBinder8transact" in s
+                or "IPCThreadState::transact" in s or "IPCThreadState::waitForResponse" in s
+                or "BpBinder::transact" in s or s.startswith("android.os.BinderProxy.transact"))
     return False
 
 
@@ -149,10 +189,74 @@ def blocker(t: ThreadDump) -> tuple[str, object] | None:
     return None
 
 
+def first_java(t: ThreadDump) -> int | None:
+    """Index of the first Java frame (native frames above it are the JNI/ART plumbing of that call)."""
+    for i, f in enumerate(t.frames):
+        if f.kind == "java":
+            return i
+    return None
+
+
+def is_idle(t: ThreadDump) -> bool:
+    """A Looper thread waiting for its next message: an idle main thread when the ANR was dumped."""
+    names = java_names(t)
+    return bool(names) and names[0][0] in _IDLE_JAVA
+
+
+def waits_in(t: ThreadDump) -> tuple[str, str] | None:
+    """What `t` waits for when no holder is named: ('process', frame) for a child process, ('wait', frame) for a
+    lock, condition, future or connection another thread must release; None for running, sleeping or idle."""
+    names = java_names(t)
+    native_wait = None
+    for f in t.frames[:6]:   # a JNI call that waits in native code (a mutex) before any Java frame returns
+        if f.kind != "native":
+            break
+        if _WAIT_NATIVE.search(f.symbol):
+            native_wait = f.text   # the outermost wait frame: pthread_mutex_lock rather than the futex under it
+    if native_wait is not None:
+        return "wait", native_wait
+    if not names:
+        found = None
+        for f in t.frames[:6]:
+            if f.kind == "native" and (_WAIT_NATIVE.search(f.symbol) or _ART_INTERNAL_WAIT.search(f.symbol)):
+                found = f.text
+        return ("wait", found) if found else None
+    for sym, text in names[:6]:
+        if _CHILD_JAVA.search(sym):
+            return "process", text
+    if names[0][0] in _IDLE_JAVA or names[0][0].startswith("java.lang.Thread.sleep"):
+        return None
+    # wait primitives first, then the frame that called them
+    k = 0
+    while k < len(names) and _WAIT_JAVA.match(names[k][0]):
+        k += 1
+    if k:
+        return "wait", names[k - 1][1]
+    return None
+
+
+_OAT_SYMBOL = re.compile(r"^([A-Za-z_$][\w$]*(?:\.[\w$<>-]+)+)(?:\+\d+)?$")
+
+
+def java_names(t: ThreadDump) -> list[tuple[str, str]]:
+    """(symbol, frame text) of the Java methods on the stack, innermost first: the Java frames, or for a native-only
+    stack (Play Console's native form) the compiled methods of `.oat`/`.odex` frames (`java.lang.Object.wait+52`)."""
+    out = [(f.symbol, f.text) for f in t.frames if f.kind == "java"]
+    if out:
+        return out
+    for f in t.frames:
+        if f.kind == "native" and f.lib.endswith((".oat", ".odex", ".vdex")):
+            m = _OAT_SYMBOL.match(f.symbol)
+            if m:
+                out.append((m.group(1), f.text))
+    return out
+
+
 def _proxy_method(frames: list[Frame], start: int) -> tuple[str, str] | None:
-    for f in frames[start:start + 6]:
-        if f.kind == "java" and "$Stub$Proxy." in f.symbol:
-            iface, method = f.symbol.rsplit(".", 1)
+    for f in frames[start:start + 8]:
+        if "$Stub$Proxy." in f.symbol and f.kind in ("java", "native"):   # native: a compiled (.oat) proxy method
+            sym = re.sub(r"\+\d+$", "", f.symbol) if f.kind == "native" else f.symbol
+            iface, method = sym.rsplit(".", 1)
             return iface[: -len("$Stub$Proxy")], method
     return None
 
@@ -192,9 +296,12 @@ def snapshot(processes: list[ProcessDump]) -> list[ProcessDump]:
 
 
 def build_wait_for_graph(processes: list[ProcessDump],
-                         transactions: list[BinderTransaction] | tuple = ()) -> WaitForGraph:
+                         transactions: list[BinderTransaction] | tuple = (), partial: bool = False) -> WaitForGraph:
     """The wait-for graph over `processes` (one dump per pid). Self-edges (old Dalvik dumps name the waiting
-    thread as the holder) are dropped."""
+    thread as the holder) are dropped. A holder the dump names but does not show (`held by thread 44` in a partial
+    report) is a node of its own, state 'absent'. partial (a pasted report, not a whole dump): a thread waiting in a
+    lock, condition, future or connection pool with no holder shown waits for a thread absent from the report; one
+    waiting for a child process, for that process."""
     g = WaitForGraph()
     for p in processes:
         for t in p.threads:
@@ -225,6 +332,8 @@ def build_wait_for_graph(processes: list[ProcessDump],
                 continue
             b = blocker(t)
             if b is None:
+                if not _queued_work_wait(g, p, t) and partial:
+                    _absent_wait(g, p, t, remote_node)
                 continue
             src = g.index[id(t)]
             kind, info = b
@@ -245,9 +354,18 @@ def build_wait_for_graph(processes: list[ProcessDump],
                     kind_e = "lock_owner"
                 else:
                     kind_e = kind
+                frame = t.frames[lk.frame_index].text if 0 <= lk.frame_index < len(t.frames) else None
+                if target is None and lk.held_by is not None:
+                    # named by the dump, not shown in it (a partial report): the holder is still the critical thread
+                    key = ("absent", p.pid, lk.held_by)
+                    if key not in remote:
+                        remote[key] = len(g.nodes)
+                        g.nodes.append(Node(p.cmdline, p.pid, lk.held_by, None, lk.held_by_name, ABSENT,
+                                            remote=True))
+                    g.out[src] = (remote[key], Edge("monitor", lk.addr, lk.cls, frame, "held by (absent)"))
+                    continue
                 if target is None or target is t:
                     continue
-                frame = t.frames[lk.frame_index].text if 0 <= lk.frame_index < len(t.frames) else None
                 g.out[src] = (g.index[id(target)], Edge(kind_e, lk.addr, lk.cls, frame, how))
                 continue
             # binder
@@ -277,8 +395,9 @@ def build_wait_for_graph(processes: list[ProcessDump],
                     g.out[src] = (remote_node(q.pid, q.cmdline), Edge("binder", frame=frame_text,
                                                                      how=f"process serving {method}"))
                     continue
-                g.out[src] = (remote_node(None, iface.rsplit(".", 1)[-1] + " service"),
-                              Edge("binder", frame=frame_text, how="interface"))
+                short = iface.rsplit(".", 1)[-1]
+                g.out[src] = (remote_node(None, BINDER_SERVICES.get(short, short + " service")),
+                              Edge("binder", frame=frame_text, how=f"interface {short}"))
                 continue
             svc = _native_service(t.frames, i)
             if svc is not None:
@@ -288,3 +407,55 @@ def build_wait_for_graph(processes: list[ProcessDump],
                 continue
             g.out[src] = (remote_node(None, "binder peer (unknown)"), Edge("binder", frame=frame_text, how="unknown"))
     return g
+
+
+def _absent_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump, remote_node) -> None:
+    """Edge from a thread of a partial report that waits with no holder shown to the absent thread (or child
+    process) it waits for."""
+    w = waits_in(t)
+    if w is None:
+        return
+    kind, frame = w
+    src = g.index[id(t)]
+    if kind == "process":
+        g.out[src] = (remote_node(None, "a child process"), Edge("process", frame=frame, how="waits for a child process"))
+        return
+    lk = next((x for x in t.locks if x.action in ("waiting on", "parking to wait for") and x.cls), None)
+    what = lk.cls if lk is not None else None
+    if what is None:
+        who = next((w for pat, w in _WAITED_FOR if pat.search(frame)), "the thread it waits for")
+    else:
+        who = f"holder of {what}"
+    key = len(g.nodes)
+    g.nodes.append(Node(p.cmdline, p.pid, None, None, who, ABSENT, remote=True))
+    g.out[src] = (key, Edge("wait", lk.addr if lk else None, what, frame, "no holder in the report"))
+
+
+# Whom a wait primitive waits for, in words (the frame it waits in -> the absent thread).
+_WAITED_FOR = (
+    (re.compile(r"waitForConnection"), "the thread holding a SQLite connection"),
+    (re.compile(r"FutureTask|Future\.get|\.get\("), "the thread computing the awaited result"),
+    (re.compile(r"CountDownLatch"), "the thread expected to count down the latch"),
+    (re.compile(r"QueuedWork|SharedPreferencesImpl"), "the SharedPreferences writer thread"),
+    (re.compile(r"Thread\.join|pthread_join"), "the thread being joined"),
+    (re.compile(r"ReentrantLock|ReadWriteLock|AbstractQueuedSynchronizer\.acquire|Semaphore|mutex|Mutex"),
+     "the holder of the lock"),
+    (re.compile(r"Object\.wait|pthread_cond|ConditionObject|LockSupport|Unsafe\.park|futex|Monitor::Wait"),
+     "the thread expected to wake it"),
+)
+QUEUED_WORK_THREAD = "queued-work-looper"   # AOSP QueuedWork's writer thread (Android 8+)
+
+
+def _queued_work_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump) -> bool:
+    """A thread waiting in `QueuedWork.waitToFinish` (SharedPreferences apply() flushes) waits for QueuedWork's
+    writer thread when the dump shows it. True when the edge was added."""
+    if t.name == QUEUED_WORK_THREAD:
+        return False
+    w = waits_in(t)
+    if w is None or not any("QueuedWork.waitToFinish" in text for _, text in java_names(t)[:14]):
+        return False
+    writer = next((o for o in p.threads if o.name == QUEUED_WORK_THREAD), None)
+    if writer is None:
+        return False
+    g.out[g.index[id(t)]] = (g.index[id(writer)], Edge("wait", frame=w[1], how="QueuedWork's writer thread"))
+    return True

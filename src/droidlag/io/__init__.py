@@ -5,7 +5,7 @@ from pathlib import Path
 
 from droidlag.errors import InputError
 from droidlag.io.detect import PERFETTO, SYSTRACE, load, sniff_bytes
-from droidlag.io.source import GZIP_MAGIC, read_head
+from droidlag.io.source import GZIP_MAGIC, gunzip_head, read_head
 from droidlag.models.trace import Trace
 
 
@@ -18,6 +18,13 @@ def read_trace(path: str | Path) -> Trace:
     if head[:2] != GZIP_MAGIC and sniff_bytes(head) == PERFETTO:
         from droidlag.io.perfetto import read_perfetto_file
         return read_perfetto_file(path)
+    from droidlag.io.systrace_html import looks_like_html
+    if looks_like_html(gunzip_head(head, path) if head[:2] == GZIP_MAGIC else head):
+        # a saved systrace report: streamed, so megabytes of viewer script around the blocks are never held
+        from droidlag.io.systrace import read_systrace_html_file
+        trace = read_systrace_html_file(str(path))
+        if trace is not None:
+            return trace
     kind, data, warnings = load(path)
     if kind == PERFETTO:
         from droidlag.io.perfetto import read_perfetto

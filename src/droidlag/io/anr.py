@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
+from droidlag.io.anr_paste import canonicalize, needs_canonicalizing
 from droidlag.models.dumps import AnrHeader, BinderTransaction, DumpUnit, LockLine, ProcessDump, ThreadDump
 
 _PID_START = re.compile(r"^----- pid (\d+) at (.*?) -----\s*$")
@@ -131,6 +132,13 @@ def _header_by_tokens(line: str) -> ThreadDump | None:
     return t
 
 
+def _float(s: str) -> float | None:
+    try:
+        return float(s.strip())
+    except ValueError:
+        return None
+
+
 def _int(s: str) -> int | None:
     try:
         return int(s)
@@ -161,7 +169,7 @@ def _header_line(h: AnrHeader, line: str) -> bool:
         h.subject = line[9:].strip()
         if h.reason is None:
             h.reason = h.subject
-        if "Blocked in" in h.subject and h.watchdog is None:
+        if ("Blocked in" in h.subject or h.subject.startswith("Watchdog")) and h.watchdog is None:
             h.watchdog = h.subject
         return True
     if "ANR in " in line:
@@ -180,6 +188,9 @@ def _header_line(h: AnrHeader, line: str) -> bool:
             return True
     if c == "R" and line.startswith("Reason: "):
         h.reason = line[8:].strip()
+        return True
+    if c == "P" and line.startswith("PSI memory full avg10: "):   # written by io.anr_paste from a pressure block
+        h.psi_memory_full_avg10 = _float(line[23:])
         return True
     if c == "L" and line.startswith("Load: "):
         m = _LOAD.match(line)
@@ -462,8 +473,24 @@ def read_anr(path: str | Path, data: bytes | None = None) -> list[DumpUnit]:
     if data[:2] == GZIP_MAGIC:
         data = gunzip(data, path, warnings)
     text = decode(data, source, warnings)
+    pasted = None
+    if needs_canonicalizing(text):
+        # a pasted report (Play Console, Crashlytics, APM, logcat, markdown...): rewritten into traces.txt form
+        pasted = canonicalize(text)
+        text = pasted.text
+        warnings.extend(ReadWarning(source, n) for n in pasted.notes)
     units = parse_text(text, source)
     if not any(u.processes or u.wait_channels or not u.header.is_empty() for u in units):
-        raise InputError(path, "no thread dump, Waiting Channels block or ANR header found")
+        raise InputError(path, _nothing_read(pasted))
     units[0].warnings[:0] = warnings
+    if pasted is not None:
+        units[0].pasted = True
     return units
+
+
+def _nothing_read(pasted) -> str:
+    if pasted is None:
+        return "no thread dump, Waiting Channels block or ANR header found"
+    why = ("no thread header, stack frame, ANR header (ANR in / Reason / am_anr), watchdog line or ANR title found "
+           "in any pasted form (traces.txt, Play Console, Crashlytics, Sentry, Bugsnag, logcat)")
+    return why + "".join(f"; {n}" for n in pasted.notes)

@@ -109,12 +109,48 @@ def sniff_bytes(data: bytes) -> str | None:
         return GFXINFO
     if _ANR_MARK.search(text):
         return ANR
-    if _is_logcat(text):
-        return LOGCAT
+    from droidlag.io.anr_paste import has_anr_header, looks_like_anr_paste
+    if _is_logcat(text):   # a log with an ANR block, am_anr or watchdog lines is read by the hang reader
+        return ANR if has_anr_header(text) else LOGCAT
+    if looks_like_anr_paste(text):   # pasted reports: Play Console, Crashlytics, APM SDKs, frames, markdown
+        return ANR
     from droidlag.io.view_hierarchy import sniff_hierarchy
     if sniff_hierarchy(head):   # last: a thread dump or gfxinfo that quotes a view dump stays what it is
         return VIEW_HIERARCHY
     return None
+
+
+def _html_head(head: bytes) -> bool:
+    from droidlag.io.systrace_html import looks_like_html
+    return looks_like_html(head)
+
+
+def html_with_trace_blocks(data: bytes) -> bool:
+    """A saved web page whose systrace blocks lie past the sniffed head (after the viewer's script)."""
+    import io
+
+    from droidlag.io.systrace_html import looks_like_html, stream_has_trace_blocks
+    return looks_like_html(data[:4096]) and stream_has_trace_blocks(io.BytesIO(data))
+
+
+def sniff_file(path: str | Path, head: bytes) -> str | None:
+    """The kind of a file from its (decompressed) head; a page that opens like HTML is scanned further, as a
+    stream, for systrace blocks."""
+    kind = sniff_bytes(head)
+    if kind is None:
+        from droidlag.io.systrace_html import file_has_trace_blocks, looks_like_html
+        if looks_like_html(head) and file_has_trace_blocks(path):
+            return SYSTRACE
+    return kind
+
+
+def sniff_path(path: str | Path) -> str | None:
+    """The kind of a user's file from its first bytes (gunzipped when gzip), without reading it whole."""
+    from droidlag.io.source import read_head
+    head = read_head(path)
+    if head[:2] == GZIP_MAGIC:
+        head = gunzip_head(head, path)
+    return sniff_file(path, head)
 
 
 def load(path: str | Path) -> tuple[str, bytes, list[ReadWarning]]:
@@ -123,12 +159,15 @@ def load(path: str | Path) -> tuple[str, bytes, list[ReadWarning]]:
     warnings: list[ReadWarning] = []
     if data[:2] == GZIP_MAGIC:
         # tell what it is from the first bytes before expanding it all: junk is refused without a bomb's cost
-        if sniff_bytes(gunzip_head(data, path)) is None:
+        head = gunzip_head(data, path)
+        if sniff_bytes(head) is None and not _html_head(head):
             raise InputError(path, "gzip file holds no format droidlag reads")
         data = gunzip(data, path, warnings)
         if not data.strip():
             raise InputError(path, "gzip file holds no data")
     kind = sniff_bytes(data)
+    if kind is None and html_with_trace_blocks(data):
+        kind = SYSTRACE
     if kind is None:
         raise InputError(path, "not a format droidlag reads (expected a Perfetto trace, systrace/atrace, "
                          "thread dump, gfxinfo, logcat or bugreport)")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from droidlag.errors import InputError
-from droidlag.io.detect import sniff_bytes
+from droidlag.io.detect import sniff_file
 from droidlag.io.source import GZIP_MAGIC, SNIFF_BYTES, gunzip_head
 
 # Folders deeper than this are not walked (symlink loops, runaway trees).
@@ -46,9 +46,12 @@ def _sniff_head(path: Path) -> str | None:
         head = fh.read(SNIFF_BYTES)
     if not head.strip():
         raise InputError(path, "file is empty")
-    if head[:2] == GZIP_MAGIC:
+    gz = head[:2] == GZIP_MAGIC
+    if gz:
         head = gunzip_head(head, path)
-    kind = sniff_bytes(head)
+    kind = sniff_file(path, head)
+    if kind is None and gz:
+        raise InputError(path, "gzip file holds no format droidlag reads")
     if kind == "zip":
         from zipfile import BadZipFile, ZipFile
         try:

@@ -11,7 +11,15 @@ import re
 
 from droidlag.errors import InputError
 from droidlag.io.ftrace_text import FtraceTextParser
-from droidlag.io.systrace_html import FTRACE, JSON_META, PROCESS_DUMP, PROCFS, Section, split_sections
+from droidlag.io.systrace_html import (
+    FTRACE,
+    JSON_META,
+    PROCESS_DUMP,
+    PROCFS,
+    Section,
+    read_html_sections,
+    split_sections,
+)
 from droidlag.models.trace import Trace
 from droidlag.models.trace_builder import TraceBuilder
 
@@ -28,6 +36,20 @@ def read_systrace(data: bytes, path: str) -> Trace:
     events). Raises InputError when the file holds no ftrace event at all."""
     builder = TraceBuilder("systrace", path)
     container, sections = split_sections(data, path, builder.warnings)
+    return _build(builder, container, sections, path)
+
+
+def read_systrace_html_file(path: str) -> Trace | None:
+    """Read a saved systrace HTML report (gzip or not) as a stream, keeping only its trace blocks in memory; None
+    when the file holds no trace-data block and no linuxPerfData string."""
+    builder = TraceBuilder("systrace", path)
+    found = read_html_sections(path, builder.warnings)
+    if found is None:
+        return None
+    return _build(builder, found[0], found[1], path)
+
+
+def _build(builder: TraceBuilder, container: str, sections: list[Section], path: str) -> Trace:
     builder.metadata["container"] = container
     ftrace = [s for s in sections if s.kind == FTRACE]
     if not ftrace:

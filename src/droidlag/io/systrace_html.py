@@ -3,27 +3,37 @@ string, the escaped JS-string text form, and `TRACE:` + zlib (atrace -z) — eac
 
 Sections are chosen by content, never by position: a systrace HTML report may carry a PROCESS DUMP (`ps` listing),
 the ftrace text and a JSON metadata block in any order, and newer ones may compress a block (zlib, base64).
+A saved report puts megabytes of viewer script before its blocks, so HTML is scanned as a stream: only the
+blocks' text is kept, wherever in the file they are.
 """
 from __future__ import annotations
 
 import base64
 import binascii
+import io
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from droidlag.errors import ReadWarning
 from droidlag.io.source import GZIP_MAGIC, gunzip, inflate_zlib
 
 FTRACE, PROCESS_DUMP, JSON_META, PROCFS = "ftrace", "process-dump", "json", "procfs"
 
-_TRACE_DATA_TAG = re.compile(r"<script\b[^>]*\bclass\s*=\s*[\"']?trace-data[\"']?[^>]*>", re.IGNORECASE)
 _LINUX_PERF_DATA = re.compile(r"linuxPerfData\s*=\s*\"")
 _JS_ESCAPE = re.compile(r"\\(\n|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|.)", re.DOTALL)
 _JS_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "\n": "", "\\": "\\", '"': '"', "'": "'", "/": "/", "0": "\0"}
 _BASE64_HEAD = re.compile(r"[A-Za-z0-9+/=\r\n]{64}")
 _PROCFS_LINE = re.compile(r"/?proc/\d+/task/\d+\s*$")
 _ZLIB_HEADS = (b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda")
+# The same markers as bytes, for scanning a stream; each bounded so a hostile line cannot make them backtrack.
+_TAG_B = re.compile(rb"<script\b[^>]{0,512}?\bclass\s{0,8}=\s{0,8}[\"']?trace-data[\"']?[^>]{0,512}>", re.IGNORECASE)
+_LEGACY_B = re.compile(rb"linuxPerfData\s{0,8}=\s{0,8}\"")
+_END_B = re.compile(rb"</script\s{0,8}>", re.IGNORECASE)
+_MARK_KEEP = 1200          # bytes kept between chunks so a marker split across two chunks is still found
+SCAN_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -43,9 +53,11 @@ def split_sections(data: bytes, path: str | Path, warnings: list[ReadWarning]) -
     marker = head.find(b"TRACE:")
     if marker >= 0 and _only_text_before(head[:marker]):
         return "atrace-zlib", _classify(_after_trace_marker(data[marker + 6:], path, warnings), None)
+    if looks_like_html(head) or b"trace-data" in head:
+        found = stream_html_sections(io.BytesIO(data), path, warnings)
+        if found is not None:
+            return found
     text = data.decode("utf-8", "replace")
-    if "trace-data" in text and _TRACE_DATA_TAG.search(text):
-        return "html", _html_blocks(text, path, warnings)
     m = _LINUX_PERF_DATA.search(text)
     if m:
         return "html-legacy", _linux_perf_data(text, m.end(), path, warnings)
@@ -86,24 +98,94 @@ def inflate_salvaging(data: bytes, path: str | Path, warnings: list[ReadWarning]
 
 
 # ---- HTML ---------------------------------------------------------------------------------------------------
-def _html_blocks(text: str, path: str | Path, warnings: list[ReadWarning]) -> list[Section]:
-    sections: list[Section] = []
-    pos = 0
-    line = 1
+def looks_like_html(head: bytes) -> bool:
+    """The file opens like markup (a saved web page), so its trace blocks may lie anywhere after the head."""
+    s = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:512].lower()
+    return s.startswith((b"<!doctype html", b"<html", b"<head", b"<meta", b"<script", b"<!--", b"<?xml"))
+
+
+def _next_marker(buf: bytes | bytearray) -> tuple[str, re.Match] | None:
+    hits = [(m.start(), kind, m) for kind, rx in (("html", _TAG_B), ("html-legacy", _LEGACY_B))
+            if (m := rx.search(buf)) is not None]
+    if not hits:
+        return None
+    _, kind, m = min(hits, key=lambda h: h[0])
+    return kind, m
+
+
+def _script_bodies(stream: BinaryIO, chunk: int) -> Iterator[tuple[str, int, bytes, bool]]:
+    """(marker kind, file line where the body starts, body bytes, closed) for every trace-data block and legacy
+    `linuxPerfData` string in the stream. Memory holds one chunk plus the block being read, never the viewer
+    script around the blocks."""
+    buf = bytearray()
+    line = 1                                 # file line of buf[0]
+    eof = False
     while True:
-        m = _TRACE_DATA_TAG.search(text, pos)
-        if m is None:
-            break
-        end = text.find("</script>", m.end())
-        if end < 0:
-            warnings.append(ReadWarning(str(path), "last trace-data block has no </script> (file cut short); "
-                                        "read what was there", line=line + text.count("\n", pos, m.end())))
-            end = len(text)
-        line += text.count("\n", pos, m.end())
-        sections.extend(_classify_block(text[m.end():end], line, path, warnings))
-        line += text.count("\n", m.end(), end)
-        pos = end
-    return sections
+        hit = _next_marker(buf)
+        if hit is None:
+            if eof:
+                return
+            drop = max(0, len(buf) - _MARK_KEEP)
+            line += buf.count(b"\n", 0, drop)
+            del buf[:drop]
+            more = stream.read(chunk)
+            eof = not more
+            buf += more
+            continue
+        kind, m = hit
+        line += buf.count(b"\n", 0, m.end())
+        del buf[:m.end()]
+        body_line = line
+        searched = 0
+        while True:
+            e = _END_B.search(buf, max(0, searched - 16))
+            if e is not None:
+                body = bytes(buf[:e.start()])
+                line += buf.count(b"\n", 0, e.end())
+                del buf[:e.end()]
+                yield kind, body_line, body, True
+                break
+            if eof:
+                yield kind, body_line, bytes(buf), False
+                return
+            searched = len(buf)
+            more = stream.read(chunk)
+            eof = not more
+            buf += more
+
+
+def stream_html_sections(stream: BinaryIO, path: str | Path, warnings: list[ReadWarning],
+                         chunk: int = SCAN_CHUNK) -> tuple[str, list[Section]] | None:
+    """The container kind and sections of an HTML systrace report read from a stream, or None when the stream
+    holds no trace-data block and no linuxPerfData string."""
+    sections: list[Section] = []
+    kinds: set[str] = set()
+    for kind, first_line, raw, closed in _script_bodies(stream, chunk):
+        kinds.add(kind)
+        if not closed:
+            warnings.append(ReadWarning(str(path), "last trace block has no </script> (file cut short); read what "
+                                        "was there", line=first_line))
+        text = raw.decode("utf-8", "replace")
+        if kind == "html":
+            sections.extend(_classify_block(text, first_line, path, warnings))
+        else:
+            sections.extend(_linux_perf_data(text, 0, path, warnings, first_line))
+    if not kinds:
+        return None
+    return ("html" if "html" in kinds else "html-legacy"), sections
+
+
+def stream_has_trace_blocks(stream: BinaryIO, chunk: int = SCAN_CHUNK) -> bool:
+    """Whether a stream holds a trace-data block or a linuxPerfData string anywhere (bounded memory)."""
+    tail = b""
+    while True:
+        more = stream.read(chunk)
+        if not more:
+            return False
+        window = tail + more
+        if _next_marker(window) is not None:
+            return True
+        tail = window[-_MARK_KEEP:]
 
 
 def _classify_block(block: str, first_line: int, path: str | Path, warnings: list[ReadWarning]) -> list[Section]:
@@ -140,14 +222,16 @@ def _classify(text: str, first_line: int | None) -> list[Section]:
 
 
 # ---- JavaScript strings ------------------------------------------------------------------------------------
-def _linux_perf_data(text: str, start: int, path: str | Path, warnings: list[ReadWarning]) -> list[Section]:
+def _linux_perf_data(text: str, start: int, path: str | Path, warnings: list[ReadWarning],
+                     first_line: int | None = None) -> list[Section]:
     """The legacy `var linuxPerfData = "\\` ... `\\n";` report: the ftrace text is one JS string literal."""
     end = _closing_quote(text, start)
     if end < 0:
         warnings.append(ReadWarning(str(path), "linuxPerfData string is not closed (file cut short); read what "
                                     "was there"))
         end = len(text)
-    first_line = text.count("\n", 0, start) + 1
+    if first_line is None:
+        first_line = text.count("\n", 0, start) + 1
     return _classify(unescape_js(text[start:end]), first_line)
 
 
@@ -196,3 +280,59 @@ def _js_char(m: re.Match) -> str:
     if c[0] in "ux" and len(c) > 1:
         return chr(int(c[1:], 16))
     return c
+
+
+# ---- files -------------------------------------------------------------------------------------------------
+class _CappedStream:
+    """A read-only view of a (possibly gzip) stream that refuses to expand past `limit` bytes (bombs) and turns
+    a truncated or corrupt gzip stream into end-of-data plus a warning."""
+
+    def __init__(self, raw: BinaryIO, path: str | Path, warnings: list[ReadWarning], limit: int):
+        self.raw, self.path, self.warnings, self.limit, self.total = raw, path, warnings, limit, 0
+
+    def read(self, n: int) -> bytes:
+        import zlib
+
+        from droidlag.errors import InputError
+        try:
+            out = self.raw.read(n)
+        except (EOFError, OSError, zlib.error) as e:
+            self.warnings.append(ReadWarning(str(self.path), f"gzip stream truncated or corrupt ({e}) after "
+                                             f"{self.total} bytes; read what was there"))
+            return b""
+        self.total += len(out)
+        if self.total > self.limit:
+            raise InputError(self.path, f"data expands past {self.limit} bytes; refused (possible gzip bomb)")
+        return out
+
+
+def open_decompressed(path: str | Path, warnings: list[ReadWarning]):
+    """A context-managed binary stream of the file's content, gunzipped on the fly when it is gzip."""
+    import contextlib
+    import gzip
+
+    from droidlag.io.source import MAX_DECOMPRESSED_BYTES
+
+    @contextlib.contextmanager
+    def _open():
+        with open(path, "rb") as fh:
+            if fh.read(2) == GZIP_MAGIC:
+                fh.seek(0)
+                with gzip.GzipFile(fileobj=fh) as gz:
+                    yield _CappedStream(gz, path, warnings, MAX_DECOMPRESSED_BYTES)
+            else:
+                fh.seek(0)
+                yield _CappedStream(fh, path, warnings, 1 << 62)
+    return _open()
+
+
+def file_has_trace_blocks(path: str | Path) -> bool:
+    """Whether a file (gzip or not) that opens like HTML holds a systrace block anywhere, read as a stream."""
+    with open_decompressed(path, []) as stream:
+        return stream_has_trace_blocks(stream)
+
+
+def read_html_sections(path: str | Path, warnings: list[ReadWarning]) -> tuple[str, list[Section]] | None:
+    """The sections of a (possibly gzip) HTML systrace report, read once as a stream; None when it has none."""
+    with open_decompressed(path, warnings) as stream:
+        return stream_html_sections(stream, path, warnings)

@@ -315,6 +315,7 @@ class AnrHeader:
     cpu_usage: list[tuple[float, int | None, str]] = field(default_factory=list)
     memory_kb: dict[str, int] = field(default_factory=dict)
     d_state_threads: list[str] = field(default_factory=list)
+    psi_memory_full_avg10: float | None = None   # % of the last 10 s all tasks stalled on memory (/proc/pressure)
     watchdog: str | None = None
     crash_type: str | None = None
     abi: str | None = None
@@ -348,3 +349,4 @@ class DumpUnit:
     warnings: list[ReadWarning] = field(default_factory=list)
     snapshot: bool = False
     nbytes: int = 0
+    pasted: bool = False   # read from a pasted report (rewritten by io.anr_paste), not a raw dump

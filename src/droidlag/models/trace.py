@@ -89,6 +89,7 @@ FRAME_TIMELINE_SCHEMA = {
     "gpu_composition": pl.Boolean,
     "prediction_type": pl.Utf8,
     "jank_severity": pl.Utf8,
+    "ended": pl.Boolean,             # False when the trace has no end event for it (dur then runs to the trace end)
 }
 
 

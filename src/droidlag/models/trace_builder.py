@@ -417,8 +417,9 @@ class TraceBuilder:
             "closed": np.frombuffer(s["closed"], dtype=np.uint8).astype(bool),
         }, schema=SLICE_SCHEMA)
         if s["unmatched_ends"]:
-            self.warn(f"{s['unmatched_ends']} slice end(s) without a begin on their thread (begin before the trace "
-                      "started)")
+            self.warn(f"{s['unmatched_ends']} slice end(s) without a begin on their thread, ignored: the begin was "
+                      "before the trace started, or was written by another thread (kernel display and driver "
+                      "threads end slices they did not begin)")
         if s["unclosed"]:
             self.warn(f"{s['unclosed']} slice(s) still open at the end of the trace; they run to the trace end")
         return slices
@@ -518,15 +519,17 @@ class TraceBuilder:
     def _build_frame_timeline(self) -> pl.DataFrame:
         if not self._ft_start:
             return pl.DataFrame(schema=FRAME_TIMELINE_SCHEMA)
-        names = [k for k in FRAME_TIMELINE_SCHEMA if k != "dur"]
+        names = [k for k in FRAME_TIMELINE_SCHEMA if k not in ("dur", "ended")]
         rows = list(self._ft_start.values())
         cols: dict[str, list] = dict(zip(names, map(list, zip(*rows))))
         ends, trace_end = self._ft_end, self._end
         durs = [ends.get(cookie, trace_end) - row[0] for cookie, row in self._ft_start.items()]
         cols["dur"] = [d if d > 0 else 0 for d in durs]
+        cols["ended"] = [cookie in ends for cookie in self._ft_start]
         unended = sum(1 for cookie in self._ft_start if cookie not in ends)
         if unended:
-            self.warn(f"{unended} FrameTimeline frame(s) without an end event; they run to the trace end")
+            self.warn(f"{unended} FrameTimeline frame(s) without an end event; marked incomplete (their duration "
+                      "runs to the trace end and is not counted)")
         return pl.DataFrame({k: cols[k] for k in FRAME_TIMELINE_SCHEMA}, schema=FRAME_TIMELINE_SCHEMA).sort("ts")
 
 

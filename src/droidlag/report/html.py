@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
-from droidlag.report import plots
+from droidlag.report.frames_html import frames_block
 from droidlag.report.gc_html import gc_section
 from droidlag.report.graph_svg import wait_for_graph_svg
 
@@ -92,112 +92,14 @@ def _trace_section(t: dict) -> str:
            + (f' Verdicts on the timeline: open <code>{e(t["perfetto_export"])}</code> in the Perfetto UI.'
               if t.get("perfetto_export") else "") + "</p>"]
     if t.get("frames"):
-        out.append(_frames_block(t["frames"], info.get("start_ns") or 0))
+        out.append(frames_block(t["frames"], info.get("start_ns") or 0))
     out.append("</section>")
     return "".join(out)
 
 
-def _apps_label(s: dict) -> str:
-    apps = s.get("apps") or []
-    names = [a.get("process") or str(a.get("pid")) for a in apps[:3]]
-    return ", ".join(n for n in names if n) or "the app"
-
-
-def _stack_parts(f: dict) -> dict:
-    """Disjoint parts of a frame for the stacked timeline: UI thread, RenderThread, and the rest of the frame
-    (waiting for vsync, buffers or other threads). Nested stages (measure inside traversal) are not stacked."""
-    st = f.get("stages") or {}
-    dur = f["dur_ns"]
-    ui = st.get("ui_thread") or sum(st.get(k) or 0 for k in ("input", "animation", "traversal", "measure_layout",
-                                                              "draw"))
-    rt = st.get("render_thread") or sum(st.get(k) or 0 for k in ("sync", "gpu_issue", "swap"))
-    ui = min(ui, dur)
-    rt = min(rt, dur - ui)
-    return {"UI thread": ui, "RenderThread": rt, "rest of the frame": dur - ui - rt}
-
-
-def _frames_block(report: dict, t0: int) -> str:
-    s = report.get("summary") or {}
-    frames = report.get("frames") or []
-    pcts = s.get("frame_time_ms") or {}
-    out = [f"<h3>Frames of {e(_apps_label(s))}</h3>"]
-    if not s.get("frames"):
-        out.append(f'<p class="muted">{e(s.get("no_frames_reason") or "no app frames")}</p>')
-    else:
-        out.append(_table(
-            ["frames", "SR (buffer-aware)", "FF (buffer-aware)", "SR threshold only", "FF threshold only",
-             "buffer signal", *[f"{k} ms" for k in pcts]],
-            [[s.get("frames"), _na(s.get("sr")), _na(s.get("ff")), s.get("sr_naive"), s.get("ff_naive"),
-              s.get("buffer_signal"), *pcts.values()]]))
-    for n in report.get("notes") or []:
-        out.append(f'<p class="warn">{e(n)}</p>')
-    aggregates = s.get("gfxinfo_summaries") or []
-    if aggregates:
-        out.append("<h3>Android's own counters</h3>" + _table(
-            ["process / package", "frames rendered", "janky (Android)", "janky %", "SR by histogram",
-             "FF by histogram", "p50/p90/p95/p99 ms"],
-            [[g.get("process"), g.get("total_frames_rendered"), g.get("janky_frames"), g.get("janky_percent"),
-              g.get("sr_naive_histogram"), g.get("ff_naive_histogram"),
-              "/".join(str(v) for v in (g.get("percentiles_ms") or {}).values())] for g in aggregates]))
-    if s.get("not_possible_reason"):
-        out.append(f'<p class="warn">{e(s["not_possible_reason"])}</p>')
-    by_app: dict[str, list[dict]] = {}
-    for f in frames:
-        by_app.setdefault(str(f.get("process") or f.get("pid") or "app"), []).append(f)
-    for app, fs in sorted(by_app.items(), key=lambda kv: -len(kv[1]))[:4]:
-        durs = [f["dur_ns"] / 1e6 for f in fs]
-        ordered = [{**f, "stages": _stack_parts(f)} for f in sorted(fs, key=lambda f: f["start_ns"])]
-        out.append(f'<div class="plot">{plots.frame_time_histogram(durs, f"frame time, {app}")}</div>')
-        out.append(f'<div class="plot">{plots.frame_timeline(ordered, f"frames over time, {app}", t0)}</div>')
-    causes = s.get("causes") or []
-    if causes:
-        out.append("<h3>Causes of slow frames, ranked</h3>" + _table(
-            ["cause", "slow frames", "mean share of the critical path", "same share in normal frames"],
-            [[c.get("name"), c.get("frames"), pct(c.get("mean_share")), pct(c.get("mean_normal_share"))]
-             for c in causes]))
-    bad = [f for f in frames if f.get("verdict") in ("SR", "FF") or f.get("naive_verdict") in ("SR", "FF")]
-    bad.sort(key=lambda f: -f["dur_ns"])
-    if bad:
-        out.append("<h3>Slow frames, longest first</h3>")
-    for f in bad[:50]:
-        out.append(_frame_detail(f, t0))
-    if len(bad) > 50:
-        out.append(f'<p class="muted">{len(bad) - 50} more long frames in findings.json.</p>')
-    return "".join(out)
-
-
-def _na(v) -> str:
-    return "not possible" if v is None else str(v)
-
-
-def _frame_detail(f: dict, t0: int) -> str:
-    causes = f.get("causes") or []
-    lead = causes[0]["name"] if causes else "no system factor stands out"
-    verdict = f.get("verdict")
-    cls = "bad" if verdict in ("SR", "FF") else "muted"
-    label = verdict if verdict in ("SR", "FF") else f'{f.get("naive_verdict")} by threshold only ({verdict})'
-    head = (f'<summary><span class="{cls}">{e(label)}</span> at {(f["start_ns"] - t0) / 1e9:.3f} s — '
-            f'{ms(f["dur_ns"])} — {e(lead)}</summary>')
-    body = []
-    if f.get("buffer_evidence"):
-        body.append(f"<p>Buffer: {e(f['buffer_evidence'])}</p>")
-    gc = f.get("gc_blocking")
-    if gc:   # the frame overlapped a GC wait or a GC run on its own threads
-        names = ", ".join(sorted({f"{s['slice']} on {s['thread']}" for s in gc.get("slices") or []}))
-        body.append(f"<p>Blocking GC during the frame: {ms(gc.get('blocking_gc_ns'))} ({e(names)})</p>")
-    rows = [[c.get("name"), pct(c.get("share")), pct(c.get("normal_share")), _evidence_text(c.get("evidence"))]
-            for c in causes]
-    if rows:
-        body.append(_table(["cause", "share of critical path", "in normal frames", "evidence"], rows))
-    stages = f.get("stages") or {}
-    if stages:
-        body.append(_table(list(stages), [[ms(v) for v in stages.values()]]))
-    return f"<details>{head}{''.join(body)}</details>"
-
-
 def _gfxinfo_section(g: dict) -> str:
     return (f'<section class="gfxinfo"><h2>dumpsys gfxinfo: {e(g.get("path"))}</h2>'
-            + _frames_block(g, min((f["start_ns"] for f in g.get("frames") or []), default=0)) + "</section>")
+            + frames_block(g, min((f["start_ns"] for f in g.get("frames") or []), default=0)) + "</section>")
 
 
 def _thread_label(t: dict | None) -> str:
@@ -257,8 +159,14 @@ def _hangs_section(h: dict) -> str:
         for c in clusters:
             rep = by_id.get(c.get("representative")) or {}
             members = "".join(f"<li>{e(m)}</li>" for m in c.get("members", [])[:100])
-            out.append(f'<details><summary>cluster {e(c.get("id"))}: {e(c.get("size"))} event(s), '
-                       f'cause {e(c.get("cause"))}</summary><p>Representative: {e(rep.get("sentence") or c.get("representative"))}</p>'
+            if c.get("unknown"):
+                title = (f'unknown bucket: {e(c.get("size"))} event(s) with no stack to compare (not a root-cause '
+                         'cluster)')
+            else:
+                sig = "; ".join(c.get("signature") or []) or "no app frame"
+                title = f'cluster {e(c.get("id"))}: {e(c.get("size"))} event(s), cause {e(c.get("cause"))} — {e(sig)}'
+            out.append(f'<details><summary>{title}</summary>'
+                       f'<p>Representative: {e(rep.get("sentence") or c.get("representative"))}</p>'
                        f'<pre>{e(_evidence_text((rep.get("evidence") or {}).get("blocked_frames") or ""))}</pre>'
                        f'<p>Members:</p><ul>{members}</ul></details>')
     out.append("</section>")

@@ -20,7 +20,36 @@ CAUSE_WORDS = {
     "sleeping": "the thread sleeping/idle", "little_saturated": "saturated LITTLE cores while big cores idle",
     "gc": "garbage collection", "app_work": "the app's own work",
     "surfaceflinger": "SurfaceFlinger (the compositor) running late",
+    "cpu_placement": "running on a slower core or at low frequency while a faster core idled",
 }
+
+
+def cause_sentence(c: dict) -> str:
+    """One cause of one frame in words: what, how long on the critical path, what it cost over the budget, and
+    how that compares with normal frames."""
+    ev = c.get("evidence") if isinstance(c.get("evidence"), dict) else {}
+    name = str(c.get("name") or "?")
+    share, normal = c.get("share"), c.get("normal_share")
+    if name.startswith("stage:"):    # gfxinfo: the stage that took the most of the frame
+        text = f"The {name[6:].replace('_', ' ')} stage took {ev.get('stage_ms', '?')} ms of the " \
+               f"{ev.get('frame_ms', '?')} ms frame" + (f" ({100 * share:.0f}%)" if share is not None else "")
+        return text + (f"; {100 * normal:.0f}% in normal frames." if normal is not None else ".")
+    words = CAUSE_WORDS.get(name, name)
+    if share is None:
+        comps = ev.get("components_ms") or {}
+        top = ", ".join(f"{k} {v} ms" for k, v in list(comps.items())[:3])
+        return (f"{words[0].upper() + words[1:]}: no sched data to split the frame's time" +
+                (f"; the slices that took it: {top}." if top else "."))
+    text = f"{words[0].upper() + words[1:]}: {ev.get('ms', '?')} ms of the {ev.get('path_ms', '?')} ms critical path " \
+           f"({100 * share:.0f}%)"
+    if ev.get("cost_over_budget_ms") is not None:
+        text += f", {ev['cost_over_budget_ms']} ms of it over the frame's budget"
+    if normal is not None:
+        times = ev.get("times_normal")
+        text += (f"; normal frames spend {100 * normal:.0f}% of theirs this way"
+                 + (f" ({times}x here)" if times else ""))
+        text += ", so it stands out" if ev.get("stands_out") else ", so it is usual for this app, yet it cost the time"
+    return text + "."
 
 
 def _short_frame(frame: str | None) -> str | None:
@@ -36,13 +65,20 @@ def _short_frame(frame: str | None) -> str | None:
 def _thread(t: dict | None) -> str:
     if not t:
         return "a thread"
-    name = t.get("name") or "a native thread"
+    tid = t.get("tid")
+    if not t.get("name") and tid is None and not t.get("sys_tid") and t.get("process"):
+        return t["process"]   # a remote process (a binder peer, a child process), no thread known
+    name = t.get("name") or (f"thread {tid}" if tid is not None else "a native thread")
     proc = t.get("process")
-    tid = t.get("sys_tid") or t.get("tid")
-    where = f"tid {tid}" if tid else "tid ?"
+    # the tid shown is the dump's `tid` (as in the JSON), else the Linux sysTid, said as such
+    where = f"tid {tid}" if tid is not None else (f"sysTid {t['sys_tid']}" if t.get("sys_tid") else "")
+    if not t.get("name") and tid is not None:
+        where = ""   # "thread 18" already says its tid
     if proc and proc != t.get("_event_process"):
-        where = f"{proc}, {where}"
-    return f"{name} ({where})"
+        where = f"{proc}, {where}" if where else proc
+    if t.get("state") == "absent":
+        where += ", not in the report" if where else "not in the report"
+    return f"{name} ({where})" if where else name
 
 
 def _via_words(via: dict | None) -> str:
@@ -56,12 +92,19 @@ def _via_words(via: dict | None) -> str:
         return "waited on a binder call served by"
     if kind == "join":
         return "waited for the end of"
+    if kind == "process":
+        return "waited for"
+    if kind == "inferred":
+        return "- the paste shows"
+    if kind == "wait":
+        what = via.get("lock_class")
+        return f"waited ({what}) for" if what else "waited for"
     return f"waited ({kind}) for"
 
 
 def hang_sentence(ev: dict) -> str:
     """One sentence for an ANR/SNR event dict (the hangs JSON)."""
-    proc = ev.get("process") or "?"
+    proc = ev.get("process") or "an app the report does not name"
     chain = ev.get("chain") or []
     for step in chain:
         if step.get("thread"):
@@ -78,8 +121,9 @@ def hang_sentence(ev: dict) -> str:
         text = f"{head} " + ", which ".join(hops)
     else:
         state = (blocked.get("state") or "").lower()
-        top = _short_frame((ev.get("evidence") or {}).get("blocked_frames", [None])[0] if
-                           (ev.get("evidence") or {}).get("blocked_frames") else None)
+        evid = ev.get("evidence") or {}
+        # the frame in the app's code it was in (framework wait primitives skipped), else its top frame
+        top = _short_frame(evid.get("app_frame") or (evid.get("blocked_frames") or [None])[0])
         text = f"{head} was {state or 'busy'}" + (f" in {top}" if top else "")
     crit = ev.get("evidence", {}).get("critical_frames") or {}
     last = chain[-1]["thread"] if len(chain) > 1 and chain[-1].get("thread") else None
@@ -87,6 +131,12 @@ def hang_sentence(ev: dict) -> str:
     if key in crit and crit[key] and not ev.get("deadlock"):
         text += f", which was in {_short_frame(crit[key][0])}"
     cause = CAUSE_WORDS.get(ev.get("cause", ""), ev.get("cause"))
+    cev = (ev.get("evidence") or {}).get("cause") or {}
+    app = (ev.get("evidence") or {}).get("app_frame") or cev.get("app_frame")
+    if app and len(chain) > 1:
+        text += f" (in the app's {_short_frame(app)})"
+    if cev.get("words"):
+        cause = f"{cause}: {cev['words']}"
     for step in chain:
         if step.get("thread"):
             step["thread"].pop("_event_process", None)
@@ -102,8 +152,47 @@ def hang_headlines(report) -> list[dict]:
     return out
 
 
+RENDERER_WORDS = {
+    "flutter": "draws with Flutter, outside the HWUI pipeline",
+    "unity": "draws with Unity, outside the HWUI pipeline",
+    "surfaceview/gl": "draws through GL/SurfaceView, outside the HWUI pipeline",
+    "no-choreographer": "queues buffers with no Choreographer#doFrame in the trace",
+}
+
+
+def pacing_headline(p: dict, path: str) -> dict:
+    """One producer of an app that draws without the Choreographer: its pacing against its target rate."""
+    over, over2 = p.get("over_1.5x", 0), p.get("over_2.0x", 0)
+    how = RENDERER_WORDS.get(p.get("renderer"), f"draws with {p.get('renderer')}")
+    who = f"{p.get('process') or p['pid']} {how} (thread {p.get('producer') or p['producer_tid']})"
+    text = (f"{path}: {who}: {p['buffers']} buffers at a {p['target_fps']} fps target ({p['target_ms']} ms); "
+            f"{over} interval(s) over 1.5x the target ({p.get('over_1.5x_pct')}%), {over2} over 2x, "
+            f"{p['stutter_runs']} stutter run(s), longest interval {p['interval_ms']['max']} ms")
+    if p.get("pauses"):
+        text += f"; {p['pauses']} pause(s) over 700 ms not counted"
+    if not over:
+        return {"severity": 2, "kind": "pacing", "level": "ok", "source": path, "text": text + " (steady pacing)."}
+    return {"severity": SEVERITY["sr"] + min(19, p.get("over_1.5x_pct", 0) / 5), "kind": "pacing",
+            "level": "bad" if over2 else "warn", "source": path, "text": text + "."}
+
+
 def frames_headlines(report, path: str) -> list[dict]:
-    """One headline per trace or gfxinfo file with slow frames: how many, how bad, and the leading cause."""
+    """One headline per trace or gfxinfo file with slow frames (how many, how bad, the leading cause), and one per
+    producer of an app that draws without the Choreographer (its frame pacing)."""
+    s = report.summary
+    pacing = [pacing_headline(p, path) for p in s.get("frame_pacing") or []]
+    base = _frames_headline(report, path)
+    if pacing:   # Choreographer frames alone must not read as an all-clear for the apps they leave out
+        base = [h for h in base if h["kind"] != "info"]
+        for h in base:
+            if h["kind"] == "ok":
+                h["text"] = h["text"][:-1] + (f"; {len(pacing)} thread(s) draw without the Choreographer: their "
+                                              "pacing is below.")
+                h["level"] = "muted"
+    return base + pacing
+
+
+def _frames_headline(report, path: str) -> list[dict]:
     s = report.summary
     n = s.get("frames") or 0
     aggregates = [g for g in s.get("gfxinfo_summaries") or [] if g.get("total_frames_rendered")]
@@ -130,10 +219,14 @@ def frames_headlines(report, path: str) -> list[dict]:
                  "text": f"{path}: {n} frames, none slow or frozen ({label})."}]
     text = (f"{path}: {ff} frozen and {sr} slow of {n} frames ({100 * (sr + ff) / n:.1f}%, {label})"
             + (f", worst {worst:.1f} ms" if worst else ""))
-    causes = [c for c in s.get("causes") or [] if c.get("mean_share") is not None]
-    # lead with a cause that stands out against normal frames, not merely the most frequent one
-    causes.sort(key=lambda c: not (c.get("mean_normal_share") is not None
-                                   and c["mean_share"] >= 2 * c["mean_normal_share"]))
+    causes = s.get("causes") or []    # ranked: the cause that led most slow frames first
+    if causes and causes[0].get("mean_share") is None:   # no sched data: the slices say where the time went
+        text += f"; leading cause: {CAUSE_WORDS.get(causes[0]['name'], causes[0]['name'])} (no sched data to " \
+                "split it by CPU, binder or I/O)"
+        comps = list((s.get("app_work_components_ms") or {}).items())[:3]
+        if causes[0]["name"] == "app_work" and comps:
+            text += "; the slices that took it: " + ", ".join(f"{k} ({v:.0f} ms)" for k, v in comps)
+        causes = []
     if causes:
         c = causes[0]
         name = c["name"].removeprefix("stage:")
@@ -141,10 +234,23 @@ def frames_headlines(report, path: str) -> list[dict]:
         text += f"; leading cause: {words}, {100 * c['mean_share']:.0f}% of the critical path"
         if c.get("mean_normal_share") is not None:
             text += f" against {100 * c['mean_normal_share']:.0f}% in normal frames"
-        text += f" ({c['frames']} frame(s))"
+        text += f" (led {c.get('leading', c['frames'])} of {sr + ff} frame(s))"
+        comps = list((s.get("app_work_components_ms") or {}).items())[:3]
+        if name == "app_work" and comps:
+            text += "; the slices that took it: " + ", ".join(f"{k} ({v:.0f} ms)" for k, v in comps)
+    if s.get("incomplete_frames"):
+        text += f"; {s['incomplete_frames']} frame(s) without an end in the trace not counted"
     kind = "ff" if ff else "sr"
     sev = SEVERITY[kind] + min(19, (sr + ff) * 100 / n / 5)
     return [{"severity": sev, "kind": kind, "level": "bad" if ff else "warn", "source": path, "text": text + "."}]
+
+
+def _edge_label(via: dict) -> str | None:
+    """A lock edge carries the lock's class (and address); a binder edge how its peer was found."""
+    cls, lock = via.get("lock_class"), via.get("lock")
+    if cls:
+        return f"{cls} {lock}" if lock else cls
+    return lock or via.get("how") or via.get("kind")
 
 
 def wait_for_graph(ev: dict) -> dict:
@@ -172,7 +278,7 @@ def wait_for_graph(ev: dict) -> dict:
         if prev is not None:
             via = step.get("via") or {}
             edges.append({"src": prev, "dst": nid, "kind": via.get("kind"),
-                          "label": via.get("lock") or via.get("how") or via.get("kind")})
+                          "label": _edge_label(via)})
         prev = nid
     for t in ev.get("critical_threads") or []:
         node(t, critical=True)

@@ -27,14 +27,26 @@ def _svg(fig) -> str:
     return text[text.find("<svg"):]   # drop the XML prolog and DOCTYPE: the SVG sits inside HTML
 
 
-def frame_time_histogram(durations_ms: list[float], title: str) -> str:
-    """Distribution of frame times (ms) with the SR and FF thresholds marked."""
+PANEL_COLOURS = ["#7b3294", "#008837", "#0571b0", "#ca0020"]
+
+
+def _panel_budgets(periods_ms: list[float] | None) -> list[float]:
+    """The panel's own vsync periods worth a line of their own (not the 16.67 ms one again)."""
+    return sorted({round(p, 3) for p in periods_ms or [] if p and abs(p - SR_MS) > 0.2}, reverse=True)
+
+
+def frame_time_histogram(durations_ms: list[float], title: str, periods_ms: list[float] | None = None) -> str:
+    """Distribution of frame times (ms) with the SR and FF thresholds marked, and the panel's own vsync period(s)
+    where the panel is not 60 Hz (90/120 Hz, or a rate that changed during the trace)."""
     fig, ax = plt.subplots(figsize=(7, 2.6))
     if durations_ms:
         top = max(max(durations_ms), SR_MS * 2)
         bins = [i * top / 60 for i in range(61)]
         ax.hist(durations_ms, bins=bins, color="#4e79a7")
     ax.axvline(SR_MS, color=VERDICT_COLOURS["SR"], linestyle="--", label="16.67 ms (SR)")
+    for i, p in enumerate(_panel_budgets(periods_ms)):
+        ax.axvline(p, color=PANEL_COLOURS[i % len(PANEL_COLOURS)], linestyle=":",
+                   label=f"{p:.2f} ms (vsync, {1000 / p:.0f} Hz)")
     if durations_ms and max(durations_ms) > FF_MS * 0.8:
         ax.axvline(FF_MS, color=VERDICT_COLOURS["FF"], linestyle="--", label="700 ms (FF)")
     ax.set_xlabel("frame time (ms)")
@@ -48,15 +60,35 @@ def frame_time_histogram(durations_ms: list[float], title: str) -> str:
     return _svg(fig)
 
 
+IDLE_GAP_S = 1.0      # a pause between frames longer than this is cut out of the time axis
+IDLE_SHOWN_S = 0.1    # ... and drawn this wide, with a dotted line
+
+
+def compress_idle(starts_s: list[float]) -> tuple[list[float], list[tuple[float, float]]]:
+    """Frame start times (s) with idle gaps cut down to IDLE_SHOWN_S, so the chart spans the frames, not the
+    seconds nothing was drawn; also each cut as (x on the axis, idle seconds)."""
+    out: list[float] = []
+    cuts: list[tuple[float, float]] = []
+    shift = 0.0
+    for i, x in enumerate(starts_s):
+        if i and x - starts_s[i - 1] > IDLE_GAP_S:
+            gap = x - starts_s[i - 1]
+            shift += gap - IDLE_SHOWN_S
+            cuts.append((x - shift - IDLE_SHOWN_S / 2, gap))
+        out.append(x - shift)
+    return out, cuts
+
+
 def frame_timeline(frames: list[dict], title: str, t0_ns: int) -> str:
-    """Each frame as a bar at its start time (s): stages stacked (ms), outline coloured by verdict."""
+    """Each frame as a bar at its start time (s): stages stacked (ms), outline coloured by verdict; the frame
+    budget as a line: 16.67 ms, and the panel's own vsync period where it differs (it may change over time)."""
     fig, ax = plt.subplots(figsize=(10, 3))
     stage_names: list[str] = []
     for f in frames:
         for s in (f.get("stages") or {}):
             if s not in stage_names:
                 stage_names.append(s)
-    xs = [(f["start_ns"] - t0_ns) / 1e9 for f in frames]
+    xs, cuts = compress_idle([(f["start_ns"] - t0_ns) / 1e9 for f in frames])
     gaps = sorted(b - a for a, b in zip(xs, xs[1:]) if b > a)
     span = (xs[-1] - xs[0]) if len(xs) > 1 else 1.0
     # bars as wide as the typical gap between frames, but never thinner than a visible sliver of the axis
@@ -74,12 +106,19 @@ def frame_timeline(frames: list[dict], title: str, t0_ns: int) -> str:
         if colour and f.get("verdict") != "ok":
             ax.bar([x], [f["dur_ns"] / 1e6], width=width, fill=False, edgecolor=colour, linewidth=1.2, align="edge")
     ax.plot(xs, [f["dur_ns"] / 1e6 for f in frames], ".", color="#333333", markersize=2, label="frame time")
-    ax.axhline(SR_MS, color=VERDICT_COLOURS["SR"], linestyle="--", linewidth=0.8)
-    ax.set_xlabel("time since trace start (s)")
+    ax.axhline(SR_MS, color=VERDICT_COLOURS["SR"], linestyle="--", linewidth=0.8, label="16.67 ms")
+    periods = [(f.get("vsync_period_ns") or 0) / 1e6 for f in frames]
+    if any(p and abs(p - SR_MS) > 0.2 for p in periods):
+        ax.step(xs, periods, where="post", color=PANEL_COLOURS[0], linestyle=":", linewidth=1,
+                label="vsync period (" + "/".join(f"{1000 / p:.0f}" for p in _panel_budgets(periods)) + " Hz)")
+    for x, gap in cuts:
+        ax.axvline(x, color="#999999", linestyle=":", linewidth=0.8)
+        ax.annotate(f"idle {gap:.1f} s", (x, 0), xytext=(2, 2), textcoords="offset points", fontsize=6,
+                    color="#666666")
+    ax.set_xlabel("time since trace start (s)" + (", idle gaps cut" if cuts else ""))
     ax.set_ylabel("ms")
     ax.set_title(title, fontsize=10, parse_math=False)   # titles carry input names: `$` is no math
-    if stage_names:
-        ax.legend(fontsize=7, ncol=4, loc="upper right")
+    ax.legend(fontsize=7, ncol=4, loc="upper right")
     return _svg(fig)
 
 

@@ -23,6 +23,8 @@ def frame_marks(frames_dict: dict) -> list[TimelineMark]:
             args[f"cause.{c['name']}"] = f"{100 * (c.get('share') or 0):.0f}% (normal {100 * (c.get('normal_share') or 0):.0f}%)"
         if f.get("buffer_evidence"):
             args["buffer"] = str(f["buffer_evidence"])
+        if f.get("layer_name"):
+            args["layer"] = str(f["layer_name"])
         if verdict in ("SR", "FF"):
             name = f"{verdict} {f['dur_ns'] / 1e6:.1f} ms" + (f": {lead}" if lead else "")
             marks.append(TimelineMark(f"droidlag jank: {proc}", name, f["start_ns"], f["dur_ns"], args))

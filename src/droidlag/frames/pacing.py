@@ -1,0 +1,109 @@
+"""Frame pacing for apps that draw without the Choreographer (games, GL/Vulkan, SurfaceView, Flutter, Unity):
+the intervals between the buffers each producer thread hands to SurfaceFlinger.
+
+One swap per buffer: `eglSwapBuffers*` wraps the `queueBuffer` it causes, so a swap-named slice inside another on
+the same thread is the same buffer and is counted once. The target rate is the median interval rounded to a
+whole number of vsync periods (a 60 Hz panel paces a game at 60, 30 or 20 fps); intervals over 1.5x and 2x the
+target are the hitches a player sees, and consecutive ones make a stutter run (the measures of Android's Frame
+Pacing library and of game benchmarks, which count frames over 1.5x/2x the target frame time).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from droidlag.models.trace import Trace
+
+SWAP_RE = r"^(eglSwapBuffers\w*|queueBuffer|vkQueuePresentKHR|QueuePresent|swapBuffers|SwapBuffers)$"
+MIN_BUFFERS = 10   # fewer buffers than this say nothing about pacing
+
+
+@dataclass(frozen=True)
+class PacingConfig:
+    """over_factors: intervals longer than these multiples of the target count as hitches (1.5x: a repeated frame
+    at the target rate is visible; 2x: a whole frame missed). pause_ns: longer gaps are pauses (the app stopped
+    drawing), reported apart and not counted as hitches."""
+
+    over_factors: tuple[float, float] = (1.5, 2.0)
+    pause_ns: int = 700_000_000
+
+
+def outer_swaps(slices: pl.DataFrame, pids: list[int]) -> pl.DataFrame:
+    """Swap slices of these processes that lie inside no other swap slice of the same thread: one per buffer.
+    Columns: pid, tid, ts, end."""
+    s = slices.filter(pl.col("pid").is_in(pids) & (pl.col("kind") == "thread")
+                      & pl.col("name").str.contains(SWAP_RE)).select("pid", "tid", "ts", (pl.col("ts") + pl.col("dur"))
+                                                                     .alias("end")).sort(["tid", "ts"])
+    if not s.height:
+        return s
+    # a swap starting before the running maximum end of the earlier swaps on its thread is nested in one of them
+    prev_end = pl.col("end").cum_max().shift(1).over("tid")
+    return s.filter(prev_end.is_null() | (pl.col("ts") >= prev_end))
+
+
+def _target(median: float, vsync_period_ns: int | None) -> int:
+    if vsync_period_ns:
+        return int(vsync_period_ns * max(1, round(median / vsync_period_ns)))
+    return int(median)
+
+
+def _runs(long_: np.ndarray) -> tuple[int, int]:
+    """(number of runs of 2+ consecutive hitches, longest run)."""
+    runs, longest, cur = 0, 0, 0
+    for x in list(long_) + [False]:
+        if x:
+            cur += 1
+        else:
+            if cur >= 2:
+                runs += 1
+            longest = max(longest, cur)
+            cur = 0
+    return runs, longest
+
+
+def pace(times: np.ndarray, vsync_period_ns: int | None, config: PacingConfig | None = None) -> dict | None:
+    """Pacing of one producer from its buffer hand-over times (ns): target, hitches, stutter runs, percentiles."""
+    config = config or PacingConfig()
+    if times.size < MIN_BUFFERS:
+        return None
+    d = np.diff(np.sort(times))
+    pauses = d > config.pause_ns
+    live = d[~pauses]
+    if live.size < MIN_BUFFERS - 1:
+        return None
+    target = _target(float(np.median(live)), vsync_period_ns)
+    lo, hi = config.over_factors
+    over_lo, over_hi = live > lo * target, live > hi * target
+    runs, longest = _runs(over_lo)
+    return {"buffers": int(times.size), "intervals": int(live.size), "target_ms": round(target / 1e6, 3),
+            "target_fps": round(1e9 / target, 1) if target else None,
+            "target_source": "median interval rounded to whole vsync periods" if vsync_period_ns else "median interval",
+            f"over_{lo}x": int(over_lo.sum()), f"over_{hi}x": int(over_hi.sum()),
+            f"over_{lo}x_pct": round(100.0 * over_lo.mean(), 2), f"over_{hi}x_pct": round(100.0 * over_hi.mean(), 2),
+            "stutter_runs": runs, "longest_stutter_run": longest,
+            "interval_ms": {f"p{q}": round(float(np.percentile(live, q)) / 1e6, 3) for q in (50, 90, 99)}
+            | {"max": round(float(live.max()) / 1e6, 3)},
+            "pauses": int(pauses.sum())}
+
+
+def frame_pacing(trace: Trace, apps: list[dict], vsync_period_ns: int | None,
+                 config: PacingConfig | None = None) -> list[dict]:
+    """Pacing per producer thread of each non-Choreographer app (`apps`: the segmentation's non_hwui entries)."""
+    if not apps or not trace.slices.height:
+        return []
+    pids = [a["pid"] for a in apps]
+    swaps = outer_swaps(trace.slices, pids)
+    out = []
+    for a in apps:
+        mine = swaps.filter(pl.col("pid") == a["pid"])
+        for (tid,), part in sorted(mine.partition_by("tid", as_dict=True).items()) if mine.height else ():
+            if a.get("beside_hwui") and trace.thread_name(tid) == "RenderThread":
+                continue     # the app's HWUI frames, counted as frames
+            got = pace(part["end"].to_numpy(), vsync_period_ns, config)
+            if got is None:
+                continue
+            out.append({"pid": a["pid"], "process": a.get("process"), "renderer": a.get("renderer"),
+                        "producer_tid": tid, "producer": trace.thread_name(tid)} | got)
+    return sorted(out, key=lambda d: (-d["buffers"], d["pid"], d["producer_tid"]))
