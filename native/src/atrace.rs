@@ -10,6 +10,30 @@ pub const K_ASYNC_START: u8 = 2;
 pub const K_ASYNC_FINISH: u8 = 3;
 pub const K_INSTANT: u8 = 4;
 
+/// Strings stored once and named by number (0 stands for None): slice names, tracks and counter names repeat
+/// thousands of times, and a number per event is what the nesting compares and the Python side gathers by.
+#[derive(Default)]
+pub struct Strings {
+    pub list: Vec<String>,
+    index: HashMap<String, u32>,
+}
+
+impl Strings {
+    pub fn id(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        self.list.push(s.to_string());
+        let i = self.list.len() as u32;
+        self.index.insert(s.to_string(), i);
+        i
+    }
+
+    pub fn opt_id(&mut self, s: Option<&str>) -> u32 {
+        s.map_or(0, |s| self.id(s))
+    }
+}
+
 /// Slice events (one row each), counter samples, first pid per thread, and what was skipped.
 #[derive(Default)]
 pub struct Parsed {
@@ -18,11 +42,12 @@ pub struct Parsed {
     pub tid: Vec<i64>,
     pub pid: Vec<Option<i64>>,
     pub kind: Vec<u8>,
-    pub name: Vec<Option<String>>,
+    pub name: Vec<u32>,
     pub cookie: Vec<Option<i64>>,
-    pub track: Vec<Option<String>>,
+    pub track: Vec<u32>,
     pub c_ts: Vec<i64>,
-    pub c_name: Vec<String>,
+    pub c_name: Vec<u32>,
+    pub strings: Strings,
     pub c_value: Vec<f64>,
     pub c_pid: Vec<Option<i64>>,
     pub c_cpu: Vec<Option<i64>>,
@@ -97,17 +122,20 @@ impl Parsed {
     }
 
     /// A counter sample from another source, in arrival order with the atrace ones.
-    pub fn counter(&mut self, ts: i64, name: String, value: f64, cpu: Option<i64>, pid: Option<i64>) {
+    pub fn counter(&mut self, ts: i64, name: &str, value: f64, cpu: Option<i64>, pid: Option<i64>) {
         self.see(ts);
+        let id = self.strings.id(name);
         self.c_ts.push(ts);
-        self.c_name.push(name);
+        self.c_name.push(id);
         self.c_value.push(value);
         self.c_pid.push(pid);
         self.c_cpu.push(cpu);
     }
 
-    pub fn event(&mut self, ts: i64, seq: i64, tid: i64, pid: Option<i64>, kind: u8, name: Option<String>,
-             cookie: Option<i64>, track: Option<String>) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn event(&mut self, ts: i64, seq: i64, tid: i64, pid: Option<i64>, kind: u8, name: Option<&str>,
+             cookie: Option<i64>, track: Option<&str>) {
+        let (name, track) = (self.strings.opt_id(name), self.strings.opt_id(track));
         self.ts.push(ts);
         self.seq.push(seq);
         self.tid.push(tid);
@@ -149,10 +177,12 @@ impl Parsed {
             }
         }
         let n = parts.len();
-        // the text after the k-th '|' up to (not including) the last '|' when `drop_last`
-        let join = |from: usize, drop_last: bool| -> String {
-            let end = if drop_last { n - 1 } else { n };
-            parts[from..end].join("|")
+        // the text after the k-th '|' up to (not including) the last '|' when `drop_last`: a slice of the payload
+        let base = payload.as_ptr() as usize;
+        let join = |from: usize, drop_last: bool| -> &str {
+            let last = parts[if drop_last { n - 2 } else { n - 1 }];
+            let (a, b) = (parts[from].as_ptr() as usize - base, last.as_ptr() as usize - base + last.len());
+            if a <= b { &payload[a..b] } else { "" }
         };
         let bad_number = |s: &mut Self| s.warn("bad number", payload, line);
         match kind {
@@ -166,8 +196,9 @@ impl Parsed {
             },
             'C' if n >= 4 => match py_float(parts[n - 1]) {
                 Some(v) => {
+                    let id = self.strings.id(join(2, true));
                     self.c_ts.push(ts);
-                    self.c_name.push(join(2, true));
+                    self.c_name.push(id);
                     self.c_value.push(v);
                     self.c_pid.push(pid);
                     self.c_cpu.push(None);
@@ -177,12 +208,12 @@ impl Parsed {
             'G' | 'H' if n >= 5 => match py_int(parts[n - 1]) {
                 Some(c) => {
                     let k = if kind == 'G' { K_ASYNC_START } else { K_ASYNC_FINISH };
-                    self.event(ts, seq, tid, pid, k, Some(join(3, true)), Some(c), Some(parts[2].to_string()))
+                    self.event(ts, seq, tid, pid, k, Some(join(3, true)), Some(c), Some(parts[2]))
                 }
                 None => bad_number(self),
             },
             'N' if n >= 4 => {
-                self.event(ts, seq, tid, pid, K_INSTANT, Some(join(3, false)), None, Some(parts[2].to_string()))
+                self.event(ts, seq, tid, pid, K_INSTANT, Some(join(3, false)), None, Some(parts[2]))
             }
             'I' if n >= 3 => self.event(ts, seq, tid, pid, K_INSTANT, Some(join(2, false)), None, None),
             'B' | 'S' | 'F' | 'C' | 'G' | 'H' | 'N' | 'I' => self.warn("too short", payload, line),
@@ -198,12 +229,12 @@ pub struct Slices {
     pub dur: Vec<i64>,
     pub tid: Vec<i64>,
     pub pid: Vec<Option<i64>>,
-    pub name: Vec<Option<String>>,
+    pub name: Vec<u32>, // string ids of the events' table (0: None)
     pub depth: Vec<i64>,
     pub parent: Vec<Option<i64>>,
     pub kind: Vec<u8>, // 0 thread, 1 async, 2 instant
     pub cookie: Vec<Option<i64>>,
-    pub track: Vec<Option<String>>,
+    pub track: Vec<u32>,
     pub closed: Vec<bool>,
     pub unmatched_ends: i64,
     pub unclosed: i64,
@@ -211,8 +242,8 @@ pub struct Slices {
 
 impl Slices {
     #[allow(clippy::too_many_arguments)]
-    fn add(&mut self, ts: i64, tid: i64, pid: Option<i64>, name: Option<String>, depth: usize, parent: Option<i64>,
-           kind: u8, cookie: Option<i64>, track: Option<String>) -> usize {
+    fn add(&mut self, ts: i64, tid: i64, pid: Option<i64>, name: u32, depth: usize, parent: Option<i64>,
+           kind: u8, cookie: Option<i64>, track: u32) -> usize {
         let row = self.ts.len();
         self.ts.push(ts);
         self.dur.push(-1);
@@ -239,7 +270,7 @@ pub fn nest(ev: &Parsed, thread_pid: &HashMap<i64, i64>, end: i64) -> Slices {
     order.sort_by_key(|&i| (ev.ts[i], ev.seq[i]));
     let mut out = Slices::default();
     let mut stacks: HashMap<i64, Vec<usize>> = HashMap::new();
-    let mut async_open: HashMap<(Option<i64>, Option<String>, Option<String>, Option<i64>), usize> = HashMap::new();
+    let mut async_open: HashMap<(Option<i64>, u32, u32, Option<i64>), usize> = HashMap::new();
     for i in order {
         let (ts, tid, pid) = (ev.ts[i], ev.tid[i], ev.pid[i]);
         match ev.kind[i] {
@@ -248,7 +279,7 @@ pub fn nest(ev: &Parsed, thread_pid: &HashMap<i64, i64>, end: i64) -> Slices {
                 let parent = st.last().map(|r| *r as i64);
                 let depth = st.len();
                 let pid = pid.or_else(|| thread_pid.get(&tid).copied());
-                let row = out.add(ts, tid, pid, ev.name[i].clone(), depth, parent, 0, None, None);
+                let row = out.add(ts, tid, pid, ev.name[i], depth, parent, 0, None, 0);
                 stacks.get_mut(&tid).unwrap().push(row);
             }
             K_END => match stacks.get_mut(&tid).and_then(|st| st.pop()) {
@@ -259,23 +290,23 @@ pub fn nest(ev: &Parsed, thread_pid: &HashMap<i64, i64>, end: i64) -> Slices {
                 None => out.unmatched_ends += 1,
             },
             K_ASYNC_START => {
-                let key = (pid, ev.track[i].clone(), ev.name[i].clone(), ev.cookie[i]);
-                let row = out.add(ts, tid, pid, ev.name[i].clone(), 0, None, 1, ev.cookie[i], ev.track[i].clone());
+                let key = (pid, ev.track[i], ev.name[i], ev.cookie[i]);
+                let row = out.add(ts, tid, pid, ev.name[i], 0, None, 1, ev.cookie[i], ev.track[i]);
                 async_open.insert(key, row);
             }
             K_ASYNC_FINISH => {
-                let key = (pid, ev.track[i].clone(), ev.name[i].clone(), ev.cookie[i]);
+                let key = (pid, ev.track[i], ev.name[i], ev.cookie[i]);
                 if let Some(row) = async_open.remove(&key) {
                     out.dur[row] = ts - out.ts[row];
                     out.closed[row] = true;
                 }
             }
             _ => {
-                let (depth, parent) = match (&ev.track[i], stacks.get(&tid)) {
-                    (None, Some(st)) => (st.len(), st.last().map(|r| *r as i64)),
+                let (depth, parent) = match (ev.track[i], stacks.get(&tid)) {
+                    (0, Some(st)) => (st.len(), st.last().map(|r| *r as i64)),
                     _ => (0, None),
                 };
-                let row = out.add(ts, tid, pid, ev.name[i].clone(), depth, parent, 2, None, ev.track[i].clone());
+                let row = out.add(ts, tid, pid, ev.name[i], depth, parent, 2, None, ev.track[i]);
                 out.dur[row] = 0;
                 out.closed[row] = true;
             }

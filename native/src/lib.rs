@@ -7,21 +7,144 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 mod atrace;
+mod binder;
+mod ftrace_text;
 mod perfetto;
 mod states;
 mod wire;
 
 use perfetto::{Decl, Decoder};
 
-/// An int64 column as bytes (native little-endian; the Python side makes a numpy view of it).
-fn col<'py>(py: Python<'py>, v: &[i64]) -> Bound<'py, PyBytes> {
-    // SAFETY: an i64 slice is plain data; its bytes are read, never written.
-    let bytes = unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) };
-    PyBytes::new(py, bytes)
+/// A column of plain numbers owned by Rust and lent to Python through the buffer protocol: numpy views it
+/// (`np.frombuffer`) without a copy, and the memory goes when the last view does.
+enum Data {
+    I64(Vec<i64>),
+    F64(Vec<f64>),
 }
 
-fn cols<'py>(py: Python<'py>, group: &[Vec<i64>]) -> PyResult<Bound<'py, PyList>> {
-    PyList::new(py, group.iter().map(|c| col(py, c)))
+#[pyclass(module = "droidlag._native", frozen)]
+struct Column {
+    data: Data,
+}
+
+impl Column {
+    fn raw(&self) -> (*const u8, usize) {
+        match &self.data {
+            Data::I64(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
+            Data::F64(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
+        }
+    }
+}
+
+#[pymethods]
+impl Column {
+    /// Length in bytes (as for the `bytes` it stands in for).
+    fn __len__(&self) -> usize {
+        self.raw().1
+    }
+
+    unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut pyo3::ffi::Py_buffer, flags: std::os::raw::c_int)
+                            -> PyResult<()> {
+        if flags & pyo3::ffi::PyBUF_WRITABLE == pyo3::ffi::PyBUF_WRITABLE {
+            return Err(pyo3::exceptions::PyBufferError::new_err("native columns are read-only"));
+        }
+        let (ptr, len) = slf.get().raw();
+        // SAFETY: the buffer lives as long as the Column, which the view keeps alive (view.obj holds a reference)
+        let rc = unsafe {
+            pyo3::ffi::PyBuffer_FillInfo(view, slf.as_ptr(), ptr as *mut std::os::raw::c_void, len as isize, 1, flags)
+        };
+        if rc == -1 {
+            return Err(PyErr::fetch(slf.py()));
+        }
+        Ok(())
+    }
+
+    unsafe fn __releasebuffer__(&self, _view: *mut pyo3::ffi::Py_buffer) {}
+}
+
+/// An int64 column handed over without a copy (native little-endian; the Python side makes a numpy view of it).
+fn col(py: Python<'_>, v: Vec<i64>) -> PyResult<Bound<'_, PyAny>> {
+    Ok(Bound::new(py, Column { data: Data::I64(v) })?.into_any())
+}
+
+/// A nullable int64 column as bytes, None as i64::MIN (the Python side makes it null).
+fn opt_col<'py>(py: Python<'py>, v: &[Option<i64>]) -> PyResult<Bound<'py, PyAny>> {
+    let plain: Vec<i64> = v.iter().map(|x| x.unwrap_or(i64::MIN)).collect();
+    col(py, plain)
+}
+
+/// A string column dictionary-coded: (distinct values, None included, in first-seen order; int64 codes as bytes).
+/// The Python side gathers the distinct values by the codes, so each string crosses into Python once.
+fn dict_col<'py, S: AsRef<str>>(py: Python<'py>, v: &[Option<S>]) -> PyResult<Bound<'py, PyAny>> {
+    let mut index: std::collections::HashMap<Option<&str>, i64> = std::collections::HashMap::new();
+    let mut distinct: Vec<Option<&str>> = Vec::new();
+    let codes: Vec<i64> = v.iter().map(|x| {
+        let key = x.as_ref().map(|s| s.as_ref());
+        *index.entry(key).or_insert_with(|| {
+            distinct.push(key);
+            distinct.len() as i64 - 1
+        })
+    }).collect();
+    Ok((distinct, col(py, codes)?).into_pyobject(py)?.into_any())
+}
+
+/// A string column of string-table ids (0: None) in dict_col's form: (the table with None first, int64 codes).
+fn ids_col<'py>(py: Python<'py>, strings: &atrace::Strings, ids: Vec<u32>) -> PyResult<Bound<'py, PyAny>> {
+    let distinct: Vec<Option<&str>> = std::iter::once(None).chain(strings.list.iter().map(|s| Some(s.as_str()))).collect();
+    let codes: Vec<i64> = ids.into_iter().map(i64::from).collect();
+    Ok((distinct, col(py, codes)?).into_pyobject(py)?.into_any())
+}
+
+fn cols<const N: usize>(py: Python<'_>, group: [Vec<i64>; N]) -> PyResult<Bound<'_, PyList>> {
+    let items = group.into_iter().map(|c| col(py, c)).collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// Declarations folded per process and per thread with the TraceBuilder's rules (the first pid, ppid and name
+/// win; a missing one is filled by a later declaration), in first-seen order: a trace that repeats its process
+/// tree (long captures, concatenated files) hands each process and thread over once.
+fn collapse_decls(decls: Vec<Decl>) -> Vec<Decl> {
+    let mut out: Vec<Decl> = Vec::new();
+    let mut procs: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    let mut threads: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    let named = |n: &Option<String>| n.as_deref().is_some_and(|s| !s.is_empty());
+    for d in decls {
+        match d {
+            Decl::Process { pid, name, ppid } => match procs.get(&pid) {
+                None => {
+                    procs.insert(pid, out.len());
+                    out.push(Decl::Process { pid, name: name.filter(|s| !s.is_empty()), ppid });
+                }
+                Some(&i) => {
+                    if let Decl::Process { name: old_name, ppid: old_ppid, .. } = &mut out[i] {
+                        if old_name.is_none() && named(&name) {
+                            *old_name = name;
+                        }
+                        if old_ppid.is_none() {
+                            *old_ppid = ppid;
+                        }
+                    }
+                }
+            },
+            Decl::Thread { tid, pid, name } => match threads.get(&tid) {
+                None => {
+                    threads.insert(tid, out.len());
+                    out.push(Decl::Thread { tid, pid, name });
+                }
+                Some(&i) => {
+                    if let Decl::Thread { pid: old_pid, name: old_name, .. } = &mut out[i] {
+                        if old_pid.is_none() {
+                            *old_pid = pid;
+                        }
+                        if named(&name) && !named(old_name) {
+                            *old_name = name;
+                        }
+                    }
+                }
+            },
+        }
+    }
+    out
 }
 
 /// Reads a Perfetto trace fed in chunks (any split; a packet cut by a chunk boundary waits for the next chunk).
@@ -41,6 +164,30 @@ impl PerfettoDecoder {
     fn feed(&mut self, py: Python<'_>, chunk: &[u8]) {
         let inner = &mut self.inner;
         py.detach(|| inner.feed(chunk));
+    }
+
+    /// Reads and decodes a whole file in chunks of `chunk` bytes through one reused buffer (memory: one chunk,
+    /// never the file), stopping early at a broken record. Returns the file's size in bytes (what was read, plus
+    /// the rest of the file when reading stopped early).
+    fn feed_file(&mut self, py: Python<'_>, path: std::path::PathBuf, chunk: usize) -> PyResult<u64> {
+        use std::io::Read;
+        let inner = &mut self.inner;
+        py.detach(|| -> std::io::Result<u64> {
+            let mut f = std::fs::File::open(&path)?;
+            let mut buf = vec![0u8; chunk.max(1)];
+            let mut size = 0u64;
+            loop {
+                let n = f.read(&mut buf)?;
+                if n == 0 {
+                    return Ok(size);
+                }
+                size += n as u64;
+                inner.feed(&buf[..n]);
+                if inner.stopped.is_some() {
+                    return Ok(f.metadata()?.len().max(size));
+                }
+            }
+        }).map_err(|e| pyo3::exceptions::PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string())))
     }
 
     /// Byte offset of the first byte not yet decoded (the end of the last complete packet).
@@ -66,18 +213,18 @@ impl PerfettoDecoder {
         let d = PyDict::new(py);
         d.set_item("packets", o.packets)?;
         d.set_item("stopped", self.inner.stopped.clone())?;
-        d.set_item("sched_switch", cols(py, &o.sw)?)?;
-        d.set_item("sched_waking", cols(py, &o.wk)?)?;
-        d.set_item("sched_wakeup", cols(py, &o.wakeup)?)?;
-        d.set_item("cpu_idle", cols(py, &o.idle)?)?;
-        d.set_item("cpu_frequency", cols(py, &o.freq)?)?;
+        d.set_item("sched_switch", cols(py, o.sw)?)?;
+        d.set_item("sched_waking", cols(py, o.wk)?)?;
+        d.set_item("sched_wakeup", cols(py, o.wakeup)?)?;
+        d.set_item("cpu_idle", cols(py, o.idle)?)?;
+        d.set_item("cpu_frequency", cols(py, o.freq)?)?;
         let seq = o.print_seq;
         d.set_item("atrace", SliceEvents { ev: o.atrace, seq })?;
         d.set_item("comms", o.comms)?;
         d.set_item("renames", o.renames)?;
         d.set_item("names", o.names.into_iter().map(|(ts, _c, tid, pid, n)| (ts, tid, pid, n)).collect::<Vec<_>>())?;
         let decls = PyList::empty(py);
-        for decl in o.decls {
+        for decl in collapse_decls(o.decls) {
             match decl {
                 Decl::Process { pid, name, ppid } => decls.append((0, pid, name, ppid))?,
                 Decl::Thread { tid, pid, name } => decls.append((1, tid, pid, name))?,
@@ -87,28 +234,37 @@ impl PerfettoDecoder {
         d.set_item("cpu_info", o.cpu_info)?;
         d.set_item("metadata", o.metadata)?;
         d.set_item("kernel", o.kernel)?;
-        d.set_item("binder_transaction", o.binder_tx)?;
-        d.set_item("binder_transaction_received", o.binder_rx)?;
-        d.set_item("sched_blocked_reason", o.blocked)?;
+        d.set_item("binder_transaction", cols(py, o.binder_tx)?)?;
+        d.set_item("binder_transaction_received", cols(py, o.binder_rx)?)?;
+        d.set_item("blocked_ts", col(py, o.blocked_ts)?)?;
+        d.set_item("blocked_tid", col(py, o.blocked_tid)?)?;
+        d.set_item("blocked", o.blocked)?;
         d.set_item("block_rq_issue", o.block_issue)?;
         d.set_item("block_rq_complete", o.block_complete)?;
+        // FrameTimeline starts as int64 columns (None as i64::MIN; booleans 0/1), the layer dictionary-coded
         let ft = PyDict::new(py);
         let s = &o.ft_start;
-        ft.set_item("ts", s.iter().map(|e| e.ts).collect::<Vec<_>>())?;
-        ft.set_item("cookie", s.iter().map(|e| e.cookie).collect::<Vec<_>>())?;
-        ft.set_item("member", s.iter().map(|e| e.member).collect::<Vec<_>>())?;
-        ft.set_item("pid", s.iter().map(|e| e.pid).collect::<Vec<_>>())?;
-        ft.set_item("token", s.iter().map(|e| e.token).collect::<Vec<_>>())?;
-        ft.set_item("display_frame_token", s.iter().map(|e| e.dft).collect::<Vec<_>>())?;
-        ft.set_item("layer_name", s.iter().map(|e| e.layer.clone()).collect::<Vec<_>>())?;
-        ft.set_item("jank_type", s.iter().map(|e| e.jank).collect::<Vec<_>>())?;
-        ft.set_item("present_type", s.iter().map(|e| e.present).collect::<Vec<_>>())?;
-        ft.set_item("on_time_finish", s.iter().map(|e| e.on_time).collect::<Vec<_>>())?;
-        ft.set_item("gpu_composition", s.iter().map(|e| e.gpu).collect::<Vec<_>>())?;
-        ft.set_item("prediction_type", s.iter().map(|e| e.prediction).collect::<Vec<_>>())?;
-        ft.set_item("jank_severity", s.iter().map(|e| e.severity).collect::<Vec<_>>())?;
+        let ints = |f: &dyn Fn(&perfetto::FtStart) -> Option<i64>| -> Vec<i64> {
+            s.iter().map(|e| f(e).unwrap_or(i64::MIN)).collect()
+        };
+        ft.set_item("ts", col(py, ints(&|e| Some(e.ts)))?)?;
+        ft.set_item("cookie", col(py, ints(&|e| Some(e.cookie)))?)?;
+        ft.set_item("member", col(py, ints(&|e| Some(e.member as i64)))?)?;
+        ft.set_item("pid", col(py, ints(&|e| Some(e.pid)))?)?;
+        ft.set_item("token", col(py, ints(&|e| Some(e.token)))?)?;
+        ft.set_item("display_frame_token", col(py, ints(&|e| e.dft))?)?;
+        let layers: Vec<Option<&str>> = s.iter().map(|e| e.layer.as_deref()).collect();
+        ft.set_item("layer_name", dict_col(py, &layers)?)?;
+        ft.set_item("jank_type", col(py, ints(&|e| e.jank.map(|v| v as i64)))?)?;
+        ft.set_item("present_type", col(py, ints(&|e| e.present.map(|v| v as i64)))?)?;
+        ft.set_item("on_time_finish", col(py, ints(&|e| e.on_time.map(|v| v as i64)))?)?;
+        ft.set_item("gpu_composition", col(py, ints(&|e| e.gpu.map(|v| v as i64)))?)?;
+        ft.set_item("prediction_type", col(py, ints(&|e| e.prediction.map(|v| v as i64)))?)?;
+        ft.set_item("jank_severity", col(py, ints(&|e| e.severity.map(|v| v as i64)))?)?;
         d.set_item("frame_timeline_start", ft)?;
-        d.set_item("frame_timeline_end", o.ft_end.iter().map(|e| (e.0, e.2)).collect::<Vec<_>>())?;
+        let end_ts: Vec<i64> = o.ft_end.iter().map(|e| e.0).collect();
+        let end_cookie: Vec<i64> = o.ft_end.iter().map(|e| e.2).collect();
+        d.set_item("frame_timeline_end", (col(py, end_ts)?, col(py, end_cookie)?))?;
         d.set_item("frame_timeline_counts", (o.ft_events, o.ft_broken, o.ft_incomplete))?;
         d.set_item("track_slices", o.slices)?;
         d.set_item("track_skipped", o.track_skipped)?;
@@ -149,7 +305,7 @@ impl SliceEvents {
 
     /// A counter sample (ts ns) from a source other than atrace, kept in arrival order with atrace's.
     #[pyo3(signature = (ts, name, value, cpu=None, pid=None))]
-    fn counter(&mut self, ts: i64, name: String, value: f64, cpu: Option<i64>, pid: Option<i64>) {
+    fn counter(&mut self, ts: i64, name: &str, value: f64, cpu: Option<i64>, pid: Option<i64>) {
         self.ev.counter(ts, name, value, cpu, pid);
     }
 
@@ -157,7 +313,7 @@ impl SliceEvents {
     #[pyo3(signature = (ts, tid, name, pid=None))]
     fn begin(&mut self, ts: i64, tid: i64, name: String, pid: Option<i64>) {
         self.seq += 1;
-        self.ev.event(ts, self.seq, tid, pid, atrace::K_BEGIN, Some(name), None, None);
+        self.ev.event(ts, self.seq, tid, pid, atrace::K_BEGIN, Some(&name), None, None);
     }
 
     fn end(&mut self, ts: i64, tid: i64) {
@@ -172,10 +328,9 @@ impl SliceEvents {
         let e = &mut self.ev;
         let threads = std::mem::take(&mut e.threads);
         let values: Vec<f64> = std::mem::take(&mut e.c_value);
-        // SAFETY: f64 is plain data
-        let vbytes = unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, values.len() * 8) };
-        let counters = (col(py, &std::mem::take(&mut e.c_ts)), std::mem::take(&mut e.c_name), PyBytes::new(py, vbytes),
-                        std::mem::take(&mut e.c_pid), std::mem::take(&mut e.c_cpu));
+        let counters = (col(py, std::mem::take(&mut e.c_ts))?, ids_col(py, &e.strings, std::mem::take(&mut e.c_name))?,
+                        Bound::new(py, Column { data: Data::F64(values) })?, opt_col(py, &std::mem::take(&mut e.c_pid))?,
+                        opt_col(py, &std::mem::take(&mut e.c_cpu))?);
         let warnings = std::mem::take(&mut e.warnings);
         let range = (e.min_ts.take(), e.max_ts.take());
         Ok((threads, counters, warnings, range).into_pyobject(py)?.into_any())
@@ -188,16 +343,16 @@ impl SliceEvents {
         let ev = &self.ev;
         let s = py.detach(|| atrace::nest(ev, &thread_pid, end));
         let d = PyDict::new(py);
-        d.set_item("ts", col(py, &s.ts))?;
-        d.set_item("dur", col(py, &s.dur))?;
-        d.set_item("tid", col(py, &s.tid))?;
-        d.set_item("pid", s.pid)?;
-        d.set_item("name", s.name)?;
-        d.set_item("depth", col(py, &s.depth))?;
-        d.set_item("parent_id", s.parent)?;
+        d.set_item("ts", col(py, s.ts)?)?;
+        d.set_item("dur", col(py, s.dur)?)?;
+        d.set_item("tid", col(py, s.tid)?)?;
+        d.set_item("pid", opt_col(py, &s.pid)?)?;
+        d.set_item("name", ids_col(py, &ev.strings, s.name)?)?;
+        d.set_item("depth", col(py, s.depth)?)?;
+        d.set_item("parent_id", opt_col(py, &s.parent)?)?;
         d.set_item("kind", PyBytes::new(py, &s.kind))?;
-        d.set_item("cookie", s.cookie)?;
-        d.set_item("track", s.track)?;
+        d.set_item("cookie", opt_col(py, &s.cookie)?)?;
+        d.set_item("track", ids_col(py, &ev.strings, s.track)?)?;
         d.set_item("closed", PyBytes::new(py, &s.closed.iter().map(|c| *c as u8).collect::<Vec<u8>>()))?;
         d.set_item("unmatched_ends", s.unmatched_ends)?;
         d.set_item("unclosed", s.unclosed)?;
@@ -211,14 +366,39 @@ fn slice_of<'a>(py: Python<'_>, buf: &'a PyBuffer<i64>) -> PyResult<&'a [i64]> {
     Ok(unsafe { std::slice::from_raw_parts(cells.as_ptr() as *const i64, cells.len()) })
 }
 
-/// Thread-state interval columns from the sched stream (see states.rs): ts, kind, cpu, a, b, aux int64 arrays in
-/// insertion order; cat: each state code's category (0 runnable, 1 D, 2 other) as bytes. Returns a dict of int64
-/// bytes columns: ts, dur, tid, state (code), cpu and waker (NONE = i64 min for null), blocked (payload index, -1).
+/// A sched stream's per-thread actions (see states.rs), made from ts, kind, cpu, a, b, aux int64 arrays in
+/// insertion order by `thread_state_actions`; the arrays may be let go before `derive` writes the intervals.
+#[pyclass(module = "droidlag._native")]
+struct StateActions {
+    inner: Option<states::Actions>,
+}
+
+#[pymethods]
+impl StateActions {
+    /// The interval columns, once: cat: each state code's category (0 runnable, 1 D, 2 other) as bytes; open
+    /// intervals run to `end`. A dict of int64 columns: ts, dur, tid, state (code), cpu and waker (i64 min for
+    /// null), blocked (payload index, -1).
+    fn derive<'py>(&mut self, py: Python<'py>, cat: &[u8], end: i64) -> PyResult<Bound<'py, PyDict>> {
+        let acts = self.inner.take().ok_or_else(|| pyo3::exceptions::PyValueError::new_err("already derived"))?;
+        let r = py.detach(move || states::derive(&acts, cat, end));
+        let d = PyDict::new(py);
+        d.set_item("ts", col(py, r.ts)?)?;
+        d.set_item("dur", col(py, r.dur)?)?;
+        d.set_item("tid", col(py, r.tid)?)?;
+        d.set_item("state", col(py, r.state)?)?;
+        d.set_item("cpu", col(py, r.cpu)?)?;
+        d.set_item("waker", col(py, r.waker)?)?;
+        d.set_item("blocked", col(py, r.blocked)?)?;
+        Ok(d)
+    }
+}
+
+/// Per-thread actions of the sched stream: ts, kind, cpu, a, b, aux int64 arrays in insertion order; running /
+/// runnable: the codes of "Running" and "R".
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-fn thread_states<'py>(py: Python<'py>, ts: PyBuffer<i64>, kind: PyBuffer<i64>, cpu: PyBuffer<i64>, a: PyBuffer<i64>,
-                      b: PyBuffer<i64>, aux: PyBuffer<i64>, cat: &[u8], running: i64, runnable: i64, end: i64)
-                      -> PyResult<Bound<'py, PyDict>> {
+fn thread_state_actions(py: Python<'_>, ts: PyBuffer<i64>, kind: PyBuffer<i64>, cpu: PyBuffer<i64>, a: PyBuffer<i64>,
+                        b: PyBuffer<i64>, aux: PyBuffer<i64>, running: i64, runnable: i64) -> PyResult<StateActions> {
     let inp = states::Input {
         ts: slice_of(py, &ts)?, kind: slice_of(py, &kind)?, cpu: slice_of(py, &cpu)?, a: slice_of(py, &a)?,
         b: slice_of(py, &b)?, aux: slice_of(py, &aux)?,
@@ -227,22 +407,108 @@ fn thread_states<'py>(py: Python<'py>, ts: PyBuffer<i64>, kind: PyBuffer<i64>, c
     if [inp.kind.len(), inp.cpu.len(), inp.a.len(), inp.b.len(), inp.aux.len()].iter().any(|l| *l != n) {
         return Err(pyo3::exceptions::PyValueError::new_err("sched columns of different lengths"));
     }
-    let r = py.detach(|| states::derive(&inp, cat, running, runnable, end));
+    let acts = py.detach(|| states::actions(&inp, running, runnable));
+    Ok(StateActions { inner: Some(acts) })
+}
+
+/// Reads ftrace text (systrace/atrace captures) section by section into columns (see ftrace_text.rs).
+#[pyclass(module = "droidlag._native")]
+struct FtraceText {
+    inner: ftrace_text::TextParser,
+}
+
+#[pymethods]
+impl FtraceText {
+    /// skip_wakeup: ignore sched_wakeup (the trace also has sched_waking, the earlier, better-placed event).
+    #[new]
+    fn new(skip_wakeup: bool) -> Self {
+        FtraceText { inner: ftrace_text::TextParser::new(skip_wakeup) }
+    }
+
+    /// tid belongs to process tgid (from a process or procfs dump).
+    /// (The caller tells the TraceBuilder itself.)
+    fn set_tgid(&mut self, tid: i64, tgid: i64) {
+        self.inner.note_tgid(tid, tgid);
+    }
+
+    /// Every line of text; first_line: the file line of its first line.
+    fn parse(&mut self, py: Python<'_>, text: &str, first_line: i64) {
+        let inner = &mut self.inner;
+        py.detach(|| inner.parse(text, first_line));
+    }
+
+    /// What the lines parsed so far did to the thread and process tables, and the malformed lines to warn about,
+    /// handed over once: ([(tid, pid, name, overwrite)], [pid], [(line, text)]).
+    #[allow(clippy::type_complexity)]
+    fn take_ops(&mut self) -> (Vec<ftrace_text::ThreadOp>, Vec<i64>, Vec<(i64, String)>) {
+        (std::mem::take(&mut self.inner.thread_ops), std::mem::take(&mut self.inner.out.processes),
+         std::mem::take(&mut self.inner.bad_lines))
+    }
+
+    /// Ends the input and returns every column (a dict; see droidlag.io.ftrace_text for the keys).
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let p = &mut self.inner;
+        let o = std::mem::take(&mut p.out);
+        let d = PyDict::new(py);
+        d.set_item("sched_switch", cols(py, o.sw)?)?;
+        d.set_item("states", o.states)?;
+        d.set_item("sched_waking", cols(py, o.wk)?)?;
+        d.set_item("blocked_ts", col(py, o.blocked_ts)?)?;
+        d.set_item("blocked_tid", col(py, o.blocked_tid)?)?;
+        d.set_item("blocked", o.blocked)?;
+        d.set_item("binder_transaction", cols(py, o.binder_tx)?)?;
+        d.set_item("binder_transaction_received", cols(py, o.binder_rx)?)?;
+        d.set_item("block_rq_issue", o.block_issue)?;
+        d.set_item("block_rq_complete", o.block_complete)?;
+        d.set_item("slice_events", SliceEvents { ev: o.events, seq: o.seq })?;
+        d.set_item("metadata", o.metadata)?;
+        d.set_item("events", p.events)?;
+        d.set_item("unhandled", std::mem::take(&mut p.unhandled))?;
+        d.set_item("malformed", p.malformed)?;
+        d.set_item("lost_events", p.lost_events)?;
+        d.set_item("first_bad_line", p.first_bad_line)?;
+        d.set_item("time_range", (p.min_ts, p.max_ts))?;
+        Ok(d)
+    }
+}
+
+/// Binder calls paired with receipt and reply (see binder.rs): tx = 8 int64 columns (ts, tid, debug_id, to_proc,
+/// to_thread, reply, flags, code; None as i64 min), rx = 3 (ts, tid, debug_id); tids/pids: known threads'
+/// processes. Returns the binder table's int64 columns (None as i64 min) and "unmatched_replies".
+#[pyfunction]
+fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i64>>, tids: Vec<i64>, pids: Vec<i64>)
+                     -> PyResult<Bound<'py, PyDict>> {
+    let bad = || pyo3::exceptions::PyValueError::new_err("binder columns: 8 transaction and 3 receipt columns of equal lengths");
+    if tx.len() != 8 || rx.len() != 3 {
+        return Err(bad());
+    }
+    let t: Vec<&[i64]> = tx.iter().map(|b| slice_of(py, b)).collect::<PyResult<_>>()?;
+    let r: Vec<&[i64]> = rx.iter().map(|b| slice_of(py, b)).collect::<PyResult<_>>()?;
+    if t.iter().any(|c| c.len() != t[0].len()) || r.iter().any(|c| c.len() != r[0].len()) {
+        return Err(bad());
+    }
+    let ev = binder::Events { tx: [t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]], rx: [r[0], r[1], r[2]] };
+    let thread_pid: std::collections::HashMap<i64, i64> = tids.into_iter().zip(pids).collect();
+    let c = py.detach(|| binder::pair(&ev, &thread_pid));
     let d = PyDict::new(py);
-    d.set_item("ts", col(py, &r.ts))?;
-    d.set_item("dur", col(py, &r.dur))?;
-    d.set_item("tid", col(py, &r.tid))?;
-    d.set_item("state", col(py, &r.state))?;
-    d.set_item("cpu", col(py, &r.cpu))?;
-    d.set_item("waker", col(py, &r.waker))?;
-    d.set_item("blocked", col(py, &r.blocked))?;
+    d.set_item("unmatched_replies", c.unmatched_replies)?;
+    for (k, v) in [("ts", c.ts), ("dur", c.dur), ("client_tid", c.client_tid), ("client_pid", c.client_pid),
+                   ("server_tid", c.server_tid), ("server_pid", c.server_pid), ("received_ts", c.received_ts),
+                   ("reply_ts", c.reply_ts), ("oneway", c.oneway), ("code", c.code), ("flags", c.flags),
+                   ("debug_id", c.debug_id)] {
+        d.set_item(k, col(py, v)?)?;
+    }
     Ok(d)
 }
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PerfettoDecoder>()?;
+    m.add_class::<FtraceText>()?;
+    m.add_class::<Column>()?;
     m.add_class::<SliceEvents>()?;
-    m.add_function(wrap_pyfunction!(thread_states, m)?)?;
+    m.add_function(wrap_pyfunction!(thread_state_actions, m)?)?;
+    m.add_class::<StateActions>()?;
+    m.add_function(wrap_pyfunction!(binder_calls, m)?)?;
     Ok(())
 }

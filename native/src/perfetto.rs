@@ -104,11 +104,15 @@ pub struct Out {
     pub metadata: Vec<(&'static str, String)>,
     pub kernel: Option<String>,
     // binder_transaction: ts, tid, debug_id, reply, flags, code, to_proc, to_thread
-    pub binder_tx: Vec<(i64, i64, i64, bool, i64, i64, Option<i64>, Option<i64>)>,
-    pub binder_rx: Vec<(i64, i64, i64)>,
-    pub blocked: Vec<(i64, i64, Option<String>, bool)>, // ts, tid, function, io_wait
+    // binder_transaction in the TraceBuilder's row order: ts, tid, debug_id, to_proc, to_thread, reply, flags, code
+    pub binder_tx: [Vec<i64>; 8],
+    pub binder_rx: [Vec<i64>; 3],
+    pub blocked_ts: Vec<i64>,
+    pub blocked_tid: Vec<i64>,
+    pub blocked: Vec<(Option<String>, bool)>, // function, io_wait
     // block_rq_issue: ts, dev, sector, nr_sector, rwbs, bytes, tid, comm
-    pub block_issue: Vec<(i64, i64, i64, i64, String, Option<i64>, i64, Option<String>)>,
+    // (in the TraceBuilder's row order: ts, dev, sector, nr_sectors, bytes, rwbs, tid, comm)
+    pub block_issue: Vec<(i64, i64, i64, i64, i64, String, Option<i64>, Option<String>)>,
     pub block_complete: Vec<(i64, i64, i64, i64, String, i64)>,
     // FrameTimeline starts: ts (boot clock after finish), clock, cookie, member (1-4), pid, token,
     // display_frame_token, layer, jank bits, present, on_time, gpu, prediction, severity
@@ -270,7 +274,7 @@ impl Decoder {
             o.wakeup[0].len(), o.wakeup[1].len(), o.wakeup[2].len(), o.wakeup[3].len(),
             o.idle[0].len(), o.idle[1].len(), o.idle[2].len(), o.freq[0].len(), o.freq[1].len(), o.freq[2].len(),
             o.atrace.ts.len() + (o.atrace.c_ts.len() << 32), o.comms.len(), o.renames.len(), o.names.len(), o.decls.len(), o.cpu_info.len(),
-            o.metadata.len(), o.binder_tx.len(), o.binder_rx.len(), o.blocked.len(),
+            o.metadata.len(), o.binder_tx[0].len(), o.binder_rx[0].len(), o.blocked.len(),
             o.block_issue.len() + (o.block_complete.len() << 32), o.ft_start.len() + (o.ft_end.len() << 32),
             self.track_events.len() + (self.snapshots.len() << 32),
         ];
@@ -301,9 +305,11 @@ impl Decoder {
         o.decls.truncate(l[23]);
         o.cpu_info.truncate(l[24]);
         o.metadata.truncate(l[25]);
-        o.binder_tx.truncate(l[26]);
-        o.binder_rx.truncate(l[27]);
+        o.binder_tx.iter_mut().for_each(|c| c.truncate(l[26]));
+        o.binder_rx.iter_mut().for_each(|c| c.truncate(l[27]));
         o.blocked.truncate(l[28]);
+        o.blocked_ts.truncate(l[28]);
+        o.blocked_tid.truncate(l[28]);
         o.block_issue.truncate(l[29] & 0xFFFF_FFFF);
         o.block_complete.truncate(l[29] >> 32);
         o.ft_start.truncate(l[30] & 0xFFFF_FFFF);
@@ -901,21 +907,32 @@ impl Decoder {
             }
             FE_BINDER_TRANSACTION => {
                 // debug_id=1 to_proc=3 to_thread=4 reply=5 code=6 flags=7
-                o.binder_tx.push((ts, pid, f.i32(1), f.i32(5) != 0, f.u32(7), f.u32(6), nonzero(f.i32(3)),
-                                  nonzero(f.i32(4))));
+                let nz = |v: i64| if v != 0 { v } else { i64::MIN };
+                let row = [ts, pid, f.i32(1), nz(f.i32(3)), nz(f.i32(4)), (f.i32(5) != 0) as i64, f.u32(7), f.u32(6)];
+                for (c, v) in o.binder_tx.iter_mut().zip(row) {
+                    c.push(v);
+                }
             }
-            FE_BINDER_TRANSACTION_RECEIVED => o.binder_rx.push((ts, pid, f.i32(1))),
+            FE_BINDER_TRANSACTION_RECEIVED => {
+                for (c, v) in o.binder_rx.iter_mut().zip([ts, pid, f.i32(1)]) {
+                    c.push(v);
+                }
+            }
             FE_SCHED_BLOCKED_REASON => {
                 // pid=1 caller=2 io_wait=3
                 let caller = f.u64(2);
                 let function = self.caller(caller, seq_id);
-                self.out.blocked.push((ts, f.i32(1), function, f.u32(3) != 0));
+                self.out.blocked_ts.push(ts);
+                self.out.blocked_tid.push(f.i32(1));
+                self.out.blocked.push((function, f.u32(3) != 0));
             }
             FE_BLOCK_RQ_ISSUE => {
                 // dev=1 sector=2 nr_sector=3 bytes=4 rwbs=5 comm=6
                 let comm = text(f.bytes(6));
-                o.block_issue.push((ts, f.u64(1) as i64, f.u64(2) as i64, f.u32(3), text(f.bytes(5)),
-                                    f.has(4).then(|| f.u32(4)), pid, (!comm.is_empty()).then_some(comm)));
+                let nr = f.u32(3);
+                let nbytes = if f.has(4) { f.u32(4) } else { nr * 512 };
+                o.block_issue.push((ts, f.u64(1) as i64, f.u64(2) as i64, nr, nbytes, text(f.bytes(5)), Some(pid),
+                                    (!comm.is_empty()).then_some(comm)));
             }
             FE_BLOCK_RQ_COMPLETE => {
                 // dev=1 sector=2 nr_sector=3 errors=4 rwbs=5 error=7

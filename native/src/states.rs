@@ -34,67 +34,141 @@ pub struct Rows {
     pub blocked: Vec<i64>, // index into the blocked-reason payloads, -1 none
 }
 
-/// One thread's view of one event: 16 bytes, the rest is read from the event (sorted position p = pos / 2; an odd
-/// pos is the IN side of a switch).
-struct Action {
-    tid: i64,
-    pos: u64,
-}
+/// A multiplicative hash for integer keys (thread ids): the standard library's SipHash guards against crafted keys
+/// at a cost per lookup that dominates a pass over millions of events; a tid table needs none of that.
+#[derive(Default)]
+struct IntHasher(u64);
 
-/// cat: category of each state code; running / runnable: the codes of "Running" and "R". Open intervals run to
-/// `end` (ns).
-pub fn derive(inp: &Input, cat: &[u8], running: i64, runnable: i64, end: i64) -> Rows {
-    let n = inp.ts.len();
-    // events by (ts, kind), ties in insertion order
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    order.sort_by_key(|&i| (inp.ts[i as usize], inp.kind[i as usize]));
-    // one action per (thread, event): a switch gives prev an OUT and next an IN; tid 0 (idle) gets none
-    let mut acts: Vec<Action> = Vec::with_capacity(n + n / 2);
-    for (p, &i) in order.iter().enumerate() {
-        let i = i as usize;
-        let pos = 2 * p as u64;
-        if inp.kind[i] == SWITCH {
-            if inp.a[i] != 0 {
-                acts.push(Action { tid: inp.a[i], pos });
-            }
-            if inp.b[i] != 0 {
-                acts.push(Action { tid: inp.b[i], pos: pos + 1 });
-            }
-        } else {
-            acts.push(Action { tid: inp.a[i], pos });
+impl std::hash::Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
         }
     }
-    acts.sort_unstable_by_key(|x| (x.tid, x.pos));
-    // (ts, kind, state, cpu, waker, aux) of an action
-    let view = |x: &Action| -> (i64, i64, i64, i64, i64, i64) {
-        let i = order[(x.pos / 2) as usize] as usize;
-        let kind = inp.kind[i];
-        if kind == SWITCH {
-            if x.pos % 2 == 0 {
-                (inp.ts[i], kind, inp.aux[i], NONE, NONE, NONE)
+    fn write_i64(&mut self, v: i64) {
+        self.0 = (self.0.rotate_left(5) ^ v as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type IntMap<V> = std::collections::HashMap<i64, V, std::hash::BuildHasherDefault<IntHasher>>;
+
+/// One thread's view of one event: what the state machine reads, copied out of the event columns once (32 bytes:
+/// state codes and CPUs are small, a blocked reason's payload index fits the u32 event numbering).
+#[derive(Clone, Copy, Default)]
+struct Action {
+    ts: i64,
+    waker: i64,
+    state: i32,
+    cpu: i32,
+    aux: u32,
+    kind: u8,
+}
+
+/// A CPU or state code as stored in an Action (NONE and out-of-range values as i32::MIN, read back as NONE).
+fn small(v: i64) -> i32 {
+    i32::try_from(v).ok().filter(|&x| x != i32::MIN).unwrap_or(i32::MIN)
+}
+
+fn wide(v: i32) -> i64 {
+    if v == i32::MIN { NONE } else { v as i64 }
+}
+
+/// Each thread's actions in time order, threads in tid order: everything the state machine needs, so the event
+/// columns can be let go before the (larger) output is written.
+pub struct Actions {
+    acts: Vec<Action>,
+    runs: Vec<(i64, usize, usize)>, // (tid, start, end) in acts
+}
+
+/// running / runnable: the codes of "Running" and "R".
+pub fn actions(inp: &Input, running: i64, runnable: i64) -> Actions {
+    let n = inp.ts.len();
+    // events by (ts, kind), ties in insertion order: packed keys sorted in place (the index makes each key unique, so
+    // an unstable sort gives the stable order) rather than indices compared through the columns
+    let mut keys: Vec<(i64, u64)> = (0..n).map(|i| (inp.ts[i], ((inp.kind[i] as u64) << 32) | i as u64)).collect();
+    keys.sort_unstable();
+    let order: Vec<u32> = keys.iter().map(|k| k.1 as u32).collect();
+    drop(keys);
+    // one action per (thread, event): a switch gives prev an OUT and next an IN; tid 0 (idle) gets none. Actions
+    // go to per-thread runs (threads in tid order, each run in time order) by a counting sort: a first pass
+    // numbers the threads and counts their actions, a second writes each action to its thread's next slot.
+    let each_action = |f: &mut dyn FnMut(i64, Action)| {
+        for &i in &order {
+            let i = i as usize;
+            let (ts, kind) = (inp.ts[i], inp.kind[i] as u8);
+            if inp.kind[i] == SWITCH {
+                if inp.a[i] != 0 {
+                    f(inp.a[i], Action { ts, kind, state: small(inp.aux[i]), cpu: i32::MIN, waker: NONE, aux: 0 });
+                }
+                if inp.b[i] != 0 {
+                    f(inp.b[i], Action { ts, kind, state: small(running), cpu: small(inp.cpu[i]), waker: NONE, aux: 0 });
+                }
             } else {
-                (inp.ts[i], kind, running, inp.cpu[i], NONE, NONE)
+                let waking = inp.kind[i] == WAKING;
+                f(inp.a[i], Action {
+                    ts, kind, state: small(runnable), cpu: if waking { small(inp.cpu[i]) } else { i32::MIN },
+                    waker: if waking { inp.b[i] } else { NONE }, aux: inp.aux[i] as u32,
+                });
             }
-        } else {
-            let waking = kind == WAKING;
-            (inp.ts[i], kind, runnable, if waking { inp.cpu[i] } else { NONE }, if waking { inp.b[i] } else { NONE },
-             inp.aux[i])
         }
     };
+    let mut thread_no: IntMap<usize> = IntMap::default();
+    let mut tids: Vec<i64> = Vec::new();
+    let mut counts: Vec<usize> = Vec::new();
+    let mut which: Vec<u32> = Vec::with_capacity(n + n / 2);
+    each_action(&mut |tid, _| {
+        let k = *thread_no.entry(tid).or_insert_with(|| {
+            tids.push(tid);
+            counts.push(0);
+            tids.len() - 1
+        });
+        counts[k] += 1;
+        which.push(k as u32);
+    });
+    let mut by_tid: Vec<usize> = (0..tids.len()).collect();
+    by_tid.sort_unstable_by_key(|&k| tids[k]);
+    let mut next = vec![0usize; tids.len()]; // next free slot of each thread's run
+    let mut runs: Vec<(i64, usize, usize)> = Vec::with_capacity(tids.len()); // (tid, start, end)
+    let mut at = 0;
+    for &k in &by_tid {
+        next[k] = at;
+        runs.push((tids[k], at, at + counts[k]));
+        at += counts[k];
+    }
+    let mut acts = vec![Action::default(); at];
+    let mut w = which.iter();
+    each_action(&mut |_, act| {
+        let k = *w.next().unwrap() as usize;
+        acts[next[k]] = act;
+        next[k] += 1;
+    });
+    drop(which);
+    Actions { acts, runs }
+}
+
+/// The intervals of the actions. cat: category of each state code. Open intervals run to `end` (ns).
+pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
+    let (acts, runs, at) = (&actions.acts, &actions.runs, actions.acts.len());
     let cat_of = |code: i64| -> u8 { cat.get(code as usize).copied().unwrap_or(CAT_OTHER) };
-    let mut out = Rows::default();
-    let mut j = 0;
-    while j < acts.len() {
-        let tid = acts[j].tid;
+    // at most one row per action: reserved once (pages never written are never resident), no growth by copying
+    let mut out = Rows {
+        ts: Vec::with_capacity(at), dur: Vec::with_capacity(at), tid: Vec::with_capacity(at),
+        state: Vec::with_capacity(at), cpu: Vec::with_capacity(at), waker: Vec::with_capacity(at),
+        blocked: Vec::with_capacity(at),
+    };
+    for &(tid, j, stop) in runs {
         let first_row = out.ts.len();
         let mut seg_cat = CAT_OTHER;
         let mut triggered = false;
         let mut latest_d: Option<usize> = None;
-        let mut k = j;
-        while k < acts.len() && acts[k].tid == tid {
-            let (x_ts, x_kind, x_state, x_cpu, x_waker, x_aux) = view(&acts[k]);
+        for (k, x) in acts[j..stop].iter().enumerate() {
+            let (x_ts, x_kind, x_state, x_cpu, x_waker, x_aux) =
+                (x.ts, x.kind as i64, wide(x.state), wide(x.cpu), x.waker, x.aux as i64);
             let is_sw = x_kind == SWITCH;
-            if is_sw || k == j {
+            if is_sw || k == 0 {
                 seg_cat = if is_sw { cat_of(x_state) } else { CAT_OTHER };
                 triggered = false;
             }
@@ -124,9 +198,7 @@ pub fn derive(inp: &Input, cat: &[u8], running: i64, runnable: i64, end: i64) ->
                     out.blocked[row] = x_aux;
                 }
             }
-            k += 1;
         }
-        j = k;
     }
     out
 }

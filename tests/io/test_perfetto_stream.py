@@ -3,6 +3,8 @@ loaded whole), and a broken record leaves exactly the packets before it (checked
 framing, walked here by hand)."""
 from __future__ import annotations
 
+import gzip
+
 import pytest
 
 import droidlag.io.source as source
@@ -83,3 +85,44 @@ def test_a_packet_that_does_not_decode_leaves_nothing_behind(corpus):
     assert [w.offset for w in stop] == [start] and "packet does not decode" in stop[0].message
     _same(t, read_perfetto(bytes(data[:start]), "corrupt"))
 
+
+
+def test_read_trace_streams_a_gzipped_perfetto_file(corpus, tmp_path, monkeypatch):
+    """A gzipped trace reads like the plain one, without the file or its expansion loaded whole: the gunzip
+    yields pieces of at most 8 MiB (here capped lower to see several) and read_bytes is never called."""
+    path = corpus_file(corpus, PIXEL6A)
+    gz = tmp_path / "t.perfetto-trace.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    pieces = []
+    real = source.gunzip_stream
+
+    def small_pieces(p, warnings):
+        for piece in real(p, warnings, piece=4096, out_max=65536):
+            pieces.append(len(piece))
+            yield piece
+
+    def no_whole_file(p):
+        raise AssertionError("the whole file was loaded")
+
+    monkeypatch.setattr("droidlag.io.gunzip_stream", small_pieces)
+    monkeypatch.setattr(source, "read_bytes", no_whole_file)
+    monkeypatch.setattr("droidlag.io.detect.read_bytes", no_whole_file)
+    t = read_trace(gz)
+    _same(t, read_perfetto_file(path))
+    assert len(pieces) > 10 and max(pieces) <= 65536 and sum(pieces) == path.stat().st_size
+
+
+def test_gzip_stream_keeps_gunzips_rules(tmp_path):
+    """Several members are read in order; a truncated member yields what decompressed with a warning at the end."""
+    data = bytes(range(256)) * 4000
+    two = tmp_path / "two.gz"
+    two.write_bytes(gzip.compress(data[:500_000]) + gzip.compress(data[500_000:]))
+    warnings: list = []
+    assert b"".join(source.gunzip_stream(two, warnings, piece=1000, out_max=3000)) == data and not warnings
+    cut = tmp_path / "cut.gz"
+    whole = gzip.compress(data)
+    cut.write_bytes(whole[: len(whole) // 2])
+    got = b"".join(source.gunzip_stream(cut, warnings, piece=1000))
+    assert 0 < len(got) < len(data) and data.startswith(got)
+    assert len(warnings) == 1 and "truncated" in warnings[0].message and warnings[0].offset == len(whole) // 2
+    assert b"".join(source.gunzip_stream(cut, [], piece=len(whole))) == got     # the same whatever the piece size

@@ -269,3 +269,21 @@ def test_atrace_tracks_instants_separators_and_damaged_payloads():
                       9: "atrace payload too short: 'B|22'"}
     assert t.threads[21].pid == 20                    # the pid field names the writing thread's process
     assert t.end_ns == 9 * MS
+
+
+def test_build_twice_gives_the_same_trace():
+    """build() lets the raw sched events go once the thread states are derived (memory); a second build() of the same
+    builder still returns every table whole."""
+    b = TraceBuilder("test", "mem")
+    b.sched_switch(100, 0, 0, "R", 7)
+    b.sched_switch(300, 0, 7, "S", 0)
+    b.sched_waking(400, 7, 0, 1)
+    b.counter(150, "c", 1.0)
+    b.counter(120, "c", 2.0)
+    b.atrace(110, 7, "B|7|work")
+    b.atrace(210, 7, "E|7")
+    first, second = b.build(), b.build()
+    for name in ("slices", "thread_states", "counters"):
+        assert getattr(first, name).height > 0, name
+        assert getattr(first, name).equals(getattr(second, name)), name
+    assert first.counters.get_column("ts").to_list() == [120, 150]

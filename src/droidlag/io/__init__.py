@@ -3,21 +3,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from droidlag.errors import InputError
+from droidlag.errors import InputError, ReadWarning
 from droidlag.io.detect import PERFETTO, SYSTRACE, load, sniff_bytes
-from droidlag.io.source import GZIP_MAGIC, gunzip_head, read_head
+from droidlag.io.source import GZIP_MAGIC, gunzip_head, gunzip_stream, read_head
 from droidlag.models.trace import Trace
 
 
 def read_trace(path: str | Path) -> Trace:
     """Read a Perfetto (protobuf, optionally gzip'd) or systrace/atrace (text, HTML, compressed) trace.
 
-    Returns the Trace with `warnings` for what was skipped; raises InputError for input it cannot use. A plain
-    Perfetto file is streamed from disk in chunks (memory holds the tables, not the file)."""
+    Returns the Trace with `warnings` for what was skipped; raises InputError for input it cannot use. A Perfetto
+    file, plain or gzipped, is streamed from disk in chunks (memory holds the tables, not the file nor its
+    expansion)."""
     head = read_head(path)
     if head[:2] != GZIP_MAGIC and sniff_bytes(head) == PERFETTO:
         from droidlag.io.perfetto import read_perfetto_file
         return read_perfetto_file(path)
+    if head[:2] == GZIP_MAGIC and sniff_bytes(gunzip_head(head, path)) == PERFETTO:
+        from droidlag.io.perfetto import read_perfetto_chunks
+        warnings: list[ReadWarning] = []
+        trace = read_perfetto_chunks(gunzip_stream(path, warnings), str(path))
+        trace.warnings[:0] = warnings
+        return trace
     from droidlag.io.systrace_html import looks_like_html
     if looks_like_html(gunzip_head(head, path) if head[:2] == GZIP_MAGIC else head):
         # a saved systrace report: streamed, so megabytes of viewer script around the blocks are never held

@@ -16,7 +16,7 @@ import numpy as np
 
 from droidlag._native import PerfettoDecoder
 from droidlag.errors import InputError
-from droidlag.io.perfetto_frametimeline import frame_timeline_rows
+from droidlag.io.perfetto_frametimeline import frame_timeline_frame
 from droidlag.io.perfetto_ftrace import prev_state_encoding
 from droidlag.models.trace import Trace
 from droidlag.models.trace_builder import TraceBuilder
@@ -33,12 +33,14 @@ def read_perfetto(data: bytes, path: str) -> Trace:
 
 
 def read_perfetto_file(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> Trace:
-    """Read a plain (not gzipped) Perfetto trace file in chunks of chunk_bytes, never holding it whole."""
+    """Read a plain (not gzipped) Perfetto trace file in chunks of chunk_bytes, never holding it whole (the native
+    decoder reads the file itself, through one reused buffer)."""
+    decoder = PerfettoDecoder()
     try:
-        with open(path, "rb") as f:
-            return read_perfetto_chunks(iter(lambda: f.read(chunk_bytes), b""), str(path))
+        size = decoder.feed_file(str(path), chunk_bytes)
     except OSError as e:
         raise InputError(path, f"cannot read: {e.strerror or e}") from None
+    return _trace(decoder, size, str(path))
 
 
 def read_perfetto_chunks(chunks: Iterable[bytes], path: str) -> Trace:
@@ -52,6 +54,13 @@ def read_perfetto_chunks(chunks: Iterable[bytes], path: str) -> Trace:
         decoder.feed(chunk)
         if decoder.stopped is not None:
             break
+    for chunk in chunks:         # the size of the whole file, for the message
+        size += len(chunk)
+    return _trace(decoder, size, path)
+
+
+def _trace(decoder: PerfettoDecoder, size: int, path: str) -> Trace:
+    """The Trace of what the decoder read from `size` bytes of input."""
     cols = decoder.finish()
     builder = TraceBuilder("perfetto", path)
     stopped = cols["stopped"]
@@ -59,8 +68,6 @@ def read_perfetto_chunks(chunks: Iterable[bytes], path: str) -> Trace:
         raise InputError(path, "no Perfetto trace packets could be read (not a Perfetto trace, or corrupt from "
                          "the first byte)", offset=0)
     if stopped is not None:
-        for chunk in chunks:         # the size of the whole file, for the message
-            size += len(chunk)
         stop, why = stopped
         builder.warn(f"trace is truncated or corrupt: {why} at byte {stop} of {size}; "
                      f"read the {cols['packets']} packet(s) before it", offset=stop)
@@ -78,11 +85,11 @@ def fill_builder(b: TraceBuilder, cols: dict) -> None:
     before the events that name threads, authoritative names after comms were gathered)."""
     for key, value in cols["metadata"]:
         b.metadata[key] = value
-    for kind, ident, x, y in cols["decls"]:   # (0, pid, name, ppid) or (1, tid, pid, name)
+    decls = cols["decls"]     # (0, pid, name, ppid) or (1, tid, pid, name), one per process and thread
+    for kind, ident, x, y in decls:
         if kind == 0:
             b.process(ident, x, y)
-        else:
-            b.thread(ident, x, y)
+    b.threads_many((ident, x, y) for kind, ident, x, y in decls if kind == 1)
     for _processor, index, khz in cols["cpu_info"]:
         # CpuInfo lists one entry per CPU in CPU order; `processor` is its model name ("AArch64 Processor rev 0"),
         # not a number, so the position is the CPU (the reader used to key by that name when present)
@@ -91,10 +98,8 @@ def fill_builder(b: TraceBuilder, cols: dict) -> None:
     _ftrace_events(b, cols)
     _sched(b, cols)
     events, broken, incomplete = cols["frame_timeline_counts"]
-    for row in frame_timeline_rows(cols["frame_timeline_start"]):
-        b.frame_timeline_start(*row)
-    for ts_, cookie in cols["frame_timeline_end"]:
-        b.frame_timeline_end(ts_, cookie)
+    end_ts, end_cookie = cols["frame_timeline_end"]
+    b.frame_timeline_many(frame_timeline_frame(cols["frame_timeline_start"]), _i64(end_ts), _i64(end_cookie))
     if broken:
         b.warn(f"{broken} of {events} FrameTimeline event(s) could not be decoded; skipped")
     if incomplete:
@@ -104,16 +109,11 @@ def fill_builder(b: TraceBuilder, cols: dict) -> None:
 
 
 def _ftrace_events(b: TraceBuilder, cols: dict) -> None:
-    for ts, tid, debug_id, reply, flags, code, to_proc, to_thread in cols["binder_transaction"]:
-        b.binder_transaction(ts, tid, debug_id, reply, flags, code, to_proc, to_thread)
-    for ts, tid, debug_id in cols["binder_transaction_received"]:
-        b.binder_transaction_received(ts, tid, debug_id)
-    for ts, tid, function, io_wait in cols["sched_blocked_reason"]:
-        b.sched_blocked_reason(ts, tid, function, io_wait)
-    for ts, dev, sector, nr, rwbs, nbytes, tid, comm in cols["block_rq_issue"]:
-        b.block_issue(ts, dev, sector, nr, rwbs, nbytes, tid, comm)
-    for ts, dev, sector, nr, rwbs, error in cols["block_rq_complete"]:
-        b.block_complete(ts, dev, sector, nr, rwbs, error)
+    b.binder_many(cols["binder_transaction"], cols["binder_transaction_received"])
+    blocked_ts = _i64(cols["blocked_ts"])
+    if len(blocked_ts):
+        b.sched_blocked_reason_many(blocked_ts, _i64(cols["blocked_tid"]), cols["blocked"])
+    b.block_many(cols["block_rq_issue"], cols["block_rq_complete"])
 
 
 def _sched(b: TraceBuilder, cols: dict) -> None:

@@ -3,7 +3,13 @@ names jank, present, prediction and severity values with Perfetto trace processo
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
+
+import numpy as np
+import polars as pl
+
+from droidlag.models import columns
+from droidlag.models.columns import NONE
 
 # FrameTimelineEvent oneof members (field number -> (kind, scope)); 5 is FrameEnd.
 _EXPECTED_DISPLAY, _ACTUAL_DISPLAY, _EXPECTED_SURFACE, _ACTUAL_SURFACE = 1, 2, 3, 4
@@ -65,21 +71,47 @@ def _enum_name(names: tuple[str, ...], value: int | None) -> str | None:
     return names[value] if 0 <= value < len(names) else names[0]
 
 
-def frame_timeline_rows(cols: dict[str, list]) -> Iterator[tuple]:
-    """The decoder's FrameTimeline start columns (member 1-4, raw enum values) as the positional arguments of
-    TraceBuilder.frame_timeline_start, with trace processor's names."""
-    for (ts, cookie, member, pid, token, dft, layer, bits, present, on_time, gpu, prediction,
-         severity) in zip(*(cols[k] for k in ("ts", "cookie", "member", "pid", "token", "display_frame_token",
-                                               "layer_name", "jank_type", "present_type", "on_time_finish",
-                                               "gpu_composition", "prediction_type", "jank_severity"))):
-        kind, scope = _KIND_SCOPE[member]
-        jank_type = present_name = prediction_name = severity_name = None
-        if kind == "actual":
-            jank_type = jank_type_name(bits)
-            present_name = _enum_name(PRESENT_TYPE_NAMES, present)
-            prediction_name = _enum_name(PREDICTION_TYPE_NAMES, prediction)
-            # Older traces lack the severity field: trace processor calls JANK_NONE frames "None", others "Unknown".
-            severity_name = _enum_name(JANK_SEVERITY_NAMES, severity) if severity is not None else (
-                "None" if bits == _JANK_NONE else "Unknown")
-        yield (ts, cookie, kind, scope, pid, token, dft, layer, jank_type, present_name, on_time, gpu,
-               prediction_name, severity_name)
+def _named(raw: np.ndarray, actual: np.ndarray, name: Callable[[int | None], str | None]) -> pl.Series:
+    """An enum column named per distinct raw value (NONE: the field was absent), null on expected frames: each
+    distinct value is named once and the names gathered by code (expected rows take the null at the end)."""
+    distinct, codes = np.unique(raw, return_inverse=True)
+    codes = codes.reshape(-1)
+    codes[~actual] = len(distinct)
+    names = [name(None if v == NONE else int(v)) for v in distinct.tolist()]
+    return columns.take(pl.Series([*names, None], dtype=pl.Utf8), codes)
+
+
+# Older traces lack the severity field: trace processor calls JANK_NONE frames "None", others "Unknown".
+_NO_SEVERITY_JANK_NONE = NONE + 1
+
+
+def _severity_name(v: int | None) -> str | None:
+    if v is None:
+        return "Unknown"
+    return "None" if v == _NO_SEVERITY_JANK_NONE else _enum_name(JANK_SEVERITY_NAMES, v)
+
+
+def frame_timeline_frame(cols: dict) -> pl.DataFrame:
+    """The decoder's FrameTimeline start columns (member 1-4, raw enum values, int64 buffers with NONE for null) as
+    a frame of TraceBuilder.frame_timeline_many's columns, with trace processor's names."""
+    member = columns.int64(cols["member"])
+    actual = (member == _ACTUAL_DISPLAY) | (member == _ACTUAL_SURFACE)
+    kind = columns.take(pl.Series(["", "expected", "actual", "expected", "actual"], dtype=pl.Utf8), member)
+    scope = columns.take(pl.Series(["", "display", "display", "surface", "surface"], dtype=pl.Utf8), member)
+    bits = columns.int64(cols["jank_type"])
+    severity = columns.int64(cols["jank_severity"])
+    severity = np.where((severity == NONE) & (bits == _JANK_NONE), _NO_SEVERITY_JANK_NONE, severity)
+    return pl.DataFrame({
+        "ts": columns.int64(cols["ts"]), "cookie": columns.int64(cols["cookie"]),
+        "kind": kind, "scope": scope, "pid": columns.nullable(cols["pid"]),
+        "layer_name": columns.strings(cols["layer_name"]), "token": columns.nullable(cols["token"]),
+        "display_frame_token": columns.nullable(cols["display_frame_token"]),
+        "jank_type": _named(bits, actual, lambda v: jank_type_name(v) if v is not None else None),
+        "present_type": _named(columns.int64(cols["present_type"]), actual,
+                               lambda v: _enum_name(PRESENT_TYPE_NAMES, v)),
+        "on_time_finish": columns.nullable(cols["on_time_finish"], pl.Boolean),
+        "gpu_composition": columns.nullable(cols["gpu_composition"], pl.Boolean),
+        "prediction_type": _named(columns.int64(cols["prediction_type"]), actual,
+                                  lambda v: _enum_name(PREDICTION_TYPE_NAMES, v)),
+        "jank_severity": _named(severity, actual, _severity_name),
+    })

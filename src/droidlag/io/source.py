@@ -3,6 +3,7 @@ with a size cap (bombs) and a truncated gzip stream yields what decompressed plu
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
@@ -76,6 +77,50 @@ def gunzip(data: bytes, path: str | Path, warnings: list[ReadWarning],
         if not rest.strip(b"\x00"):
             break
     return bytes(out)
+
+
+def gunzip_stream(path: str | Path, warnings: list[ReadWarning], limit: int = MAX_DECOMPRESSED_BYTES,
+                  piece: int = 1 << 20, out_max: int = 8 << 20) -> Iterator[bytes]:
+    """gunzip's rules (several members, salvage of a truncated or corrupt stream with a warning, the bomb limit) on
+    a file read `piece` bytes at a time, yielding decompressed chunks of at most `out_max` bytes: neither the file
+    nor its expansion is ever held whole."""
+    total = 0
+    member_at = 0          # file offset of the current member
+    fed = 0                # compressed bytes read from the file so far
+    with open(path, "rb") as f:
+        def more() -> bytes:
+            nonlocal fed
+            block = f.read(piece)
+            fed += len(block)
+            return block
+
+        buf = more()
+        while len(buf) >= 2 and buf[:2] == GZIP_MAGIC:
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            while not d.eof:
+                if not buf:
+                    warnings.append(ReadWarning(str(path), f"gzip stream truncated after {total} decompressed "
+                                                "bytes; read what was there", offset=fed))
+                    return
+                try:
+                    out = d.decompress(buf, out_max)
+                except zlib.error as e:
+                    warnings.append(ReadWarning(str(path), f"gzip stream corrupt ({e}) after {total} decompressed "
+                                                "bytes; read what was there", offset=member_at))
+                    return
+                total += len(out)
+                if total > limit:
+                    raise InputError(path, f"gzip expands past {limit} bytes; refused (possible gzip bomb)")
+                if out:
+                    yield out
+                buf = d.unconsumed_tail or (b"" if d.eof else more())
+            buf = d.unused_data
+            member_at = fed - len(buf)
+            while len(buf) < 2:
+                block = more()
+                if not block:
+                    break
+                buf += block
 
 
 def inflate_zlib(data: bytes, path: str | Path, warnings: list[ReadWarning], limit: int = MAX_DECOMPRESSED_BYTES,

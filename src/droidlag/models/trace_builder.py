@@ -7,13 +7,15 @@ their replies and block requests with their completions, and guesses the CPU top
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 import polars as pl
 
-from droidlag._native import SliceEvents
+from droidlag._native import Column, SliceEvents
+from droidlag._native import binder_calls as _binder_calls
 from droidlag.errors import ReadWarning
+from droidlag.models import columns
 from droidlag.models.thread_states import BLOCKED as _BLOCKED
 from droidlag.models.thread_states import NONE as _NONE
 from droidlag.models.thread_states import RUNNING as _RUNNING
@@ -34,8 +36,8 @@ from droidlag.models.trace import (
 
 # binder_transaction flags
 TF_ONE_WAY = 0x01
-# slice kinds as the native nesting numbers them
-_SLICE_KINDS = {0: "thread", 1: "async", 2: "instant"}
+# slice kinds as the native nesting numbers them (0, 1, 2)
+_SLICE_KIND_NAMES = pl.Series(["thread", "async", "instant"], dtype=pl.Utf8)
 
 
 
@@ -43,6 +45,8 @@ def _int64(values) -> np.ndarray:
     """A sequence of ints (list, array('q'), protobuf repeated field, numpy array) as an int64 numpy array."""
     if isinstance(values, np.ndarray):
         return values.astype(np.int64, copy=False)
+    if isinstance(values, Column):
+        return columns.int64(values)
     return np.fromiter(values, dtype=np.int64, count=len(values)) if not isinstance(values, list) \
         else np.array(values, dtype=np.int64)
 
@@ -98,16 +102,21 @@ class TraceBuilder:
         self._state_codes: dict[str, int] = {_RUNNING: 0, "R": 1}
         self._blocked: list[tuple[str | None, bool | None]] = []
         self._has_switch = False
+        self._states_built: tuple[int, pl.DataFrame] | None = None    # (trace end, table) once derived
         self._has_waking = False
         self._has_blocked = False
         # counter samples: per-event ones gather natively with atrace's, bulk calls add frames (in arrival order)
         self._counter_chunks: list[pl.DataFrame] = []
         self._binder_tx: list[tuple] = []        # (ts, tid, debug_id, to_proc, to_thread, reply, flags, code)
         self._binder_rx: list[tuple] = []        # (ts, tid, debug_id)
+        self._binder_tx_chunks: list[list[np.ndarray]] = []   # bulk events (binder_many), as columns
+        self._binder_rx_chunks: list[list[np.ndarray]] = []
         self._block_issue: list[tuple] = []      # (ts, dev, sector, nr_sectors, bytes, rwbs, tid, comm)
         self._block_complete: list[tuple] = []   # (ts, dev, sector, nr_sectors, rwbs, error)
         self._ft_start: dict[int, tuple] = {}   # cookie -> row in FRAME_TIMELINE_SCHEMA order, dur left out
         self._ft_end: dict[int, int] = {}
+        self._ft_chunks: list[pl.DataFrame] = []        # bulk starts (frame_timeline_many), after the single ones
+        self._ft_end_chunks: list[pl.DataFrame] = []
         self._cpu_max_freq: dict[int, int] = {}
 
     # ---- time range ---------------------------------------------------------------------------------------
@@ -143,6 +152,16 @@ class TraceBuilder:
         if new_pid != old.pid or new_name != old.name:
             self._threads[tid] = Thread(tid, new_pid, new_name)
 
+    def threads_many(self, rows: Iterable[tuple[int, int | None, str | None]]) -> None:
+        """Declare many threads (tid, pid, name) as `thread` would, one by one; a thread not seen before is added
+        directly (the common case of a process tree)."""
+        threads = self._threads
+        for tid, pid, name in rows:
+            if tid in threads:
+                self.thread(tid, pid, name)
+            else:
+                threads[tid] = Thread(tid, pid, name)
+
     # ---- slices -------------------------------------------------------------------------------------------
     def atrace(self, ts: int, tid: int, payload: str, line: int | None = None) -> None:
         """One atrace/tracing_mark_write payload: B|pid|name, E[|pid], S/F|pid|name|cookie, C|pid|name|value,
@@ -165,10 +184,11 @@ class TraceBuilder:
             self._see(hi)
         for tid, pid in threads:
             self.thread(tid, pid)
-        if c_names:
+        if c_ts:
             self._counter_chunks.append(pl.DataFrame({
-                "ts": np.frombuffer(c_ts, dtype=np.int64), "name": c_names,
-                "value": np.frombuffer(c_values, dtype=np.float64), "cpu": c_cpus, "pid": c_pids,
+                "ts": columns.int64(c_ts), "name": columns.strings(c_names),
+                "value": columns.float64(c_values), "cpu": columns.nullable(c_cpus, pl.Int32),
+                "pid": columns.nullable(c_pids),
             }, schema=COUNTER_SCHEMA))
         for what, head, line in warnings:
             text = "atrace payload too short" if what == "too short" else f"atrace payload with {what}"
@@ -258,9 +278,16 @@ class TraceBuilder:
             codes = np.fromiter((self._state_code(s or "R") for s in prev_state), dtype=np.int64, count=n)
         else:
             raw = _int64(prev_state)
-            distinct, inverse = np.unique(raw, return_inverse=True)
-            lut = np.array([self._state_code(decode_state(int(v)) or "R") for v in distinct], dtype=np.int64)
-            codes = lut[inverse.reshape(-1)]
+            lo, hi = int(raw.min()), int(raw.max())
+            if 0 <= lo and hi < 1 << 20:     # kernel state bits and code tables: a direct lookup, no sort
+                present = np.flatnonzero(np.bincount(raw, minlength=hi + 1))
+                lut = np.zeros(hi + 1, dtype=np.int64)
+                lut[present] = [self._state_code(decode_state(int(v)) or "R") for v in present]
+                codes = lut[raw]
+            else:
+                distinct, inverse = np.unique(raw, return_inverse=True)
+                lut = np.array([self._state_code(decode_state(int(v)) or "R") for v in distinct], dtype=np.int64)
+                codes = lut[inverse.reshape(-1)]
         self._add_sched_chunk(ts, _SWITCH, _column(cpu, n), _column(prev_tid, n), _column(next_tid, n), codes)
         self._has_switch = True
 
@@ -274,6 +301,21 @@ class TraceBuilder:
         self._add_sched_chunk(ts, _WAKING, _column(target_cpu, n), _column(tid, n), _column(waker_tid, n),
                               np.zeros(n, dtype=np.int64))
         self._has_waking = True
+
+    def sched_blocked_reason_many(self, ts, tid, payloads: list[tuple[str | None, bool | None]]) -> None:
+        """Many sched_blocked_reason events at once: ts (ns) and tid int sequences, payloads [(function, io_wait)]
+        of the same length."""
+        ts = _int64(ts)
+        n = len(ts)
+        if not n:
+            return
+        if len(payloads) != n:
+            raise ValueError(f"{len(payloads)} payloads for {n} events")
+        first = len(self._blocked)
+        self._blocked.extend(payloads)
+        self._add_sched_chunk(ts, _BLOCKED, np.full(n, _NONE, dtype=np.int64), _column(tid, n),
+                              np.full(n, _NONE, dtype=np.int64), np.arange(first, first + n, dtype=np.int64))
+        self._has_blocked = True
 
     def _add_sched_chunk(self, ts: np.ndarray, kind: int, cpu, a, b, aux) -> None:
         self._flush_sched_lists()
@@ -301,10 +343,11 @@ class TraceBuilder:
             return
         ts = _int64(ts)
         values = np.asarray(values, dtype=np.float64)
-        cols = {"ts": ts, "name": pl.repeat(name, n, eager=True, dtype=pl.Utf8), "value": values}
+        cols = {"ts": ts, "name": pl.Series([name], dtype=pl.Utf8).new_from_index(0, n), "value": values}
         for key, v in (("cpu", cpu), ("pid", pid)):
             if v is None or isinstance(v, (int, np.integer)):
-                cols[key] = pl.repeat(None if v is None else int(v), n, eager=True, dtype=COUNTER_SCHEMA[key])
+                one = pl.Series([None if v is None else int(v)], dtype=COUNTER_SCHEMA[key])
+                cols[key] = one.new_from_index(0, n)
             else:
                 cols[key] = pl.Series(key, v, dtype=COUNTER_SCHEMA[key], strict=False)
         for key, col in cols.items():
@@ -333,6 +376,18 @@ class TraceBuilder:
         self._see(ts)
         self._binder_rx.append((ts, tid, debug_id))
 
+    def binder_many(self, transactions, received) -> None:
+        """Many binder events at once: transactions as 8 int sequences (ts, tid, debug_id, to_proc, to_thread,
+        reply 0/1, flags, code; NONE for an unknown to_proc/to_thread), received as 3 (ts, tid, debug_id)."""
+        tx = [_int64(c) for c in transactions]
+        rx = [_int64(c) for c in received]
+        for ts in (tx[0], rx[0]):
+            if len(ts):
+                self._see(int(ts.min()))
+                self._see(int(ts.max()))
+        self._binder_tx_chunks.append(tx)
+        self._binder_rx_chunks.append(rx)
+
     # ---- block I/O ----------------------------------------------------------------------------------------
     def block_issue(self, ts: int, dev: int, sector: int, nr_sectors: int, rwbs: str, nbytes: int | None = None,
                     tid: int | None = None, comm: str | None = None) -> None:
@@ -343,6 +398,16 @@ class TraceBuilder:
     def block_complete(self, ts: int, dev: int, sector: int, nr_sectors: int, rwbs: str, error: int = 0) -> None:
         self._see(ts)
         self._block_complete.append((ts, dev, sector, nr_sectors, rwbs, error))
+
+    def block_many(self, issues: list[tuple], completes: list[tuple]) -> None:
+        """Many block requests at once: issues as rows (ts, dev, sector, nr_sectors, bytes, rwbs, tid, comm),
+        completions as rows (ts, dev, sector, nr_sectors, rwbs, error)."""
+        for rows in (issues, completes):
+            if rows:
+                self._see(min(r[0] for r in rows))
+                self._see(max(r[0] for r in rows))
+        self._block_issue.extend(issues)
+        self._block_complete.extend(completes)
 
     # ---- FrameTimeline ------------------------------------------------------------------------------------
     def frame_timeline_start(self, ts: int, cookie: int, kind: str, scope: str, pid: int | None, token: int | None,
@@ -359,6 +424,20 @@ class TraceBuilder:
         self._see(ts)
         self._ft_end[cookie] = ts
 
+    def frame_timeline_many(self, starts: pl.DataFrame, end_ts, end_cookie) -> None:
+        """Many FrameTimeline events at once: starts as a frame of FRAME_TIMELINE_SCHEMA's columns but dur, plus
+        "cookie"; ends as ts (ns) and cookie sequences. As with the single calls, a later start or end of a cookie
+        replaces an earlier one."""
+        end_ts, end_cookie = _int64(end_ts), _int64(end_cookie)
+        for ts in (starts.get_column("ts").to_numpy() if starts.height else end_ts[:0], end_ts):
+            if len(ts):
+                self._see(int(ts.min()))
+                self._see(int(ts.max()))
+        if starts.height:
+            self._ft_chunks.append(starts)
+        if len(end_ts):
+            self._ft_end_chunks.append(pl.DataFrame({"cookie": end_cookie, "end": end_ts}))
+
     # ---- build --------------------------------------------------------------------------------------------
     def build(self) -> Trace:
         self._apply_atrace_effects()
@@ -367,17 +446,13 @@ class TraceBuilder:
         self._end = end
         slices = self._build_slices()
         states = self._build_thread_states()
-        counters = pl.concat(self._counter_chunks).sort("ts") if self._counter_chunks \
-            else pl.DataFrame(schema=COUNTER_SCHEMA)
+        counters = self._build_counters()
         binder = self._build_binder()
         block = self._build_block()
         ft = self._build_frame_timeline()
         cpu_max = dict(self._cpu_max_freq)
-        if counters.height:
-            freq = counters.filter(pl.col("name") == "cpufreq").group_by("cpu").agg(pl.col("value").max())
-            for cpu, v in freq.iter_rows():
-                if cpu is not None and cpu not in cpu_max:
-                    cpu_max[int(cpu)] = int(v)
+        for cpu, khz in self._max_cpufreq(counters).items():
+            cpu_max.setdefault(cpu, khz)
         # Threads seen only as pids of processes are that process's main thread.
         for pid, p in self._processes.items():
             t = self._threads.get(pid)
@@ -395,6 +470,30 @@ class TraceBuilder:
             has_waking=self._has_waking, has_blocked_reason=self._has_blocked,
         )
 
+    def _build_counters(self) -> pl.DataFrame:
+        """Every sample in time order, ties in arrival order (a stable numpy sort and a take: no query plan)."""
+        if not self._counter_chunks:
+            return pl.DataFrame(schema=COUNTER_SCHEMA)
+        counters = pl.concat(self._counter_chunks) if len(self._counter_chunks) > 1 else self._counter_chunks[0]
+        ts = counters.get_column("ts").to_numpy()
+        if len(ts) > 1 and (np.diff(ts) < 0).any():
+            counters = counters[np.argsort(ts, kind="stable")]
+        self._counter_chunks = [counters]     # the table itself: a second build() finds it sorted
+        return counters
+
+    @staticmethod
+    def _max_cpufreq(counters: pl.DataFrame) -> dict[int, int]:
+        """Each CPU's highest cpufreq sample (kHz), where the trace states no maximum."""
+        if not counters.height:
+            return {}
+        is_freq = (counters.get_column("name") == "cpufreq").to_numpy()
+        cpu = counters.get_column("cpu").to_numpy()[is_freq]
+        value = counters.get_column("value").to_numpy()[is_freq]
+        out: dict[int, int] = {}
+        for c in np.unique(cpu[~np.isnan(cpu)] if cpu.dtype.kind == "f" else cpu).tolist():
+            out[int(c)] = int(value[cpu == c].max())
+        return out
+
     def _build_slices(self) -> pl.DataFrame:
         """Slice events nested per thread natively (B/E stacks, S/F pairs by (pid, track, name, cookie), instants);
         slices still open at the end run to the trace end."""
@@ -403,17 +502,16 @@ class TraceBuilder:
         n = len(s["ts"]) // 8
         slices = pl.DataFrame({
             "id": np.arange(n, dtype=np.int64),
-            "ts": np.frombuffer(s["ts"], dtype=np.int64),
-            "dur": np.frombuffer(s["dur"], dtype=np.int64),
-            "tid": np.frombuffer(s["tid"], dtype=np.int64),
-            "pid": pl.Series(s["pid"], dtype=pl.Int64),
-            "name": pl.Series(s["name"], dtype=pl.Utf8),
-            "depth": np.frombuffer(s["depth"], dtype=np.int64).astype(np.int32),
-            "parent_id": pl.Series(s["parent_id"], dtype=pl.Int64),
-            "kind": pl.Series(np.frombuffer(s["kind"], dtype=np.uint8)).replace_strict(
-                _SLICE_KINDS, return_dtype=pl.Utf8) if n else pl.Series([], dtype=pl.Utf8),
-            "cookie": pl.Series(s["cookie"], dtype=pl.Int64),
-            "track": pl.Series(s["track"], dtype=pl.Utf8),
+            "ts": columns.int64(s["ts"]),
+            "dur": columns.int64(s["dur"]),
+            "tid": columns.int64(s["tid"]),
+            "pid": columns.nullable(s["pid"]),
+            "name": columns.strings(s["name"]),
+            "depth": columns.int64(s["depth"]).astype(np.int32),
+            "parent_id": columns.nullable(s["parent_id"]),
+            "kind": columns.take(_SLICE_KIND_NAMES, np.frombuffer(s["kind"], dtype=np.uint8)),
+            "cookie": columns.nullable(s["cookie"]),
+            "track": columns.strings(s["track"]),
             "closed": np.frombuffer(s["closed"], dtype=np.uint8).astype(bool),
         }, schema=SLICE_SCHEMA)
         if s["unmatched_ends"]:
@@ -430,56 +528,49 @@ class TraceBuilder:
         sleeping interval (anything but Running/R/R+) and opens R; a blocked reason closes a D interval, opens R,
         and names the function of the thread's latest closed D interval (derive_thread_states, natively)."""
         self._flush_sched_lists()
+        if self._states_built is not None:
+            # the events were let go when the table was derived (memory): a second build() reuses the table
+            end, table = self._states_built
+            if self._sched_chunks or end != self._end:
+                raise RuntimeError("TraceBuilder.build() after adding events to a built trace: build once")
+            return table
         if not self._sched_chunks:
             return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
-        ts, kind, cpu, a, b, aux = (np.concatenate(col) for col in zip(*self._sched_chunks))
-        self._sched_chunks = [(ts, kind, cpu, a, b, aux)]     # one chunk from here on: no second copy held
-        return derive_thread_states(ts, kind, cpu, a, b, aux, self._state_codes, self._blocked, self._end)
+        chunks: list[list[np.ndarray | None]] = [list(c) for c in self._sched_chunks]
+        self._sched_chunks = []
+        merged: list[np.ndarray] = []
+        for i in range(6):    # column by column, each chunk's column let go once merged: one copy held at a time
+            parts = [c[i] for c in chunks]
+            merged.append(np.concatenate(parts) if len(parts) > 1 else np.asarray(parts[0]))  # type: ignore[arg-type]
+            del parts
+            for c in chunks:
+                c[i] = None
+        del chunks
+        table = derive_thread_states(merged, self._state_codes, self._blocked, self._end)
+        self._states_built = (self._end, table)
+        return table
 
     def _build_binder(self) -> pl.DataFrame:
-        if not self._binder_tx:
+        """One row per call (not per reply), paired natively with its receipt (the first binder_transaction_received
+        of its debug id) and its reply (the receiving thread's next reply closes its latest open call)."""
+        none = lambda v: _NONE if v is None else v  # noqa: E731
+        tx = [np.array([none(v) for v in col], dtype=np.int64) for col in zip(*self._binder_tx)] \
+            if self._binder_tx else None
+        rx = [np.array(col, dtype=np.int64) for col in zip(*self._binder_rx)] if self._binder_rx else None
+        tx_cols = [c for c in [tx, *self._binder_tx_chunks] if c is not None and len(c[0])]
+        if not tx_cols:
             return pl.DataFrame(schema=BINDER_SCHEMA)
-        received = {}
-        for ts, tid, did in self._binder_rx:
-            received.setdefault(did, (ts, tid))
-        txs = sorted(self._binder_tx)
-        cols: dict[str, list] = {k: [] for k in BINDER_SCHEMA}
-        pending: dict[int, list[int]] = defaultdict(list)   # server tid -> rows awaiting its reply
-        tid_pid = lambda t: (self._threads[t].pid if t in self._threads else None)  # noqa: E731
-        unmatched_replies = 0
-        for ts, tid, did, to_proc, to_thread, reply, flags, code in txs:
-            if reply:
-                stack = pending.get(tid)
-                if not stack:
-                    unmatched_replies += 1
-                    continue
-                row = stack.pop()
-                cols["reply_ts"][row] = ts
-                rx = received.get(did)
-                if rx is not None:
-                    cols["dur"][row] = rx[0] - cols["ts"][row]
-                continue
-            rx = received.get(did)
-            oneway = bool(flags & TF_ONE_WAY)
-            server_tid = rx[1] if rx else (to_thread or None)
-            row = len(cols["ts"])
-            cols["ts"].append(ts)
-            cols["dur"].append(None)
-            cols["client_tid"].append(tid)
-            cols["client_pid"].append(tid_pid(tid))
-            cols["server_tid"].append(server_tid)
-            cols["server_pid"].append(tid_pid(server_tid) if server_tid else (to_proc or None))
-            cols["received_ts"].append(rx[0] if rx else None)
-            cols["reply_ts"].append(None)
-            cols["oneway"].append(oneway)
-            cols["code"].append(code)
-            cols["flags"].append(flags)
-            cols["debug_id"].append(did)
-            if not oneway and rx is not None:
-                pending[rx[1]].append(row)
-        if unmatched_replies:
-            self.warn(f"{unmatched_replies} binder repl(ies) whose transaction began before the trace")
-        return pl.DataFrame(cols, schema=BINDER_SCHEMA)
+        rx_cols = [c for c in [rx, *self._binder_rx_chunks] if c is not None and len(c[0])] or \
+            [[np.zeros(0, dtype=np.int64)] * 3]
+        known = [(tid, t.pid) for tid, t in self._threads.items() if t.pid is not None]
+        r = _binder_calls([np.concatenate(c) for c in zip(*tx_cols)], [np.concatenate(c) for c in zip(*rx_cols)],
+                          [k[0] for k in known], [k[1] for k in known])
+        if r["unmatched_replies"]:
+            self.warn(f"{r['unmatched_replies']} binder repl(ies) whose transaction began before the trace")
+        return pl.DataFrame({
+            k: (columns.int64(r[k]).astype(bool) if k == "oneway" else columns.nullable(r[k], BINDER_SCHEMA[k]))
+            for k in BINDER_SCHEMA
+        }, schema=BINDER_SCHEMA)
 
     def _build_block(self) -> pl.DataFrame:
         if not self._block_issue:
@@ -517,20 +608,47 @@ class TraceBuilder:
         return pl.DataFrame(cols, schema=BLOCK_SCHEMA)
 
     def _build_frame_timeline(self) -> pl.DataFrame:
-        if not self._ft_start:
+        """Starts and ends paired by cookie (a cookie's row keeps its first place and takes its last values);
+        frames without an end run to the trace end."""
+        names = ["cookie", *(k for k in FRAME_TIMELINE_SCHEMA if k not in ("dur", "ended"))]
+        schema = pl.Schema({"cookie": pl.Int64,
+                            **{k: v for k, v in FRAME_TIMELINE_SCHEMA.items() if k not in ("dur", "ended")}})
+        starts = list(self._ft_chunks)
+        if self._ft_start:
+            rows = [(cookie, *row) for cookie, row in self._ft_start.items()]
+            starts.insert(0, pl.DataFrame(rows, schema=schema, orient="row"))
+        if not starts:
             return pl.DataFrame(schema=FRAME_TIMELINE_SCHEMA)
-        names = [k for k in FRAME_TIMELINE_SCHEMA if k not in ("dur", "ended")]
-        rows = list(self._ft_start.values())
-        cols: dict[str, list] = dict(zip(names, map(list, zip(*rows))))
-        ends, trace_end = self._ft_end, self._end
-        durs = [ends.get(cookie, trace_end) - row[0] for cookie, row in self._ft_start.items()]
-        cols["dur"] = [d if d > 0 else 0 for d in durs]
-        cols["ended"] = [cookie in ends for cookie in self._ft_start]
-        unended = sum(1 for cookie in self._ft_start if cookie not in ends)
+        ends = list(self._ft_end_chunks)
+        if self._ft_end:
+            ends.insert(0, pl.DataFrame({"cookie": list(self._ft_end), "end": list(self._ft_end.values())},
+                                        schema={"cookie": pl.Int64, "end": pl.Int64}))
+        # columns picked by name, not through select (each select plans a query)
+        parts = [pl.DataFrame([s.get_column(k) for k in names]) for s in starts]
+        start = pl.concat(parts) if len(parts) > 1 else parts[0]
+        cookie = start.get_column("cookie").to_numpy()
+        if len(np.unique(cookie)) < len(cookie):     # a repeated cookie: its first place, its last values
+            start = start.group_by("cookie", maintain_order=True).agg(pl.all().last())
+            cookie = start.get_column("cookie").to_numpy()
+        ts = start.get_column("ts").to_numpy()
+        end_cookie = np.concatenate([e.get_column("cookie").to_numpy() for e in ends]) if ends else \
+            np.zeros(0, dtype=np.int64)
+        end_ts = np.concatenate([e.get_column("end").to_numpy() for e in ends]) if ends else end_cookie
+        # the last end of each cookie, looked up by binary search (numpy: no query plan for a small table)
+        by_cookie = np.argsort(end_cookie, kind="stable")
+        end_cookie, end_ts = end_cookie[by_cookie], end_ts[by_cookie]
+        last = np.append(end_cookie[1:] != end_cookie[:-1], True) if len(end_cookie) else np.zeros(0, dtype=bool)
+        end_cookie, end_ts = end_cookie[last], end_ts[last]
+        at = np.minimum(np.searchsorted(end_cookie, cookie), max(len(end_cookie) - 1, 0))
+        found = (end_cookie[at] == cookie) if len(end_cookie) else np.zeros(len(cookie), dtype=bool)
+        dur = np.maximum(np.where(found, end_ts[at] if len(end_cookie) else 0, self._end) - ts, 0)
+        unended = int((~found).sum())
         if unended:
             self.warn(f"{unended} FrameTimeline frame(s) without an end event; marked incomplete (their duration "
                       "runs to the trace end and is not counted)")
-        return pl.DataFrame({k: cols[k] for k in FRAME_TIMELINE_SCHEMA}, schema=FRAME_TIMELINE_SCHEMA).sort("ts")
+        computed = {"dur": pl.Series("dur", dur, dtype=pl.Int64), "ended": pl.Series("ended", found, dtype=pl.Boolean)}
+        table = pl.DataFrame([computed[k] if k in computed else start.get_column(k) for k in FRAME_TIMELINE_SCHEMA])
+        return table[np.argsort(ts, kind="stable")]
 
 
 def guess_cpu_classes(max_freq_khz: dict[int, int]) -> dict[int, str]:

@@ -1,0 +1,756 @@
+//! ftrace text lines (`TASK-TID (TGID) [CPU] FLAGS SECONDS.FRACTION: event: args`, as systrace/atrace captures
+//! print them) into the columns the TraceBuilder takes. Container formats (HTML, zlib, JS strings) are undone on the
+//! Python side (droidlag.io.systrace_html) before the text comes here, one section at a time.
+//!
+//! Each line's head is split by hand with the rules of the reader's former regex: the task name runs to the first
+//! `-TID` after which the rest of the head parses (names may hold spaces and dashes), the TGID column may be absent
+//! or dashed, the flags column may be absent (2012-era kernels). Each event's arguments are parsed by the rules of
+//! the kernel's print format, greedy where a comm may hold spaces.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::atrace::Parsed;
+
+pub const NONE: i64 = i64::MIN;
+const NS_PER_S: i64 = 1_000_000_000;
+const CLONE_THREAD: i64 = 0x10000;
+const CPUIDLE_EXIT: i64 = 4294967295;
+pub const MAX_DETAILED_WARNINGS: i64 = 5;
+
+/// A change to the builder's thread table, in line order: (tid, pid, name, overwrite the name).
+pub type ThreadOp = (i64, Option<i64>, Option<String>, bool);
+
+/// What the parser hands over; column groups share one length each.
+#[derive(Default)]
+pub struct TextOut {
+    pub sw: [Vec<i64>; 5], // ts, cpu, prev tid, prev_state (index into states), next tid
+    pub states: Vec<String>,
+    state_index: HashMap<String, i64>,
+    pub wk: [Vec<i64>; 4], // ts, tid, target cpu (NONE), waker tid
+    pub blocked_ts: Vec<i64>,
+    pub blocked_tid: Vec<i64>,
+    pub blocked: Vec<(Option<String>, bool)>, // (function, io_wait)
+    /// (ts, tid, debug_id, to_proc, to_thread, reply, flags, code): the TraceBuilder's own row order
+    pub binder_tx: [Vec<i64>; 8],
+    pub binder_rx: [Vec<i64>; 3],
+    /// (ts, dev, sector, nr_sectors, bytes, rwbs, tid, comm)
+    pub block_issue: Vec<(i64, i64, i64, i64, i64, String, Option<i64>, String)>,
+    /// (ts, dev, sector, nr_sectors, rwbs, error)
+    pub block_complete: Vec<(i64, i64, i64, i64, String, i64)>,
+    pub events: Parsed,
+    pub seq: i64,
+    pub processes: Vec<i64>,
+    pub metadata: Vec<(String, String)>,
+}
+
+pub struct TextParser {
+    pub out: TextOut,
+    pub skip_wakeup: bool,
+    pub events: i64,
+    pub unhandled: Vec<(String, i64)>,
+    unhandled_index: HashMap<String, usize>,
+    pub malformed: i64,
+    pub lost_events: i64,
+    pub first_bad_line: Option<i64>,
+    /// (line, text) of the first MAX_DETAILED_WARNINGS malformed lines not yet handed over
+    pub bad_lines: Vec<(i64, String)>,
+    pub thread_ops: Vec<ThreadOp>,
+    pub min_ts: Option<i64>,
+    pub max_ts: Option<i64>,
+    tgid_of: HashMap<i64, i64>,
+    named: HashSet<i64>,
+    comm_named: HashSet<i64>,
+}
+
+/// The parts of a line's head.
+struct Head<'a> {
+    task: &'a str,
+    tid: i64,
+    tgid: Option<i64>,
+    cpu: i64,
+    secs: &'a str,
+    frac: &'a str,
+    event: &'a str,
+    args: &'a str,
+}
+
+#[inline]
+fn is_ws(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+/// Digits at s[i..]: the end index (> i) or None.
+#[inline]
+fn digits(s: &[u8], i: usize) -> Option<usize> {
+    let mut j = i;
+    while j < s.len() && s[j].is_ascii_digit() {
+        j += 1;
+    }
+    (j > i).then_some(j)
+}
+
+/// One or more whitespace characters at s[i..]: the end index or None.
+#[inline]
+fn spaces(s: &[u8], i: usize) -> Option<usize> {
+    let mut j = i;
+    while j < s.len() && is_ws(s[j]) {
+        j += 1;
+    }
+    (j > i).then_some(j)
+}
+
+#[inline]
+fn skip_ws(s: &[u8], mut i: usize) -> usize {
+    while i < s.len() && is_ws(s[i]) {
+        i += 1;
+    }
+    i
+}
+
+fn int(s: &str) -> Option<i64> {
+    s.parse::<i64>().ok()
+}
+
+/// `\d+` at the start of s: (value, rest).
+fn lead_uint(s: &str) -> Option<(i64, &str)> {
+    let end = digits(s.as_bytes(), 0)?;
+    Some((s[..end].parse::<i64>().ok()?, &s[end..]))
+}
+
+/// `-?\d+` at the start of s: (value, rest).
+fn lead_int(s: &str) -> Option<(i64, &str)> {
+    let neg = s.starts_with('-');
+    let start = neg as usize;
+    let end = digits(s.as_bytes(), start)?;
+    Some((s[..end].parse::<i64>().ok()?, &s[end..]))
+}
+
+/// `[0-9a-fA-F]+` at the start of s: (value, rest).
+fn lead_hex(s: &str) -> Option<(i64, &str)> {
+    let end = s.bytes().position(|c| !c.is_ascii_hexdigit()).unwrap_or(s.len());
+    if end == 0 {
+        return None;
+    }
+    Some((u64::from_str_radix(&s[..end], 16).ok()? as i64, &s[end..]))
+}
+
+/// The head of an ftrace line after the task's dash at `dash`, or None when it does not parse from there.
+fn head_after_dash<'a>(line: &'a str, task_start: usize, dash: usize) -> Option<Head<'a>> {
+    let s = line.as_bytes();
+    let tid_end = digits(s, dash + 1)?;
+    let mut i = spaces(s, tid_end)?;
+    let mut tgid = None;
+    if s.get(i) == Some(&b'(') {
+        // optional `(TGID)` / `(-----)` followed by whitespace; when it does not fit, the regex tries without it
+        let j = skip_ws(s, i + 1);
+        let k = if s.get(j) == Some(&b'-') {
+            let mut k = j;
+            while k < s.len() && s[k] == b'-' {
+                k += 1;
+            }
+            Some((k, None))
+        } else {
+            digits(s, j).map(|k| (k, Some(&line[j..k])))
+        };
+        if let Some((k, value)) = k {
+            let k2 = skip_ws(s, k);
+            if s.get(k2) == Some(&b')') {
+                if let Some(after) = spaces(s, k2 + 1) {
+                    if s.get(after) == Some(&b'[') {
+                        tgid = value.map(|v| v.parse::<i64>().unwrap_or(NONE));
+                        i = after;
+                    }
+                }
+            }
+        }
+    }
+    if s.get(i) != Some(&b'[') {
+        return None;
+    }
+    let cpu_end = digits(s, i + 1)?;
+    if s.get(cpu_end) != Some(&b']') {
+        return None;
+    }
+    let cpu = line[i + 1..cpu_end].parse::<i64>().ok()?;
+    let i = spaces(s, cpu_end + 1)?;
+    // optional flags (1-8 characters, no whitespace, ':' or '['), then the timestamp; without flags if that fails
+    let mut flag_end = i;
+    while flag_end < s.len() && flag_end - i < 9 && !is_ws(s[flag_end]) && s[flag_end] != b':' && s[flag_end] != b'[' {
+        flag_end += 1;
+    }
+    if flag_end > i && flag_end - i <= 8 {
+        if let Some(after) = spaces(s, flag_end) {
+            if let Some(h) = tail(line, after) {
+                return Some(Head { task: &line[task_start..dash], tid: int(&line[dash + 1..tid_end])?, tgid, cpu, ..h });
+            }
+        }
+    }
+    let h = tail(line, i)?;
+    Some(Head { task: &line[task_start..dash], tid: int(&line[dash + 1..tid_end])?, tgid, cpu, ..h })
+}
+
+/// `SECONDS.FRACTION:\s+event:\s?args` at line[i..].
+fn tail(line: &str, i: usize) -> Option<Head<'_>> {
+    let s = line.as_bytes();
+    let secs_end = digits(s, i)?;
+    if s.get(secs_end) != Some(&b'.') {
+        return None;
+    }
+    let frac_end = digits(s, secs_end + 1)?;
+    if s.get(frac_end) != Some(&b':') {
+        return None;
+    }
+    let ev_start = spaces(s, frac_end + 1)?;
+    let mut ev_end = ev_start;
+    while ev_end < s.len() && (s[ev_end].is_ascii_alphanumeric() || s[ev_end] == b'_' || s[ev_end] >= 0x80) {
+        ev_end += 1;
+    }
+    if ev_end == ev_start || s.get(ev_end) != Some(&b':') {
+        return None;
+    }
+    let mut a = ev_end + 1;
+    if a < s.len() && is_ws(s[a]) {
+        a += 1;
+    }
+    Some(Head {
+        task: "", tid: 0, tgid: None, cpu: 0, secs: &line[i..secs_end], frac: &line[secs_end + 1..frac_end],
+        event: &line[ev_start..ev_end], args: &line[a..],
+    })
+}
+
+/// The line's head, or None when it is not an ftrace event line.
+fn parse_head(line: &str) -> Option<Head<'_>> {
+    let s = line.as_bytes();
+    let start = skip_ws(s, 0);
+    // the task takes at least one character; its dash is the first one after which the head parses
+    let mut from = start + 1;
+    while from < s.len() {
+        let dash = from + s[from..].iter().position(|&c| c == b'-')?;
+        if let Some(h) = head_after_dash(line, start, dash) {
+            return Some(h);
+        }
+        from = dash + 1;
+    }
+    None
+}
+
+fn timestamp_ns(secs: &str, frac: &str) -> Option<i64> {
+    let frac = &frac[..frac.len().min(9)];
+    let f: i64 = frac.parse().ok()?;
+    let scale = 10i64.pow(9 - frac.len() as u32);
+    secs.parse::<i64>().ok()?.checked_mul(NS_PER_S)?.checked_add(f * scale)
+}
+
+/// What a handler made of a line's arguments.
+enum Done {
+    Ok,         // counts in the time range
+    NotTimed,   // an event, but not one that widens the time range (the 2012 clock-sync dummy at 0.0)
+    Malformed,
+}
+
+impl TextParser {
+    pub fn new(skip_wakeup: bool) -> Self {
+        TextParser {
+            out: TextOut::default(),
+            skip_wakeup,
+            events: 0,
+            unhandled: Vec::new(),
+            unhandled_index: HashMap::new(),
+            malformed: 0,
+            lost_events: 0,
+            first_bad_line: None,
+            bad_lines: Vec::new(),
+            thread_ops: Vec::new(),
+            min_ts: None,
+            max_ts: None,
+            tgid_of: HashMap::new(),
+            named: HashSet::new(),
+            comm_named: HashSet::new(),
+        }
+    }
+
+    /// tid belongs to process tgid, known from outside the text (a process dump); nothing to hand over.
+    pub fn note_tgid(&mut self, tid: i64, tgid: i64) {
+        self.tgid_of.insert(tid, tgid);
+    }
+
+    /// tid belongs to process tgid (TGID column, procfs dump, new thread).
+    pub fn set_tgid(&mut self, tid: i64, tgid: i64) {
+        self.tgid_of.insert(tid, tgid);
+        self.thread_ops.push((tid, Some(tgid), None, false));
+    }
+
+    fn see(&mut self, ts: i64) {
+        if self.min_ts.is_none_or(|m| ts < m) {
+            self.min_ts = Some(ts);
+        }
+        if self.max_ts.is_none_or(|m| ts > m) {
+            self.max_ts = Some(ts);
+        }
+    }
+
+    fn bad(&mut self, text: &str, lineno: i64) {
+        self.malformed += 1;
+        if self.first_bad_line.is_none() {
+            self.first_bad_line = Some(lineno);
+        }
+        if self.malformed <= MAX_DETAILED_WARNINGS {
+            let t = text.trim();
+            self.bad_lines.push((lineno, t.chars().take(120).collect()));
+        }
+    }
+
+    /// Every line of `text`; `first_line` is the file line of its first line (1 when file lines do not apply).
+    pub fn parse(&mut self, text: &str, first_line: i64) {
+        let mut first_ignored: Option<i64> = None;
+        let mut last_ignored: Option<i64> = None;
+        let mut owned = String::new();
+        for (k, raw) in text.split('\n').enumerate() {
+            let lineno = first_line + k as i64;
+            // CRLF captures (adb of old, Windows): a CR left on a line would end up in slice names
+            let line: &str = if raw.as_bytes().contains(&b'\r') {
+                owned.clear();
+                owned.extend(raw.chars().filter(|&c| c != '\r'));
+                &owned
+            } else {
+                raw
+            };
+            let Some(h) = parse_head(line) else {
+                self.not_an_event(line, lineno);
+                continue;
+            };
+            self.events += 1;
+            self.task(&h);
+            let Some(ts) = timestamp_ns(h.secs, h.frac) else {
+                self.bad(line, lineno);
+                continue;
+            };
+            let done = match h.event {
+                "sched_switch" => self.sched_switch(ts, h.cpu, h.args),
+                "sched_waking" | "sched_wakeup_new" => self.sched_waking(ts, h.tid, h.args),
+                "sched_wakeup" => {
+                    if self.skip_wakeup {
+                        Done::Ok
+                    } else {
+                        self.sched_waking(ts, h.tid, h.args)
+                    }
+                }
+                "sched_blocked_reason" => self.sched_blocked_reason(ts, h.args),
+                "tracing_mark_write" | "0" => self.atrace(ts, h.tid, h.args, lineno),
+                "print" => self.print(ts, h.tid, h.args, lineno),
+                "cpu_frequency" => self.cpu_counter(ts, h.args, "cpufreq"),
+                "cpu_idle" => self.cpu_counter(ts, h.args, "cpuidle"),
+                "binder_transaction" => self.binder_transaction(ts, h.tid, h.args),
+                "binder_transaction_received" => self.binder_received(ts, h.tid, h.args),
+                "block_rq_issue" => self.block_issue(ts, h.tid, h.args),
+                "block_rq_complete" => self.block_complete(ts, h.args),
+                "task_rename" => self.task_rename(h.args),
+                "task_newtask" => self.task_newtask(h.tid, h.args),
+                "sched_process_exit" => self.process_exit(h.args),
+                other => {
+                    // ignored events only matter for the time range; ftrace text is in time order, so the first
+                    // and the last one are enough
+                    match self.unhandled_index.get(other) {
+                        Some(&i) => self.unhandled[i].1 += 1,
+                        None => {
+                            self.unhandled_index.insert(other.to_string(), self.unhandled.len());
+                            self.unhandled.push((other.to_string(), 1));
+                        }
+                    }
+                    if first_ignored.is_none() {
+                        first_ignored = Some(ts);
+                    }
+                    last_ignored = Some(ts);
+                    continue;
+                }
+            };
+            match done {
+                Done::Ok => self.see(ts),
+                Done::NotTimed => {}
+                Done::Malformed => self.bad(&format!("{}: {}", h.event, h.args), lineno),
+            }
+        }
+        for ts in [first_ignored, last_ignored].into_iter().flatten() {
+            self.see(ts);
+        }
+    }
+
+    /// A line's task: its process from the TGID column and its name, the first time the thread shows them.
+    fn task(&mut self, h: &Head) {
+        if let Some(tgid) = h.tgid {
+            if tgid != NONE && !self.tgid_of.contains_key(&h.tid) {
+                self.set_tgid(h.tid, tgid);
+            }
+        }
+        if h.tid != 0 && !self.named.contains(&h.tid) {
+            let task = h.task.trim();
+            if task != "<...>" {
+                self.named.insert(h.tid);
+                self.thread_ops.push((h.tid, None, Some(task.to_string()), false));
+            }
+        }
+    }
+
+    /// A comm seen in an event's arguments: names the thread if nothing named it before.
+    fn comm(&mut self, tid: i64, comm: &str) {
+        if tid != 0 && !comm.is_empty() && self.comm_named.insert(tid) {
+            self.thread_ops.push((tid, None, Some(comm.to_string()), false));
+        }
+    }
+
+    fn not_an_event(&mut self, line: &str, lineno: i64) {
+        let s = line.trim();
+        if s.is_empty() || s.starts_with('#') {
+            return;
+        }
+        if let Some((tgid, tid)) = procfs_line(s) {
+            // catapult's `echo /proc/[0-9]*/task/[0-9]*` dump: tid -> tgid
+            self.set_tgid(tid, tgid);
+            return;
+        }
+        if let Some(n) = lost_events(s) {
+            self.lost_events += n;
+            return;
+        }
+        self.bad(line, lineno);
+    }
+
+    // ---- scheduling ---------------------------------------------------------------------------------------
+    /// `prev_comm=C prev_pid=P prev_prio=N prev_state=S ==> next_comm=C next_pid=P` (comms may hold spaces).
+    fn sched_switch(&mut self, ts: i64, cpu: i64, args: &str) -> Done {
+        let Some(rest) = args.strip_prefix("prev_comm=") else { return Done::Malformed };
+        // prev_comm is greedy: the last ` prev_pid=` after which the rest parses
+        let mut found = None;
+        let mut end = rest.len();
+        while let Some(at) = rest[..end].rfind(" prev_pid=") {
+            if let Some(v) = switch_rest(&rest[at + 10..]) {
+                found = Some((&rest[..at], v));
+                break;
+            }
+            end = at;
+        }
+        let Some((prev_comm, (prev, state, next_comm, next))) = found else { return Done::Malformed };
+        let code = match self.out.state_index.get(state) {
+            Some(&c) => c,
+            None => {
+                let c = self.out.states.len() as i64;
+                self.out.states.push(state.to_string());
+                self.out.state_index.insert(state.to_string(), c);
+                c
+            }
+        };
+        let sw = &mut self.out.sw;
+        sw[0].push(ts);
+        sw[1].push(cpu);
+        sw[2].push(prev);
+        sw[3].push(code);
+        sw[4].push(next);
+        self.comm(prev, prev_comm);
+        self.comm(next, next_comm);
+        Done::Ok
+    }
+
+    /// `comm=C pid=P prio=N [success=N] [target_cpu=N]`: the woken thread is in the arguments, the line's own
+    /// task is the waker (tid 0: idle/interrupt).
+    fn sched_waking(&mut self, ts: i64, waker: i64, args: &str) -> Done {
+        let Some((comm, pid, rest)) = comm_pid(args, "comm=", " pid=") else { return Done::Malformed };
+        let Some(rest) = rest.strip_prefix(" prio=") else { return Done::Malformed };
+        let Some((_, mut rest)) = lead_int(rest) else { return Done::Malformed };
+        if let Some(r) = rest.strip_prefix(" success=") {
+            if let Some((_, r)) = lead_uint(r) {
+                rest = r;
+            }
+        }
+        let target = rest.strip_prefix(" target_cpu=").and_then(lead_uint).map(|(v, _)| v).unwrap_or(NONE);
+        let wk = &mut self.out.wk;
+        wk[0].push(ts);
+        wk[1].push(pid);
+        wk[2].push(target);
+        wk[3].push(waker);
+        self.comm(pid, comm);
+        Done::Ok
+    }
+
+    /// `pid=P iowait=N caller=FUNCTION+OFFSET/SIZE`: the offset goes.
+    fn sched_blocked_reason(&mut self, ts: i64, args: &str) -> Done {
+        let Some((pid, rest)) = args.strip_prefix("pid=").and_then(lead_uint) else { return Done::Malformed };
+        let Some((iowait, rest)) = rest.strip_prefix(" iowait=").and_then(lead_uint) else { return Done::Malformed };
+        let Some(rest) = rest.strip_prefix(" caller=") else { return Done::Malformed };
+        let end = rest.bytes().position(|c| c == b'+' || is_ws(c)).unwrap_or(rest.len());
+        let caller = &rest[..end];
+        self.out.blocked_ts.push(ts);
+        self.out.blocked_tid.push(pid);
+        self.out.blocked.push(((!caller.is_empty()).then(|| caller.to_string()), iowait != 0));
+        Done::Ok
+    }
+
+    // ---- atrace -------------------------------------------------------------------------------------------
+    /// tracing_mark_write (and the 2012 kernels' `0:`) carry an atrace payload: B|pid|name, E, C|..., ...
+    fn atrace(&mut self, ts: i64, tid: i64, args: &str, lineno: i64) -> Done {
+        let mut chars = args.chars();
+        let first = chars.next();
+        let second = chars.next();
+        if second.is_some_and(|c| c != '|') {
+            if let Some(sync) = args.strip_prefix("trace_event_clock_sync:") {
+                for part in sync.split_whitespace() {
+                    if let Some((key, value)) = part.split_once('=') {
+                        if !value.is_empty() {
+                            self.out.metadata.push((format!("clock_sync_{key}"), value.to_string()));
+                        }
+                    }
+                }
+                // the 2012 reports end with a dummy line at time 0.0
+                return if ts == 0 { Done::NotTimed } else { Done::Ok };
+            }
+            return Done::Ok; // a plain-text print: no slice semantics
+        }
+        if first.is_some_and(|c| "BESFCGHNI".contains(c)) {
+            self.out.seq += 1;
+            self.out.events.payload(ts, tid, args, self.out.seq, Some(lineno));
+        }
+        Done::Ok
+    }
+
+    /// ftrace `print` events put the writer's ip before the payload: `tracing_mark_write: B|..` or `0x..: B|..`.
+    fn print(&mut self, ts: i64, tid: i64, args: &str, lineno: i64) -> Done {
+        let mut args = args;
+        if let Some(rest) = args.strip_prefix("tracing_mark_write: ") {
+            args = rest;
+        } else if args.starts_with("0x") {
+            if let Some(i) = args.find(": ") {
+                if i > 0 {
+                    args = &args[i + 2..];
+                }
+            }
+        }
+        self.atrace(ts, tid, args, lineno)
+    }
+
+    // ---- CPU frequency and idle ---------------------------------------------------------------------------
+    /// `state=N cpu_id=N`: counter "cpufreq" in kHz, or "cpuidle", the idle state entered (-1 when the CPU
+    /// leaves idle: the kernel prints (u32)-1).
+    fn cpu_counter(&mut self, ts: i64, args: &str, name: &str) -> Done {
+        let Some((state, rest)) = args.strip_prefix("state=").and_then(lead_uint) else { return Done::Malformed };
+        let Some((cpu, _)) = rest.strip_prefix(" cpu_id=").and_then(lead_uint) else { return Done::Malformed };
+        let value = if name == "cpuidle" && state == CPUIDLE_EXIT { -1.0 } else { state as f64 };
+        self.out.events.counter(ts, name, value, Some(cpu), None);
+        Done::Ok
+    }
+
+    // ---- binder -------------------------------------------------------------------------------------------
+    fn binder_transaction(&mut self, ts: i64, tid: i64, args: &str) -> Done {
+        let r = (|| {
+            let (did, r) = lead_uint(args.strip_prefix("transaction=")?)?;
+            let (_, r) = lead_uint(r.strip_prefix(" dest_node=")?)?;
+            let (to_proc, r) = lead_uint(r.strip_prefix(" dest_proc=")?)?;
+            let (to_thread, r) = lead_uint(r.strip_prefix(" dest_thread=")?)?;
+            let (reply, r) = lead_uint(r.strip_prefix(" reply=")?)?;
+            let (flags, r) = lead_hex(r.strip_prefix(" flags=0x")?)?;
+            let (code, _) = lead_hex(r.strip_prefix(" code=0x")?)?;
+            Some((did, to_proc, to_thread, reply, flags, code))
+        })();
+        let Some((did, to_proc, to_thread, reply, flags, code)) = r else { return Done::Malformed };
+        let nz = |v: i64| if v != 0 { v } else { NONE };
+        let row = [ts, tid, did, nz(to_proc), nz(to_thread), (reply != 0) as i64, flags, code];
+        for (c, v) in self.out.binder_tx.iter_mut().zip(row) {
+            c.push(v);
+        }
+        Done::Ok
+    }
+
+    fn binder_received(&mut self, ts: i64, tid: i64, args: &str) -> Done {
+        let Some((did, _)) = args.strip_prefix("transaction=").and_then(lead_uint) else { return Done::Malformed };
+        for (c, v) in self.out.binder_rx.iter_mut().zip([ts, tid, did]) {
+            c.push(v);
+        }
+        Done::Ok
+    }
+
+    // ---- block I/O ----------------------------------------------------------------------------------------
+    /// `maj,min rwbs bytes (cmd) sector + nr [comm]`. Older kernels print 0 bytes for file-system requests; then
+    /// bytes come from nr_sectors. A request without a sector ((u64)-1) gets sector -1.
+    fn block_issue(&mut self, ts: i64, tid: i64, args: &str) -> Done {
+        let r = (|| {
+            let (dev, rwbs, r) = dev_rwbs(args)?;
+            let (nbytes, r) = lead_uint(r.strip_prefix(' ')?)?;
+            let r = r.strip_prefix(" (")?;
+            // `\(.*?\)`: the first `) ` after which the rest parses
+            let mut from = 0;
+            loop {
+                let close = from + r[from..].find(')')?;
+                if let Some(v) = sector_nr(&r[close + 1..]) {
+                    let (sector, nr, rest) = v;
+                    let rest = rest.strip_prefix(" [")?;
+                    let end = rest.rfind(']')?;
+                    return Some((dev, rwbs, nbytes, sector, nr, &rest[..end]));
+                }
+                from = close + 1;
+            }
+        })();
+        let Some((dev, rwbs, nbytes, sector, nr, comm)) = r else { return Done::Malformed };
+        let size = if nbytes != 0 { nbytes } else { nr * 512 };
+        self.out.block_issue.push((ts, dev, sector, nr, size, rwbs.to_string(), (tid != 0).then_some(tid),
+                                   comm.to_string()));
+        Done::Ok
+    }
+
+    fn block_complete(&mut self, ts: i64, args: &str) -> Done {
+        let r = (|| {
+            let (dev, rwbs, r) = dev_rwbs(args)?;
+            let r = r.strip_prefix(" (")?;
+            let mut from = 0;
+            loop {
+                let close = from + r[from..].find(')')?;
+                if let Some((sector, nr, rest)) = sector_nr(&r[close + 1..]) {
+                    if let Some((error, rest)) = rest.strip_prefix(" [").and_then(lead_int) {
+                        if rest.starts_with(']') {
+                            return Some((dev, rwbs, sector, nr, error));
+                        }
+                    }
+                }
+                from = close + 1;
+            }
+        })();
+        let Some((dev, rwbs, sector, nr, error)) = r else { return Done::Malformed };
+        self.out.block_complete.push((ts, dev, sector, nr, rwbs.to_string(), error));
+        Done::Ok
+    }
+
+    // ---- thread names -------------------------------------------------------------------------------------
+    /// `pid=P oldcomm=C newcomm=C oom_score_adj=N`: the new name wins (threads are usually renamed right after
+    /// creation: pool thread -> its role).
+    fn task_rename(&mut self, args: &str) -> Done {
+        let r = (|| {
+            let (pid, r) = lead_uint(args.strip_prefix("pid=")?)?;
+            let r = r.strip_prefix(" oldcomm=")?;
+            let oom = r.rfind(" oom_score_adj=")?;
+            let new_at = r[..oom].rfind(" newcomm=")?;
+            Some((pid, &r[new_at + 9..oom]))
+        })();
+        let Some((pid, newcomm)) = r else { return Done::Malformed };
+        self.named.insert(pid);
+        self.thread_ops.push((pid, None, Some(newcomm.to_string()), true));
+        Done::Ok
+    }
+
+    /// `pid=P comm=C clone_flags=HEX ...`: a new thread joins its creator's process (CLONE_THREAD); otherwise it
+    /// starts a process of its own.
+    fn task_newtask(&mut self, tid: i64, args: &str) -> Done {
+        let r = (|| {
+            let (new, r) = lead_uint(args.strip_prefix("pid=")?)?;
+            let r = r.strip_prefix(" comm=")?;
+            let mut end = r.len();
+            while let Some(at) = r[..end].rfind(" clone_flags=") {
+                if let Some((flags, _)) = lead_hex(&r[at + 13..]) {
+                    return Some((new, &r[..at], flags));
+                }
+                end = at;
+            }
+            None
+        })();
+        let Some((new, comm, flags)) = r else { return Done::Malformed };
+        let name = (!comm.is_empty()).then(|| comm.to_string());
+        if flags & CLONE_THREAD != 0 {
+            let tgid = self.tgid_of.get(&tid).copied();
+            self.thread_ops.push((new, tgid, name, false));
+            if let Some(t) = tgid {
+                self.tgid_of.insert(new, t);
+            }
+        } else {
+            self.out.processes.push(new);
+            self.set_tgid(new, new);
+            self.thread_ops.push((new, None, name, false));
+        }
+        Done::Ok
+    }
+
+    /// `comm=C pid=P prio=N`
+    fn process_exit(&mut self, args: &str) -> Done {
+        let Some((comm, pid, _)) = comm_pid(args, "comm=", " pid=") else { return Done::Malformed };
+        self.thread_ops.push((pid, None, (!comm.is_empty()).then(|| comm.to_string()), false));
+        Done::Ok
+    }
+}
+
+/// `prev_pid`'s digits onwards of a sched_switch: (prev, prev_state, next_comm, next).
+fn switch_rest(r: &str) -> Option<(i64, &str, &str, i64)> {
+    let (prev, r) = lead_int(r)?;
+    let r = r.strip_prefix(" prev_prio=")?;
+    let (_, r) = lead_int(r)?;
+    let r = r.strip_prefix(" prev_state=")?;
+    let end = r.bytes().position(is_ws).unwrap_or(r.len());
+    if end == 0 {
+        return None;
+    }
+    let state = &r[..end];
+    let r = r[end..].strip_prefix(" ==> next_comm=")?;
+    let mut stop = r.len();
+    while let Some(at) = r[..stop].rfind(" next_pid=") {
+        if let Some((next, _)) = lead_int(&r[at + 10..]) {
+            return Some((prev, state, &r[..at], next));
+        }
+        stop = at;
+    }
+    None
+}
+
+/// `PREFIX comm SEP digits`, the comm greedy (the last SEP followed by digits): (comm, value, rest).
+fn comm_pid<'a>(args: &'a str, prefix: &str, sep: &str) -> Option<(&'a str, i64, &'a str)> {
+    let r = args.strip_prefix(prefix)?;
+    let mut end = r.len();
+    while let Some(at) = r[..end].rfind(sep) {
+        if let Some((v, rest)) = lead_uint(&r[at + sep.len()..]) {
+            return Some((&r[..at], v, rest));
+        }
+        end = at;
+    }
+    None
+}
+
+/// `maj,min rwbs` at the start of a block event: (dev, rwbs, rest).
+fn dev_rwbs(args: &str) -> Option<(i64, &str, &str)> {
+    let (major, r) = lead_uint(args)?;
+    let (minor, r) = lead_uint(r.strip_prefix(',')?)?;
+    let r = r.strip_prefix(' ')?;
+    let end = r.bytes().position(is_ws).unwrap_or(r.len());
+    Some(((major << 20) | minor, &r[..end], &r[end..]))
+}
+
+/// ` sector + nr` (after the command's parenthesis): (sector, nr, rest); a sector of (u64)-1 is -1.
+fn sector_nr(r: &str) -> Option<(i64, i64, &str)> {
+    let r = r.strip_prefix(' ')?;
+    let end = digits(r.as_bytes(), 0)?;
+    let sector: u128 = r[..end].parse().ok()?;
+    let sector = if sector >= u64::MAX as u128 { -1 } else { i64::try_from(sector).ok()? };
+    let (nr, rest) = lead_uint(r[end..].strip_prefix(" + ")?)?;
+    Some((sector, nr, rest))
+}
+
+/// `/proc/TGID/task/TID` (catapult's procfs dump), the line stripped: (tgid, tid).
+fn procfs_line(s: &str) -> Option<(i64, i64)> {
+    let r = s.strip_prefix('/').unwrap_or(s).strip_prefix("proc/")?;
+    let (tgid, r) = lead_uint(r)?;
+    let (tid, r) = lead_uint(r.strip_prefix("/task/")?)?;
+    r.trim().is_empty().then_some((tgid, tid))
+}
+
+/// `CPU:N [LOST N EVENTS]` anywhere in the line: N lost.
+fn lost_events(s: &str) -> Option<i64> {
+    let mut from = 0;
+    while let Some(at) = s[from..].find("CPU:") {
+        let i = from + at + 4;
+        let b = s.as_bytes();
+        let j = skip_ws(b, i);
+        if let Some(k) = digits(b, j) {
+            if let Some(r) = s[k..].strip_prefix(" [LOST ") {
+                if let Some((n, r)) = lead_uint(r) {
+                    if r.starts_with(" EVENTS]") {
+                        return Some(n);
+                    }
+                }
+            }
+        }
+        from = i;
+    }
+    None
+}

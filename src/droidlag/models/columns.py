@@ -1,0 +1,42 @@
+"""The native core's column buffers as polars Series, without a per-row Python step: int64 buffers (null as NONE)
+viewed by numpy, and dictionary-coded strings (distinct values gathered by int64 codes)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+# Stands for None in the native integer columns; no real tid, cpu, cookie or timestamp takes it.
+NONE = np.iinfo(np.int64).min
+
+
+def int64(buf: Any) -> np.ndarray:
+    """An int64 column from a native buffer (`_native.Column` or bytes): a read-only numpy view, no copy."""
+    return np.frombuffer(buf, dtype=np.int64)
+
+
+def float64(buf: Any) -> np.ndarray:
+    """A float64 column from a native buffer, viewed without a copy."""
+    return np.frombuffer(buf, dtype=np.float64)
+
+
+def nullable(values: Any, dtype: pl.DataType | type[pl.DataType] = pl.Int64) -> pl.Series:
+    """An int column (numpy array, or a native buffer) with NONE as null, cast to dtype."""
+    arr = values if isinstance(values, np.ndarray) else int64(values)
+    missing = arr == NONE
+    # a masked array becomes a column with nulls in one pass (several times faster than scattering them in)
+    s = pl.Series(np.ma.masked_array(arr, mask=missing)) if missing.any() else pl.Series(arr)
+    return s.cast(dtype)
+
+
+def strings(coded: tuple[list[str | None], Any]) -> pl.Series:
+    """A string column from (distinct values, int64 codes): each distinct string is converted once."""
+    distinct, codes = coded
+    return take(pl.Series(distinct, dtype=pl.Utf8), int64(codes))
+
+
+def take(values: pl.Series, index: np.ndarray) -> pl.Series:
+    """values[index] for a numpy index array: a direct take (Series.gather goes through the lazy engine, which costs
+    a query plan per call, far more than the take itself on the small tables of a short trace)."""
+    return values[index]

@@ -1,0 +1,99 @@
+"""The native ftrace text parser (native/src/ftrace_text.rs through droidlag.io.ftrace_text): on every corpus systrace
+capture each event kind's rows are counted in the raw text by plain substring counting (an independent route), and
+hand-made lines cover the argument forms the kernels print (greedy comms with spaces, optional fields, damage)."""
+from __future__ import annotations
+
+import gzip
+import json
+import re
+
+import polars as pl
+import pytest
+
+from conftest import corpus_file
+from droidlag.io import read_trace
+from droidlag.io.systrace import read_systrace
+
+BIG = ["traces/systrace_2018_6cpu_antutu_yy_appatrace_sched.dataonly.html.gz",
+       "traces/systrace_legacy_2017_2cpu_blockio_writeback_sf.dataonly.html.gz",
+       "traces/systrace_meizu_flyme_2019_flutter_wanandroid.dataonly.html.gz",
+       "traces/systrace_meizu_flyme_2019_launcher_scroll.dataonly.html.gz",
+       "traces/systrace_meizu_flyme_2019_list_jank.dataonly.html.gz",
+       "traces/systrace_xiaomi_miui_2021_launcher.dataonly.html.gz",
+       "systrace/catapult_android_systrace_2012_sched.html"]
+HEADER = "# tracer: nop\n#\n#           TASK-PID   CPU#  ||||    TIMESTAMP  FUNCTION\n"
+
+
+def _text(path) -> str:
+    data = path.read_bytes()
+    return (gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data).decode("utf-8", "replace")
+
+
+def _read(text: str):
+    return read_systrace(text.encode(), "mem.txt")
+
+
+@pytest.mark.parametrize("rel", BIG)
+def test_each_event_kind_counts_as_in_the_raw_text(corpus, rel):
+    path = corpus_file(corpus, rel)
+    text, trace = _text(path), read_trace(path)
+    counters = trace.counters.group_by("name").len()
+    per_name = dict(zip(counters.get_column("name").to_list(), counters.get_column("len").to_list()))
+    assert per_name.get("cpufreq", 0) == text.count(" cpu_frequency: state=")
+    assert per_name.get("cpuidle", 0) == text.count(" cpu_idle: state=")
+    assert trace.block.height == text.count(" block_rq_issue: ")
+    calls = len(re.findall(r" binder_transaction: transaction=\d+ .* reply=0 ", text))
+    assert trace.binder.height == calls
+    # every switch to a real task opens a Running interval (tid 0, the idle task, gets none)
+    switches_in = len(re.findall(r" sched_switch: .* next_pid=[1-9]", text))
+    assert trace.thread_states.filter(pl.col("state") == "Running").height == switches_in
+    # every atrace begin record is one thread slice (tracing_mark_write, `print`, and the 2012 kernels' `0:`)
+    begins = len(re.findall(r"(?:tracing_mark_write|\d: 0): B\|", text))
+    assert trace.slices.filter(pl.col("kind") == "thread").height == begins
+    ignored = json.loads(trace.metadata.get("ftrace_ignored_events", "{}"))
+    for name, n in ignored.items():
+        assert n == text.count(f": {name}: ") or n == len(re.findall(rf"\d: {re.escape(name)}: ", text)), name
+
+
+def test_greedy_comms_optional_fields_and_old_wakeups():
+    trace = _read(HEADER +
+                  " a b-7 [000] d..2 1.000000: sched_switch: prev_comm=a b prev_pid=7 prev_prio=120 prev_state=S "
+                  "==> next_comm=x ==> y next_pid=9 next_prio=120\n"
+                  " <idle>-0 [001] d..2 1.000100: sched_waking: comm=a b pid=7 prio=120 target_cpu=001\n"
+                  " <idle>-0 [001] d..2 1.000200: sched_wakeup: comm=c pid=11 prio=120 success=1\n"
+                  " x ==> y-9 [000] .... 1.000300: sched_process_exit: comm=x ==> y pid=9 prio=120\n")
+    assert trace.threads[7].name == "a b" and trace.threads[9].name == "x ==> y"
+    s7 = trace.thread_states.filter(pl.col("tid") == 7).sort("ts")
+    assert s7.get_column("state").to_list() == ["S", "R"]
+    assert s7.row(1, named=True)["cpu"] == 1 and s7.row(1, named=True)["waker_tid"] == 0
+    # with sched_waking in the trace, sched_wakeup is skipped (the waking is the earlier, better-placed event)
+    assert trace.thread_states.filter(pl.col("tid") == 11).height == 0
+
+
+def test_wakeup_without_target_cpu_when_there_is_no_waking():
+    trace = _read(HEADER + " <idle>-0 [001] d..2 1.000200: sched_wakeup: comm=c pid=11 prio=120 success=1\n")
+    row = trace.thread_states.row(0, named=True)
+    assert (row["tid"], row["state"], row["cpu"]) == (11, "R", None)
+
+
+def test_lost_events_unknown_events_and_malformed_lines_are_reported():
+    bad = "".join(f" a-1 [000] .... 2.00000{i}: sched_switch: garbage {i}\n" for i in range(7))
+    trace = _read(HEADER + "CPU:3 [LOST 42 EVENTS]\n" +
+                  " a-1 [000] .... 1.000000: irq_handler_entry: irq=1 name=x\n"
+                  " a-1 [000] .... 1.500000: irq_handler_entry: irq=1 name=x\n"
+                  " a-1 [000] .... 1.600000: tracing_mark_write: B|1|w\n" + bad)
+    messages = [w.message for w in trace.warnings]
+    assert any("42 lost event" in m for m in messages)
+    detailed = [w for w in trace.warnings if w.message.startswith("line skipped")]
+    assert [w.line for w in detailed] == [8, 9, 10, 11, 12]        # file lines of the first five
+    assert any(m.startswith("2 more malformed line(s) skipped (7 in all)") for m in messages)
+    assert json.loads(trace.metadata["ftrace_ignored_events"]) == {"irq_handler_entry": 2}
+    assert trace.metadata["ftrace_events"] == "10"
+    assert trace.start_ns == 1_000_000_000
+
+
+def test_block_request_with_parenthesis_in_the_command_and_no_sector():
+    trace = _read(HEADER +
+                  " app-10 [001] d..1 10.000600: block_rq_issue: 8,0 FWS 0 (a) b) 18446744073709551615 + 0 [app x]\n")
+    blk = trace.block.row(0, named=True)
+    assert (blk["sector"], blk["nr_sectors"], blk["comm"], blk["direction"]) == (-1, 0, "app x", "flush")
