@@ -28,6 +28,7 @@ bench: venv
 	$(BIN)/python benchmarks/bench_read_perfetto.py
 	$(BIN)/python benchmarks/bench_frames.py
 	$(BIN)/python benchmarks/bench_hangs.py
+	$(BIN)/python benchmarks/bench_fleet.py
 	$(BIN)/python -m pip install -q "simpy>=4.1"   # the baseline of the I/O lab benchmark, not a dependency
 	$(BIN)/python benchmarks/bench_iolab.py
 	@if command -v pypy3 >/dev/null; then pypy3 benchmarks/bench_iolab.py --engine-only --customers 1000000; \
