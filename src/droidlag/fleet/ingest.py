@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import multiprocessing
 import os
 import time
 from collections import Counter
@@ -158,7 +159,9 @@ def _parsed(files: list[Path], jobs: int) -> Iterator[ParsedInput]:
     if jobs <= 1 or len(files) < 4:
         yield from map(parse_input, files)
         return
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    # spawned, not forked: the parent holds DuckDB's and polars' thread pools, and a child forked while one of their
+    # threads holds a lock waits on it for ever (seen: ingest hung after an earlier in-process CLI run)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         yield from pool.map(parse_input, files, chunksize=max(1, min(64, len(files) // (jobs * 8))))
 
 
