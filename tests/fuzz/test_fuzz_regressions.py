@@ -123,3 +123,16 @@ def test_view_hierarchy_children_that_are_not_a_list(tmp_path, corpus, rel):
     f.write_bytes(raw[:k] + b" 7, \"x_was\":" + raw[k:])
     h, _ = read_hierarchy(f)
     assert h.root is not None
+
+
+def test_pasted_report_writer_with_an_empty_implied_block_does_not_crash():
+    """The fuzz harness's find after the pasted-report reader landed (IndexError): the writer's implied-main block
+    can be empty when a real header arrives (its lines removed by an earlier rewrite); demoting it must then do
+    nothing, and the implied main stays as it was."""
+    from droidlag.io.anr_paste import _Writer
+
+    w = _Writer()
+    w.paste.implied_main, w.paste.threads, w.paste.frames = True, 1, 0
+    w.implied_at = len(w.out)          # nothing written after the implied header's place
+    w._demote_cut_block()
+    assert w.out == [] and w.paste.implied_main and not w.paste.notes
