@@ -140,12 +140,19 @@ def _stats(args) -> dict:
     return store_stats(args.db)
 
 
-def run_stats(args) -> int:
-    from droidlag.cli.common import print_json
+def _stats_or_none(args) -> dict | None:
+    """The store's statistics, or None (said on stderr) when the store does not exist: exit 3, nothing to read."""
     try:
-        stats = _stats(args)
+        return _stats(args)
     except FileNotFoundError as e:
         print(f"droidlag: {e}", file=sys.stderr)
+        return None
+
+
+def run_stats(args) -> int:
+    from droidlag.cli.common import print_json
+    stats = _stats_or_none(args)
+    if stats is None:
         return 3
     if args.json:
         print_json(stats)
@@ -194,10 +201,8 @@ def _print_stats(s: dict) -> None:
 
 def run_report(args) -> int:
     from droidlag.report.fleet_html import write_fleet_report
-    try:
-        stats = _stats(args)
-    except FileNotFoundError as e:
-        print(f"droidlag: {e}", file=sys.stderr)
+    stats = _stats_or_none(args)
+    if stats is None:
         return 3
     print(write_fleet_report(stats, args.out))
     return 0

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from droidlag.hangs.cluster import UnionFind
 from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import Features
 from droidlag.hangs.similarity import similarity
@@ -147,23 +148,6 @@ def lsh_pairs(sigs: np.ndarray, bands: int) -> np.ndarray:
     return np.stack([codes // n, codes % n], axis=1)
 
 
-class _UnionFind:
-    def __init__(self, n: int):
-        self.parent = list(range(n))
-
-    def find(self, x: int) -> int:
-        p = self.parent
-        while p[x] != x:
-            p[x] = p[p[x]]
-            x = p[x]
-        return x
-
-    def union(self, a: int, b: int) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
-
-
 class FeatureMatrix:
     """The signatures' features as sparse rows (scipy CSR): term weights, term presence, generic presence, with
     their sizes and norms, so S of many pairs is computed at once."""
@@ -232,7 +216,7 @@ def accepted(feats: list[Features], pairs: np.ndarray, threshold: float, weighti
 
 
 def verified_edges(feats: list[Features], pairs: np.ndarray, old: list[int | None], threshold: float,
-                   weighting: str, uf: _UnionFind, run: ClusterRun) -> None:
+                   weighting: str, uf: UnionFind, run: ClusterRun) -> None:
     """Join the candidate pairs whose exact S > threshold (see `accepted`); pairs of two already-clustered
     signatures are skipped."""
     if len(pairs) == 0:
@@ -244,7 +228,7 @@ def verified_edges(feats: list[Features], pairs: np.ndarray, old: list[int | Non
         uf.union(x, y)
 
 
-def assign_ids(keys: list[str], weights: list[int], old: list[int | None], uf: _UnionFind) -> list[int]:
+def assign_ids(keys: list[str], weights: list[int], old: list[int | None], uf: UnionFind) -> list[int]:
     """Cluster id of each signature (see the module text for the rules)."""
     comps: dict[int, list[int]] = {}
     for i in range(len(keys)):
@@ -274,7 +258,7 @@ def cluster_signatures(keys: list[str], feats: list[Features], weights: list[int
     already has (None: new). edges: pairs another engine already verified (S > threshold, not both old); by
     default candidates come from this module's MinHash LSH and are verified here."""
     run = ClusterRun(signatures=len(keys), new_signatures=sum(1 for o in old if o is None))
-    uf = _UnionFind(len(keys))
+    uf = UnionFind(len(keys))
     if edges is not None:
         run.compared = len(edges)
         for x, y in edges.tolist():
@@ -291,7 +275,7 @@ def cluster_signatures(keys: list[str], feats: list[Features], weights: list[int
 def exact_labels(feats: list[Features], config: HangsConfig) -> list[int]:
     """The all-pairs baseline (components of S > threshold over every pair): the F1 reference on a sample."""
     n = len(feats)
-    uf = _UnionFind(n)
+    uf = UnionFind(n)
     for x in range(n):
         for y in range(x + 1, n):
             if uf.find(x) != uf.find(y) and similarity(feats[x], feats[y], config.weighting) > config.threshold:

@@ -45,7 +45,9 @@ class Clustering:
     unique_signatures: int = 0
 
 
-class _UnionFind:
+class UnionFind:
+    """Disjoint sets over 0..n-1; a set's root is its smallest member (so cluster ids follow first appearance)."""
+
     def __init__(self, n: int):
         self.parent = list(range(n))
 
@@ -59,10 +61,7 @@ class _UnionFind:
     def union(self, a: int, b: int) -> None:
         ra, rb = self.find(a), self.find(b)
         if ra != rb:
-            if ra < rb:
-                self.parent[rb] = ra
-            else:
-                self.parent[ra] = rb
+            self.parent[max(ra, rb)] = min(ra, rb)
 
 
 def _tokens(f: Features) -> list[str]:
@@ -144,7 +143,7 @@ def cluster_features(feats: list[Features], threshold: float = 0.95, method: str
             uniq.append(i)
         of_event.append(u)
     m = len(uniq)
-    uf = _UnionFind(m)
+    uf = UnionFind(m)
     unknown = {u for u in range(m) if feats[uniq[u]].key == UNKNOWN_KEY}
     by_key: dict[str, int] = {}
     for u in range(m):   # the same root-cause mechanism: one cluster without a similarity test
