@@ -267,29 +267,41 @@ def usable_inputs(items: list[InputFile]) -> list[InputFile]:
     return [i for i in items if i.status == "analyzed" and i.kind not in ARCHIVE_KINDS]
 
 
+def _each_input(paths: list[str | Path], kinds: tuple[str, ...], not_this_kind: str,
+                work: Callable[[InputFile, str], object]) -> tuple[list, list[InputFile]]:
+    """`work(item, name)` on every input of one of `kinds` among `paths` (files, folders, archives, expanded as
+    `analyze` does: one budget and one temp folder for the run); other kinds are skipped with
+    "<kind> data<not_this_kind>", an InputError fails its input with the reason. Returns the results and the
+    inputs."""
+    out: list = []
+    with run_budget(), run_temp_dir() as tmp:
+        items = _expand_archives(discover(paths), Path(tmp))
+        for item in items:
+            if item.status != "pending":
+                continue
+            if item.kind not in kinds:
+                item.status, item.reason = "skipped", f"{item.kind} data{not_this_kind}"
+                continue
+            try:
+                out.append(work(item, item.display or str(item.path)))
+            except InputError as e:
+                item.status, item.reason = "failed", e.reason
+                continue
+            item.status = "analyzed"
+    return out, items
+
+
 def trace_summaries(paths: list[str | Path]) -> tuple[list[dict], list[InputFile]]:
     """`Trace.summary()` of every trace among the inputs (files, folders, zip archives), named as the user knows
     them; the inputs come back with their status and reason. Never raises for bad input."""
     from droidlag.io import read_trace
 
-    out: list[dict] = []
-    with tempfile.TemporaryDirectory(prefix="droidlag-") as tmp:
-        items = _expand_archives(discover(paths), Path(tmp))
-        for item in items:
-            if item.status != "pending":
-                continue
-            if item.kind not in TRACE_KINDS:
-                item.status, item.reason = "skipped", f"{item.kind} data, not a trace"
-                continue
-            try:
-                info = read_trace(item.path).summary()
-            except InputError as e:
-                item.status, item.reason = "failed", e.reason
-                continue
-            info["path"] = item.display or str(item.path)
-            out.append(info)
-            item.status = "analyzed"
-    return out, items
+    def summary(item: InputFile, name: str) -> dict:
+        info = read_trace(item.path).summary()
+        info["path"] = name
+        return info
+
+    return _each_input(paths, TRACE_KINDS, ", not a trace", summary)
 
 
 def frames_reports(paths: list[str | Path], config=None) -> tuple[list[FramesReport], list[InputFile]]:
@@ -299,25 +311,13 @@ def frames_reports(paths: list[str | Path], config=None) -> tuple[list[FramesRep
     from droidlag.frames import frames_from_file
     from droidlag.io import read_trace
 
-    reports: list[FramesReport] = []
-    with tempfile.TemporaryDirectory(prefix="droidlag-") as tmp:
-        items = _expand_archives(discover(paths), Path(tmp))
-        for item in items:
-            if item.status != "pending":
-                continue
-            if item.kind not in TRACE_KINDS + ("gfxinfo",):
-                item.status, item.reason = "skipped", f"{item.kind} data holds no frames"
-                continue
-            try:
-                report = (_frames(read_trace(item.path), config) if item.kind in TRACE_KINDS
-                          else frames_from_file(item.path, config))
-            except InputError as e:
-                item.status, item.reason = "failed", e.reason
-                continue
-            report.path = item.display or str(item.path)
-            reports.append(report)
-            item.status = "analyzed"
-    return reports, items
+    def report(item: InputFile, name: str) -> FramesReport:
+        r = (_frames(read_trace(item.path), config) if item.kind in TRACE_KINDS
+             else frames_from_file(item.path, config))
+        r.path = name
+        return r
+
+    return _each_input(paths, TRACE_KINDS + ("gfxinfo",), " holds no frames", report)
 
 
 def _analyze_one(item: InputFile, findings: Findings, hang_items: list[InputFile]) -> None:
