@@ -35,6 +35,18 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 CRASHES = HERE / "crashes"
 MAX_LEN = 64 * 1024
+# Seeds are windows of the corpus files of about this size, cut at line starts around the lines that open each
+# structure the reader knows (a process, a framestats block, a thread...): small inputs keep every path of the reader
+# under test and run at thousands of executions per second; libFuzzer may grow them to FUZZ_MAX_LEN.
+SEED_LEN = 2048
+FUZZ_MAX_LEN = 8192
+# Lines that open what each text reader parses; a seed window starts at the first of each.
+MARKS: dict[str, tuple[bytes, ...]] = {
+    "gfxinfo": (b"** Graphics info", b"Window:", b"---PROFILEDATA---", b"Janky frames", b"Package:", b"HISTOGRAM"),
+    "systrace": (b"# tracer", b"trace-data", b"sched_switch", b"tracing_mark_write", b"sched_wakeup", b"cpu_idle"),
+    "anr": (b"----- pid ", b'"main"', b"Waiting Channels", b"ANR in", b"Cmd line", b"- waiting to lock"),
+    "gc_log": (b"GC freed", b"Explicit concurrent", b"paused", b"Background"),
+}
 # Per input: what one execution may decompress (the run budget) and how long it may take.
 EXEC_BUDGET_BYTES = 256 * 1024**2
 TIMEOUT_S = 20
@@ -96,12 +108,25 @@ def _xml(data: bytes) -> None:
     parse_xml(data, "fuzz")
 
 
+_SCRATCH: list[Path] = []   # one file reused by every execution (the reader takes a path)
+
+
+def _scratch() -> Path:
+    if not _SCRATCH:
+        given = os.environ.get("DROIDLAG_FUZZ_SCRATCH")   # the driver's, which it removes
+        d = Path(given) if given else Path(tempfile.mkdtemp(prefix="droidlag-fuzz-scratch-"))
+        if not given:
+            import atexit
+            atexit.register(shutil.rmtree, d, True)
+        _SCRATCH.append(d / "input.dump")
+    return _SCRATCH[0]
+
+
 def _view_hierarchy(data: bytes) -> None:
     from droidlag.io.view_hierarchy import read_hierarchy
-    with tempfile.NamedTemporaryFile(suffix=".dump") as f:
-        f.write(data)
-        f.flush()
-        read_hierarchy(f.name)
+    f = _scratch()
+    f.write_bytes(data)
+    read_hierarchy(f)
 
 
 def _detect(data: bytes) -> None:
@@ -127,8 +152,8 @@ def _head(p: Path, n: int) -> bytes:
 def _zip(files: dict[str, bytes]) -> bytes:
     b = io.BytesIO()
     with zipfile.ZipFile(b, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, raw in files.items():
-            z.writestr(name, raw)
+        for name, raw in files.items():   # fixed times: the same seeds on every run
+            z.writestr(zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0)), raw, zipfile.ZIP_DEFLATED)
     return b.getvalue()
 
 
@@ -142,30 +167,53 @@ def _tar(files: dict[str, bytes], mode: str) -> bytes:
     return b.getvalue()
 
 
-def seeds(reader: str, max_len: int = MAX_LEN) -> list[bytes]:
-    """Corpus files (cut to max_len) that the reader takes, and small containers built from them."""
+def _windows(raw: bytes, marks: tuple[bytes, ...], size: int) -> list[bytes]:
+    """The head of `raw` and a window at the line start before the first occurrence of each mark, each cut to
+    `size` bytes at a line end when there is one."""
+    starts = [0]
+    for m in marks:
+        at = raw.find(m)
+        if at > 0:
+            starts.append(raw.rfind(b"\n", 0, at) + 1)
+    out = []
+    for st in sorted(set(starts)):
+        w = raw[st:st + size]
+        if len(w) == size and b"\n" in w[size // 2:]:
+            w = w[:w.rindex(b"\n") + 1]
+        out.append(w)
+    return out
+
+
+def seeds(reader: str, max_len: int = SEED_LEN) -> list[bytes]:
+    """Windows of corpus files (about max_len bytes) that the reader takes, and small containers built from them."""
     c = corpus_root()
     if c is None:
         raise SystemExit("fuzz: the corpus is needed for seeds (../shared/corpus or $DROIDLAG_CORPUS)")
     g = lambda pattern: sorted(c.glob(pattern))   # noqa: E731
-    small = max_len // 4
+    small = max_len // 2
     anr = [_head(p, small) for p in g("anr/*.txt")[:6]]
+
+    def win(reader: str, files: list[Path]) -> list[bytes]:
+        return [w for p in files for w in _windows(_head(p, MAX_LEN * 16), MARKS[reader], max_len)]
+
     picks: dict[str, list[bytes]] = {
-        "gfxinfo": [_head(p, max_len) for p in g("gfxinfo/*.txt")],
-        "systrace": [_head(p, max_len) for p in g("systrace/catapult_test_data/*atrace*")[:5]
-                     + g("traces/*.html.gz")[:3] + g("systrace/*.txt")],
-        "perfetto": [_head(p, max_len) for p in g("traces/*.perfetto-trace") + g("traces/*.pftrace")],
-        "anr": [_head(p, max_len) for p in g("anr/*.txt")[:8] + g("anr-reports/*.txt")[:4]],
+        "gfxinfo": win("gfxinfo", g("gfxinfo/*.txt")),
+        "systrace": win("systrace", g("systrace/catapult_test_data/*atrace*")[:5] + g("traces/*.html.gz")[:3]
+                        + g("systrace/*.txt")),
+        "perfetto": [_head(p, max_len * 4) for p in g("traces/*.perfetto-trace") + g("traces/*.pftrace")],
+        "anr": win("anr", g("anr/*.txt")[:8] + g("anr-reports/*.txt")[:4]),
         "bugreport": [_zip({"bugreport-x.txt": a, "FS/data/anr/anr_1": b}) for a, b in zip(anr, anr[1:])],
-        "gc_log": [_head(p, max_len) for p in g("gc/*.txt")[:5]],
+        "gc_log": win("gc_log", g("gc/*.txt")[:5]),
         "archive": [_zip({"a.txt": anr[0], "b/c.txt": anr[1]}), _tar({"a.txt": anr[0]}, "w"),
                     _tar({"a.txt": anr[1], "d/e.txt": anr[2]}, "w:gz"), _zip({"in.zip": _zip({"x.txt": anr[3]})})],
-        "gzip": [gzip.compress(a) for a in anr[:3]] + [gzip.compress(anr[0]) + gzip.compress(anr[1]) + b"\0\0",
+        "gzip": [gzip.compress(a, mtime=0) for a in anr[:3]] + [gzip.compress(anr[0], mtime=0)
+                                                               + gzip.compress(anr[1], mtime=0) + b"\0\0",
                                                        __import__("zlib").compress(anr[2])],
         "xml": [_head(p, max_len) for p in g("layouts/*/app/src/main/res/layout/*.xml")[:6]
                 + g("viewhierarchy/uiautomator/*.xml")[:2]],
-        "view_hierarchy": [_head(p, max_len) for p in g("viewhierarchy/*/*.json")[:4] + g("viewhierarchy/uiautomator/*")[:2]],
-        "detect": [_head(p, 4096) for p in g("anr/*.txt")[:3] + g("gfxinfo/*.txt") + g("traces/*")[:4]],
+        "view_hierarchy": [_head(p, max_len * 2) for p in g("viewhierarchy/*/*.json")[:4]
+                           + g("viewhierarchy/uiautomator/*")[:2]],
+        "detect": [_head(p, max_len) for p in g("anr/*.txt")[:3] + g("gfxinfo/*.txt") + g("traces/*")[:4]],
     }
     out = [s for s in picks[reader] if s]
     if not out:
@@ -224,7 +272,7 @@ def mutate(rng: random.Random, data: bytes, pool: list[bytes]) -> bytes:
         elif op == 8 and n:
             i = rng.randrange(n)
             b[i:i] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 16)))
-    return bytes(b[:MAX_LEN])
+    return bytes(b[:FUZZ_MAX_LEN])
 
 
 def fuzz_plain(reader: str, runs: int | None, seconds: float | None, seed: int = 0,
@@ -268,25 +316,23 @@ def _save(save: Path | None, reader: str, data: bytes) -> str | None:
 
 def fuzz_atheris(reader: str, runs: int | None, seconds: float | None, seed: int = 1) -> None:
     """libFuzzer through atheris, coverage of droidlag's own code; prints libFuzzer's final stats and exits."""
+    import importlib
+    import pkgutil
+
     import atheris
-    with atheris.instrument_imports(include=["droidlag"]):
-        import droidlag.io  # noqa: F401
-        import droidlag.io.anr  # noqa: F401
-        import droidlag.io.archive  # noqa: F401
-        import droidlag.io.art_gc_log  # noqa: F401
-        import droidlag.io.bugreport  # noqa: F401
-        import droidlag.io.gfxinfo  # noqa: F401
-        import droidlag.io.perfetto  # noqa: F401
-        import droidlag.io.systrace  # noqa: F401
-        import droidlag.io.view_hierarchy  # noqa: F401
-        import droidlag.io.xml_safe  # noqa: F401
+    with atheris.instrument_imports(include=["droidlag"]):   # droidlag's code only: polars, numpy... run as built
+        import droidlag.io
+        import droidlag.models
+        for pkg in (droidlag.io, droidlag.models):
+            for mod in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + "."):
+                importlib.import_module(mod.name)
     given = os.environ.get("DROIDLAG_FUZZ_SEED_DIR")   # the driver's, which it removes (libFuzzer's exit skips atexit)
     seed_dir = Path(given) if given else Path(tempfile.mkdtemp(prefix=f"droidlag-fuzz-{reader}-"))
     for k, s in enumerate(seeds(reader)):
         (seed_dir / f"seed{k}").write_bytes(s)
     out = CRASHES / reader
     out.mkdir(parents=True, exist_ok=True)
-    args = [sys.argv[0], str(seed_dir), f"-seed={seed}", f"-max_len={MAX_LEN}", f"-timeout={TIMEOUT_S}",
+    args = [sys.argv[0], str(seed_dir), f"-seed={seed}", f"-max_len={FUZZ_MAX_LEN}", f"-timeout={TIMEOUT_S}",
             f"-artifact_prefix={out}/", "-print_final_stats=1", "-rss_limit_mb=3072"]
     if runs is not None:
         args.append(f"-runs={runs}")
@@ -304,44 +350,55 @@ def _have_atheris() -> bool:
         return False
 
 
-def run_all(seconds: float, engine: str) -> int:
-    """Each reader for `seconds` in its own process; a table of executions and crashes per reader."""
+def run_all(seconds: float | None, runs: int | None, engine: str, readers: list[str] | None = None) -> int:
+    """Each reader in its own process, for `runs` executions or `seconds` (whichever comes first); a table of
+    executions, executions per second and findings per reader."""
     rows = []
-    for reader in TARGETS:
-        cmd = [sys.executable, __file__, reader, "--seconds", str(seconds), "--engine", engine]
+    print(f"{'reader':16s} {'executions':>12s} {'seconds':>8s} {'exec/s':>8s}  result", flush=True)
+    for reader in readers or list(TARGETS):
+        cmd = [sys.executable, __file__, reader, "--engine", engine]
+        cmd += ["--seconds", str(seconds)] if seconds else []
+        cmd += ["--runs", str(runs)] if runs else []
         t0 = time.monotonic()
         seed_dir = tempfile.mkdtemp(prefix=f"droidlag-fuzz-{reader}-")
+        scratch = tempfile.mkdtemp(prefix="droidlag-fuzz-scratch-")
+        env = dict(os.environ, DROIDLAG_FUZZ_SEED_DIR=seed_dir, DROIDLAG_FUZZ_SCRATCH=scratch, POLARS_MAX_THREADS="1")
         try:
-            r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, DROIDLAG_FUZZ_SEED_DIR=seed_dir))
+            r = subprocess.run(cmd, capture_output=True, text=True, env=env)
         finally:
             shutil.rmtree(seed_dir, ignore_errors=True)
+            shutil.rmtree(scratch, ignore_errors=True)
         text = r.stdout + r.stderr
         m = re.search(r"stat::number_of_executed_units:\s*(\d+)", text) or re.search(r"executions=(\d+)", text)
         execs = int(m.group(1)) if m else 0
-        crashed = r.returncode != 0 or "crashes=0" not in text and engine == "plain"
-        found = re.findall(r"(?:CRASH|Uncaught Python exception|ERROR: libFuzzer)[^\n]*", text)
-        rows.append((reader, execs, time.monotonic() - t0, r.returncode, found[:2] if crashed else []))
-        print(f"{reader:16s} {execs:>10d} executions  {rows[-1][2]:7.0f} s  exit {r.returncode}  "
-              f"{'; '.join(found[:2]) or 'no crash'}", flush=True)
+        secs = time.monotonic() - t0
+        found = re.findall(r"(?:CRASH|Uncaught Python exception|ERROR: libFuzzer|==\d+== ERROR)[^\n]*", text)
+        result = "no crash" if r.returncode == 0 else f"exit {r.returncode}: " + ("; ".join(found[:2]) or text[-300:])
+        rows.append((reader, execs, secs, r.returncode))
+        print(f"{reader:16s} {execs:>12,d} {secs:>8.0f} {execs / max(secs, 1e-9):>8.0f}  {result}", flush=True)
     total = sum(r[1] for r in rows)
     bad = [r[0] for r in rows if r[3] != 0]
-    print(f"all readers: {total} executions, readers with a finding: {', '.join(bad) or 'none'}")
+    short = [r[0] for r in rows if runs and r[1] < runs]
+    print(f"all readers: {total:,d} executions; readers with a finding: {', '.join(bad) or 'none'}"
+          + (f"; short of {runs:,d} executions: {', '.join(short)}" if short else ""), flush=True)
     return 1 if bad else 0
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("reader", choices=[*TARGETS, "all"])
+    ap.add_argument("reader", choices=[*TARGETS, "all"], nargs="+")
     ap.add_argument("--seconds", type=float, default=None)
     ap.add_argument("--runs", type=int, default=None)
     ap.add_argument("--engine", choices=["atheris", "plain", "auto"], default="auto")
     ap.add_argument("--seed", type=int, default=1)
     args, _ = ap.parse_known_args(argv)
+    os.environ.setdefault("POLARS_MAX_THREADS", "1")   # before polars is imported: one input is small, no pool
     engine = args.engine if args.engine != "auto" else ("atheris" if _have_atheris() else "plain")
-    if args.reader == "all":
-        return run_all(args.seconds or 60, engine)
     if args.runs is None and args.seconds is None:
         args.seconds = 60
+    if args.reader == ["all"] or len(args.reader) > 1:
+        return run_all(args.seconds, args.runs, engine, None if args.reader == ["all"] else args.reader)
+    args.reader = args.reader[0]
     if engine == "atheris":
         fuzz_atheris(args.reader, args.runs, args.seconds, args.seed)
         return 0

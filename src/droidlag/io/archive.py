@@ -8,18 +8,19 @@ out before the damage is kept, with a warning), and an entry whose local header 
 says (bytes lost or added before it) is looked for nearby."""
 from __future__ import annotations
 
+import contextlib
 import stat
 import struct
 import tarfile
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from io import BytesIO
 from pathlib import Path, PurePosixPath
 
 from droidlag.errors import InputError, ReadWarning
 from droidlag.io.budget import current
-from droidlag.io.source import GZIP_MAGIC, gunzip, inflate_bounded
+from droidlag.io.source import GZIP_MAGIC, _Inflate, _stream_warnings, gunzip
 
 MAX_ENTRY_BYTES = 512 * 1024**2
 MAX_TOTAL_BYTES = 1024**3
@@ -61,14 +62,14 @@ def _data_start(buf: memoryview, info: zipfile.ZipInfo) -> int | None:
     def name_at(cand: int) -> bool:
         if cand < 0 or buf[cand:cand + 4] != _LOCAL_SIG:
             return False
-        n = struct.unpack("<H", buf[cand + 26:cand + 28])[0]
+        n = int(struct.unpack("<H", buf[cand + 26:cand + 28])[0])
         return bytes(buf[cand + 30:cand + 30 + n]) == raw_name
 
     for delta in range(HEADER_SEARCH):
         for cand in ((off,) if delta == 0 else (off - delta, off + delta)):
             if name_at(cand):
                 n, m = struct.unpack("<HH", buf[cand + 26:cand + 30])
-                return cand + 30 + n + m
+                return int(cand + 30 + n + m)
     return None
 
 
@@ -76,51 +77,66 @@ def read_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: str | Path, war
                limit: int = MAX_ENTRY_BYTES) -> bytes:
     """An entry's bytes, refused (InputError) past `limit` or the run's budget; damage is salvaged with a warning.
     zipfile.BadZipFile when the entry's data cannot be found at all."""
+    with contextlib.closing(entry_blocks(zf, info, path, warnings, limit)) as blocks:
+        return b"".join(blocks)
+
+
+def entry_blocks(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: str | Path, warnings: list[ReadWarning],
+                 limit: int = MAX_ENTRY_BYTES) -> Generator[bytes, None, None]:
+    """read_entry's bytes as blocks (at most 1 MiB each), never held whole: the same caps, salvage and warnings
+    (the size and checksum are checked at the end). Close the iterator when not reading it to the end."""
     where = f"{path}!{info.filename}"
-    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-        return _read_via_zipfile(zf, info, where, limit)
-    fp = zf.fp
-    if not isinstance(fp, BytesIO):
-        return _read_via_zipfile(zf, info, where, limit)
-    with fp.getbuffer() as whole:
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or not isinstance(zf.fp, BytesIO):
+        yield from _blocks_via_zipfile(zf, info, where, limit)
+        return
+    size = 0
+    crc = 0
+    with zf.fp.getbuffer() as whole:
         buf = whole.toreadonly()
-        start = _data_start(buf, info)
-        if start is None:
-            raise zipfile.BadZipFile("local header not found")
-        body = buf[start:start + info.compress_size]
-        if len(body) < info.compress_size:
-            warnings.append(ReadWarning(where, f"entry cut short: {len(body)} of {info.compress_size} bytes"))
-        if info.compress_type == zipfile.ZIP_STORED:
-            if len(body) > limit:
-                raise InputError(where, f"entry holds more than {limit} bytes; refused")
-            current().take(len(body), where, "archive entry")
-            data = bytes(body)
-        else:
-            ws: list[ReadWarning] = []
-            data = inflate_bounded(body, -zlib.MAX_WBITS, where, ws, limit)
-            warnings += [ReadWarning(where, w.message.replace("zlib stream", "deflate data"), offset=w.offset)
-                         for w in ws]
-        del body, buf
-    if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
-        warnings.append(ReadWarning(where, f"entry damaged: {len(data)} bytes read of {info.file_size} declared"
-                                    + ("" if len(data) != info.file_size else ", checksum differs")
+        try:
+            start = _data_start(buf, info)
+            if start is None:
+                raise zipfile.BadZipFile("local header not found")
+            body = buf[start:start + info.compress_size]
+            if len(body) < info.compress_size:
+                warnings.append(ReadWarning(where, f"entry cut short: {len(body)} of {info.compress_size} bytes"))
+            if info.compress_type == zipfile.ZIP_STORED:
+                if len(body) > limit:
+                    raise InputError(where, f"entry holds more than {limit} bytes; refused")
+                current().take(len(body), where, "archive entry")
+                pieces: Iterable[bytes] = (bytes(body[k:k + (1 << 20)]) for k in range(0, len(body), 1 << 20))
+                inf = None
+            else:
+                inf = _Inflate(body, 0, -zlib.MAX_WBITS, where, limit)
+                pieces = inf
+            for block in pieces:
+                size += len(block)
+                crc = zlib.crc32(block, crc)
+                yield block
+            if inf is not None:
+                ws: list[ReadWarning] = []
+                _stream_warnings(inf, body, where, ws)
+                warnings += [ReadWarning(where, w.message.replace("zlib stream", "deflate data"), offset=w.offset)
+                             for w in ws]
+            del body
+        finally:
+            buf.release()
+    if size != info.file_size or crc != info.CRC:
+        warnings.append(ReadWarning(where, f"entry damaged: {size} bytes read of {info.file_size} declared"
+                                    + ("" if size != info.file_size else ", checksum differs")
                                     + "; read what was there"))
-    return data
 
 
-def _read_via_zipfile(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, limit: int) -> bytes:
-    """Other compression methods (bzip2, lzma): zipfile's reader, capped while reading."""
-    out = BytesIO()
+def _blocks_via_zipfile(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, limit: int) -> Generator[bytes, None, None]:
+    """Other compression methods (bzip2, lzma) or a zip read from a file: zipfile's reader, capped while reading."""
+    got = 0
     with zf.open(info) as fh:
-        while True:
-            chunk = fh.read(1 << 20)
-            if not chunk:
-                break
-            out.write(chunk)
+        while chunk := fh.read(1 << 20):
+            got += len(chunk)
             current().take(len(chunk), where, "archive entry")
-            if out.tell() > limit:
+            if got > limit:
                 raise InputError(where, f"entry expands past {limit} bytes; refused (possible zip bomb)")
-    return out.getvalue()
+            yield chunk
 
 
 def open_zip(path: str | Path, data: bytes) -> zipfile.ZipFile:
@@ -137,11 +153,13 @@ def open_zip(path: str | Path, data: bytes) -> zipfile.ZipFile:
     return zf
 
 
-def safe_entries(path: str | Path, zf: zipfile.ZipFile, warnings: list[ReadWarning],
-                 want: Callable[[zipfile.ZipInfo], bool] = lambda info: True) -> Iterator[tuple[str, bytes]]:
-    """(name, bytes) of each wanted, safe file entry; unsafe or unreadable entries become warnings, damaged ones are
-    salvaged with a warning, and the archive's total and the run's budget are capped while reading."""
-    total = 0
+_ENTRY_ERRORS = (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError, ValueError, zlib.error,
+                 struct.error)
+
+
+def safe_infos(path: str | Path, zf: zipfile.ZipFile, warnings: list[ReadWarning],
+               want: Callable[[zipfile.ZipInfo], bool] = lambda info: True) -> Iterator[zipfile.ZipInfo]:
+    """Each wanted, safe file entry (counted against the run's entry cap); unsafe ones become warnings naming them."""
     budget = current()
     for info in zf.infolist():
         if not info.filename:
@@ -154,10 +172,18 @@ def safe_entries(path: str | Path, zf: zipfile.ZipFile, warnings: list[ReadWarni
             warnings.append(ReadWarning(str(path), f"entry {info.filename!r} refused: {why}"))
             continue
         budget.entry(path)
+        yield info
+
+
+def safe_entries(path: str | Path, zf: zipfile.ZipFile, warnings: list[ReadWarning],
+                 want: Callable[[zipfile.ZipInfo], bool] = lambda info: True) -> Iterator[tuple[str, bytes]]:
+    """(name, bytes) of each wanted, safe file entry; unsafe or unreadable entries become warnings, damaged ones are
+    salvaged with a warning, and the archive's total and the run's budget are capped while reading."""
+    total = 0
+    for info in safe_infos(path, zf, warnings, want):
         try:
             raw = read_entry(zf, info, path, warnings)
-        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError, ValueError, zlib.error,
-                struct.error) as e:
+        except _ENTRY_ERRORS as e:
             warnings.append(ReadWarning(str(path), f"entry {info.filename!r} unreadable ({e}); skipped"))
             continue
         total += len(raw)
@@ -166,6 +192,38 @@ def safe_entries(path: str | Path, zf: zipfile.ZipFile, warnings: list[ReadWarni
         box = [raw]
         del raw   # the suspended generator keeps no reference: the caller may free the entry when done with it
         yield info.filename, box.pop()
+
+
+class EntryStream:
+    """The bytes of the safe entries of one zip as streams of blocks (`blocks(info)`), never an entry whole: the
+    archive's total is capped across entries, and an entry that cannot be read on (damage zipfile cannot get past)
+    keeps what came before with a warning naming it."""
+
+    def __init__(self, path: str | Path, zf: zipfile.ZipFile, warnings: list[ReadWarning]) -> None:
+        self.path, self.zf, self.warnings = path, zf, warnings
+        self.total = 0
+        self.got = 0          # bytes read from the last entry
+        self.failed = False   # the last entry could not be read to its end
+
+    def blocks(self, info: zipfile.ZipInfo) -> Generator[bytes, None, None]:
+        got = self.got = 0
+        self.failed = False
+        gen = entry_blocks(self.zf, info, self.path, self.warnings)
+        try:
+            for block in gen:
+                got += len(block)
+                self.got = got
+                self.total += len(block)
+                if self.total > MAX_TOTAL_BYTES:
+                    raise InputError(self.path, f"archive expands past {MAX_TOTAL_BYTES} bytes; refused (possible "
+                                     "zip bomb)")
+                yield block
+        except _ENTRY_ERRORS as e:
+            self.failed = True
+            what = f"read the {got} bytes before it" if got else "skipped"
+            self.warnings.append(ReadWarning(str(self.path), f"entry {info.filename!r} unreadable ({e}); {what}"))
+        finally:
+            gen.close()
 
 
 # ---- tar (log bundles: .tar, .tar.gz, .tgz) ---------------------------------------------------------------------

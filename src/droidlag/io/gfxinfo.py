@@ -6,11 +6,14 @@ Columns are taken from each block's header, so Android 6-9 (no window sections),
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from droidlag.errors import InputError, ReadWarning
-from droidlag.io.source import decode_text
+from droidlag.io.source import bytes_blocks, file_blocks, text_chunks
 from droidlag.models.gfxinfo import GfxinfoDump, GfxProcess, GfxWindow
 
 _PROCESS_RE = re.compile(r"^\*\* Graphics info for pid (\d+) \[(.*)\] \*\*\s*$")
@@ -35,10 +38,10 @@ def _snake(key: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", key).strip("_")
 
 
-def _parse_value(key: str, raw: str):
+def _parse_value(key: str, raw: str) -> Any:
     raw = raw.strip()
     if key == "histogram":
-        hist = {}
+        hist: dict[int, int] = {}
         for item in raw.split():
             k, _, v = item.partition("=")
             if k.endswith("ms") and v.isdigit():
@@ -52,7 +55,7 @@ def _parse_value(key: str, raw: str):
     m = _NUM_RE.match(raw)
     if not m:
         return raw
-    num = float(m.group(1)) if "." in m.group(1) else int(m.group(1))
+    num: int | float = float(m.group(1)) if "." in m.group(1) else int(m.group(1))
     if isinstance(num, int) and not _fits(num):
         return raw
     if m.group(3) is not None:
@@ -60,73 +63,92 @@ def _parse_value(key: str, raw: str):
     return num
 
 
-def _frame_block(lines: list[str], start: int, path: str, warnings: list[ReadWarning]) -> tuple[pl.DataFrame, int]:
-    """Parse the CSV after a PROFILEDATA marker at lines[start]; returns the table and the index after the end."""
-    i = start + 1
-    n = len(lines)
-    while i < n and not lines[i].strip():
-        i += 1
-    if i >= n:
-        warnings.append(ReadWarning(path, "framestats block without a header", line=start + 1))
-        return pl.DataFrame(), n
-    header = [h.strip() for h in lines[i].strip().rstrip(",").split(",")]
-    if not header or header[0] != "Flags":
-        warnings.append(ReadWarning(path, f"framestats header not recognized: {lines[i][:60]!r}", line=i + 1))
-    if len(set(header)) != len(header):   # damage: a name twice would merge two columns
-        seen: dict[str, int] = {}
-        for k, h in enumerate(header):
-            seen[h] = seen.get(h, 0) + 1
-            if seen[h] > 1:
-                header[k] = f"{h}_{seen[h]}"
-        warnings.append(ReadWarning(path, "framestats header names a column twice; the later one renamed",
-                                    line=i + 1))
-    i += 1
-    rows: list[str] = []
-    row_lines: list[int] = []
-    while i < n and lines[i].strip() != _MARKER:
-        line = lines[i].strip()
-        i += 1
-        if not line:
-            continue
-        if line.startswith("**") or line.startswith("Window:"):   # truncated block: next section began
-            i -= 1
-            warnings.append(ReadWarning(path, "framestats block not closed by ---PROFILEDATA---", line=i + 1))
-            break
-        rows.append(line)
-        row_lines.append(i)
-    table = _rows_bulk(rows, header) if header else None
-    if table is None:
-        table = _rows_checked(rows, row_lines, header, path, warnings)
-    return table, i + 1
+class _Block:
+    """A framestats block being read: its header, then its rows in pieces of _BULK_ROWS parsed as they come."""
+
+    def __init__(self, win: GfxWindow, marker_line: int) -> None:
+        self.win, self.marker_line = win, marker_line
+        self.header: list[str] | None = None
+        self.rows: list[str] = []
+        self.row_lines: list[int] = []
+        self.parts: list[pl.DataFrame] = []
+        self.bad = 0
+        self.first_bad: int | None = None
+
+    def set_header(self, line: str, lineno: int, path: str, warnings: list[ReadWarning]) -> None:
+        header = [h.strip() for h in line.strip().rstrip(",").split(",")]
+        if not header or header[0] != "Flags":
+            warnings.append(ReadWarning(path, f"framestats header not recognized: {line[:60]!r}", line=lineno))
+        if len(set(header)) != len(header):   # damage: a name twice would merge two columns
+            seen: dict[str, int] = {}
+            for k, h in enumerate(header):
+                seen[h] = seen.get(h, 0) + 1
+                if seen[h] > 1:
+                    header[k] = f"{h}_{seen[h]}"
+            warnings.append(ReadWarning(path, "framestats header names a column twice; the later one renamed",
+                                        line=lineno))
+        self.header = header
+
+    def add(self, row: str, lineno: int) -> None:
+        self.rows.append(row)
+        self.row_lines.append(lineno)
+        if len(self.rows) >= _BULK_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Parse the rows gathered so far into a table piece: in bulk when they are clean, else one by one."""
+        header = self.header or []
+        if not self.rows and self.parts:
+            return
+        table = _rows_bulk(self.rows, header) if header else None
+        if table is None:
+            table, bad, first = _rows_checked(self.rows, self.row_lines, header)
+            self.bad += bad
+            self.first_bad = self.first_bad or first
+        self.parts.append(table)
+        self.rows, self.row_lines = [], []
+
+    def close(self, path: str, warnings: list[ReadWarning]) -> None:
+        """The block's table onto its window (after the rows of an earlier block of the same window)."""
+        if self.header is None:
+            warnings.append(ReadWarning(path, "framestats block without a header", line=self.marker_line))
+            return
+        self.flush()
+        if self.bad:
+            warnings.append(ReadWarning(path, f"{self.bad} framestats row(s) with a wrong field count or non-numbers "
+                                              "(or numbers beyond 64 bits) skipped", line=self.first_bad))
+        table = pl.concat(self.parts) if len(self.parts) > 1 else self.parts[0]
+        self.parts = []
+        win = self.win
+        if win.framestats.height and table.height:
+            win.framestats = pl.concat([win.framestats, table], how="diagonal")
+        elif table.width:
+            win.framestats = table
 
 
 _BULK_ROWS = 20000
 
 
 def _rows_bulk(rows: list[str], header: list[str]) -> pl.DataFrame | None:
-    """All rows at once through polars' CSV parser (memory: the table, not a Python int per field); None when any
-    row is not clean (wrong field count, a non-number, a number past 64 bits): then rows are checked one by one."""
+    """Rows at once through polars' CSV parser (memory: the table, not a Python int per field); None when any row
+    is not clean (wrong field count, a non-number, a number past 64 bits): then they are checked one by one."""
+    schema = {h: pl.Int64 for h in header}
     if not rows:
-        return pl.DataFrame(schema={h: pl.Int64 for h in header})
+        return pl.DataFrame(schema=schema)
     commas = len(header) - 1
     if any(r.rstrip(",").count(",") != commas for r in rows):
         return None
-    schema = {h: pl.Int64 for h in header}
-    parts = []
+    body = "\n".join(r.rstrip(",") for r in rows).encode()
     try:
-        for k in range(0, len(rows), _BULK_ROWS):   # in pieces: one piece's text at a time beside the table
-            body = "\n".join(r.rstrip(",") for r in rows[k:k + _BULK_ROWS]).encode()
-            parts.append(pl.read_csv(body, has_header=False, new_columns=header, schema=schema))
+        return pl.read_csv(body, has_header=False, new_columns=header, schema=schema)
     except (pl.exceptions.PolarsError, ValueError):
         return None
-    return pl.concat(parts, rechunk=True) if len(parts) > 1 else parts[0]
 
 
-def _rows_checked(rows: list[str], row_lines: list[int], header: list[str], path: str,
-                  warnings: list[ReadWarning]) -> pl.DataFrame:
-    """Rows one by one: those with a wrong field count, non-numbers or numbers past 64 bits are skipped, with a
-    warning naming the first one's line."""
-    cols: dict[str, list] = {h: [] for h in header}
+def _rows_checked(rows: list[str], row_lines: list[int], header: list[str]) -> tuple[pl.DataFrame, int, int | None]:
+    """Rows one by one: those with a wrong field count, non-numbers or numbers past 64 bits are skipped. Returns
+    the table, how many were skipped and the first one's line."""
+    cols: dict[str, list[int]] = {h: [] for h in header}
     bad = 0
     first_bad = None
     for lineno, line in zip(row_lines, rows):
@@ -143,84 +165,160 @@ def _rows_checked(rows: list[str], row_lines: list[int], header: list[str], path
             continue
         for h, v in zip(header, vals):
             cols[h].append(v)
-    if bad:
-        warnings.append(ReadWarning(path, f"{bad} framestats row(s) with a wrong field count or non-numbers "
-                                          "(or numbers beyond 64 bits) skipped", line=first_bad))
-    return pl.DataFrame(cols, schema={h: pl.Int64 for h in header}) if header else pl.DataFrame()
+    table = pl.DataFrame(cols, schema={h: pl.Int64 for h in header}) if header else pl.DataFrame()
+    return table, bad, first_bad
 
 
-def read_gfxinfo(data: bytes | str, path: str = "<gfxinfo>") -> GfxinfoDump:
-    """Read `dumpsys gfxinfo` (with or without `framestats`) text.
+class _Reader:
+    """The gfxinfo text as a stream of lines: processes (`** Graphics info for pid`, or graphicsstats' `Package:`),
+    their windows, summary keys, and framestats blocks parsed in pieces as their rows come."""
 
-    Returns the dump with warnings for skipped rows; raises InputError when the text holds no gfxinfo section."""
-    warnings: list[ReadWarning] = []
-    text = decode_text(bytes(data), path, warnings) if isinstance(data, (bytes, bytearray)) else data
-    lines = text.splitlines()
-    del text   # the lines hold it now; a 200 MB dump must not be held twice
-    processes: list[GfxProcess] = []
-    proc: GfxProcess | None = None
-    win: GfxWindow | None = None
-    uptime = None
-    orphan = GfxProcess(-1, "<unknown process>")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.warnings: list[ReadWarning] = []
+        self.processes: list[GfxProcess] = []
+        self.proc: GfxProcess | None = None
+        self.win: GfxWindow | None = None
+        self.uptime: int | None = None
+        self.orphan = GfxProcess(-1, "<unknown process>")
+        self.block: _Block | None = None
+        self.viewroot: str | None = None   # an Android 6-9 window line, waiting to see whether `Window:` follows
+
+    def feed(self, lines: Iterable[str], first: int) -> int:
+        """Read `lines`, the first being line number `first`; returns the number of the next line."""
+        lineno = first
+        for line in lines:
+            if self.block is None or not self._block_line(line, lineno):
+                if self.viewroot is not None:
+                    self._window_from_viewroot(line)
+                self._line(line, lineno)
+            lineno += 1
+        return lineno
+
+    def _block_line(self, line: str, lineno: int) -> bool:
+        """A line inside a framestats block; False when it ends the block without belonging to it."""
+        block = self.block
+        assert block is not None
+        stripped = line.strip()
+        if not stripped:
+            return True
+        if block.header is None:
+            block.set_header(line, lineno, self.path, self.warnings)
+            return True
+        if stripped == _MARKER:
+            self._close_block()
+            return True
+        if stripped.startswith("**") or stripped.startswith("Window:"):   # truncated block: next section began
+            self.warnings.append(ReadWarning(self.path, "framestats block not closed by ---PROFILEDATA---",
+                                             line=lineno))
+            self._close_block()
+            return False
+        block.add(stripped, lineno)
+        return True
+
+    def _close_block(self) -> None:
+        assert self.block is not None
+        self.block.close(self.path, self.warnings)
+        self.block = None
+
+    def _window_from_viewroot(self, nxt: str) -> None:
+        """Android 6-9 name windows only by the ViewRootImpl line; 10+ repeat the name in a `Window:` line next."""
+        if not nxt.strip().startswith("Window:") and self.proc is not None:
+            self.win = GfxWindow(self.viewroot or "")
+            self.proc.windows.append(self.win)
+        self.viewroot = None
+
+    def _line(self, line: str, lineno: int) -> None:
+        """A line outside framestats blocks."""
         m = _PROCESS_RE.match(line)
-        pm = _PACKAGE_RE.match(line) if m is None else None
-        if pm:   # `dumpsys graphicsstats`: persisted per-package aggregates, no pid
-            proc = GfxProcess(-1, pm.group(1))
-            processes.append(proc)
-            win = None
-            i += 1
-            continue
         if m:
-            proc = GfxProcess(int(m.group(1)), m.group(2))
-            processes.append(proc)
-            win = None
-            i += 1
-            continue
+            self._new_process(GfxProcess(int(m.group(1)), m.group(2)))
+            return
+        pm = _PACKAGE_RE.match(line)
+        if pm:   # `dumpsys graphicsstats`: persisted per-package aggregates, no pid
+            self._new_process(GfxProcess(-1, pm.group(1)))
+            return
         stripped = line.strip()
         if stripped.startswith("Uptime:"):
             um = re.match(r"Uptime:\s*(\d+)", stripped)
-            uptime = int(um.group(1)) if um else None
+            self.uptime = int(um.group(1)) if um else None
         if stripped == _MARKER:
-            owner = proc or orphan
-            if proc is None and orphan not in processes:
-                processes.append(orphan)
-            if win is None:
-                win = GfxWindow(owner.name)
-                owner.windows.append(win)
-            table, i = _frame_block(lines, i, path, warnings)
-            if win.framestats.height and table.height:
-                win.framestats = pl.concat([win.framestats, table], how="diagonal")
-            elif table.width:
-                win.framestats = table
-            continue
-        if proc is not None:
-            if stripped.startswith("Window:"):
-                win = GfxWindow(stripped[len("Window:"):].strip())
-                proc.windows.append(win)
-            else:
-                vm = _VIEWROOT_RE.match(line)
-                if vm:
-                    # Android 6-9 name windows only by this line; 10+ repeat the name in a `Window:` line next.
-                    nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
-                    if not nxt.startswith("Window:") and line.startswith("\t"):
-                        win = GfxWindow(vm.group(1))
-                        proc.windows.append(win)
-                else:
-                    km = _KEY_RE.match(stripped)
-                    if km and line == stripped:
-                        key = _snake(km.group(1))
-                        target = win.summary if win is not None else proc.summary
-                        value = _parse_value(key, km.group(2))
-                        if isinstance(value, str) and value and _NUMERIC_KEY_RE.search(key):
-                            warnings.append(ReadWarning(path, f"{km.group(1)!r} is not a number ({value[:40]!r}); "
-                                                        "left out", line=i + 1))
-                        elif key not in target and value != "":
-                            target[key] = value
-        i += 1
-    if not processes:
-        raise InputError(path, "no `dumpsys gfxinfo` or `graphicsstats` section (no 'Graphics info for pid', "
-                         "no 'Package:' and no framestats)")
-    return GfxinfoDump(path=path, processes=processes, warnings=warnings, uptime_ms=uptime)
+            self._open_block(lineno)
+        elif self.proc is not None:
+            self._process_line(line, stripped, lineno, self.proc)
+
+    def _new_process(self, proc: GfxProcess) -> None:
+        self.proc = proc
+        self.processes.append(proc)
+        self.win = None
+
+    def _open_block(self, lineno: int) -> None:
+        owner = self.proc or self.orphan
+        if self.proc is None and self.orphan not in self.processes:
+            self.processes.append(self.orphan)
+        if self.win is None:
+            self.win = GfxWindow(owner.name)
+            owner.windows.append(self.win)
+        self.block = _Block(self.win, lineno)
+
+    def _process_line(self, line: str, stripped: str, lineno: int, proc: GfxProcess) -> None:
+        """A window line or a summary key inside a process's section."""
+        if stripped.startswith("Window:"):
+            self.win = GfxWindow(stripped[len("Window:"):].strip())
+            proc.windows.append(self.win)
+            return
+        vm = _VIEWROOT_RE.match(line)
+        if vm:
+            if line.startswith("\t"):
+                self.viewroot = vm.group(1)
+            return
+        km = _KEY_RE.match(stripped)
+        if not km or line != stripped:
+            return
+        key = _snake(km.group(1))
+        target = self.win.summary if self.win is not None else proc.summary
+        value = _parse_value(key, km.group(2))
+        if isinstance(value, str) and value and _NUMERIC_KEY_RE.search(key):
+            self.warnings.append(ReadWarning(self.path, f"{km.group(1)!r} is not a number ({value[:40]!r}); "
+                                             "left out", line=lineno))
+        elif key not in target and value != "":
+            target[key] = value
+
+    def finish(self) -> GfxinfoDump:
+        if self.block is not None:
+            self._close_block()
+        if self.viewroot is not None:
+            self._window_from_viewroot("")
+        if not self.processes:
+            raise InputError(self.path, "no `dumpsys gfxinfo` or `graphicsstats` section (no 'Graphics info for "
+                             "pid', no 'Package:' and no framestats)")
+        return GfxinfoDump(path=self.path, processes=self.processes, warnings=self.warnings, uptime_ms=self.uptime)
+
+
+def _read_chunks(chunks: Iterable[str], path: str, warnings: list[ReadWarning]) -> GfxinfoDump:
+    """The dump of a text given as line-aligned chunks; `warnings` (those of decoding, filled while the chunks are
+    read) come first."""
+    reader = _Reader(path)
+    lineno = 1
+    for chunk in chunks:
+        lineno = reader.feed(chunk.splitlines(), lineno)
+    dump = reader.finish()
+    dump.warnings[:0] = warnings
+    return dump
+
+
+def read_gfxinfo(data: bytes | bytearray | str, path: str = "<gfxinfo>") -> GfxinfoDump:
+    """Read `dumpsys gfxinfo` (with or without `framestats`) text.
+
+    Returns the dump with warnings for skipped rows; raises InputError when the text holds no gfxinfo section.
+    Bytes are decoded a few MiB at a time (source.text_chunks): the whole text is never held beside them."""
+    warnings: list[ReadWarning] = []
+    chunks: Iterable[str] = [data] if isinstance(data, str) else text_chunks(bytes_blocks(data), path, warnings)
+    return _read_chunks(chunks, path, warnings)
+
+
+def read_gfxinfo_file(path: str | Path) -> GfxinfoDump:
+    """read_gfxinfo on a file (gzip'd or not), streamed: neither the file's bytes nor its text is ever held whole,
+    only the parsed model. InputError naming the file when it is missing, empty or holds no gfxinfo section."""
+    warnings: list[ReadWarning] = []
+    return _read_chunks(text_chunks(file_blocks(path, warnings), path, warnings), str(path), warnings)

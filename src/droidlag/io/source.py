@@ -4,7 +4,7 @@ stream yields what decompressed plus a warning saying where it stopped."""
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
@@ -53,56 +53,86 @@ IN_PIECE = 64 * 1024
 OUT_PIECE = 1 << 20
 
 
-def _inflate_stream(data: bytes | memoryview, start: int, wbits: int, path: str | Path, out: list[bytes],
-                    produced: int, limit: int) -> tuple[int, bool, str | None]:
-    """Inflate one zlib/gzip stream of `data` from `start`, appending to `out`, every byte counted against the run's
-    budget, `limit` (for this file) and the ratio cap. Returns (end offset of the stream, whether it ended, the error
-    that stopped it or None). `produced` is what earlier streams of the same file gave (for the caps)."""
-    budget = current()
-    d = zlib.decompressobj(wbits)
-    pos = start
-    n = len(data)
+class _Inflate:
+    """One zlib/gzip/deflate stream of `data` from `start`, iterated as output chunks; every byte is counted against
+    the run's budget, `limit` (for this file) and the ratio cap. A piece's output is given only once the whole piece
+    inflated: a piece that fails is replayed byte by byte from the state before it, so everything before the damage
+    is kept. After the iteration: `end` (offset after the stream), `ended` (whether it ended), `error` (what stopped
+    it, or None). `produced` is what earlier streams of the same file gave (for the caps)."""
 
-    def keep(chunk: bytes) -> None:
-        nonlocal produced
+    def __init__(self, data: bytes | memoryview, start: int, wbits: int, path: str | Path, limit: int,
+                 produced: int = 0) -> None:
+        self.data, self.start, self.wbits, self.path, self.limit = data, start, wbits, path, limit
+        self.produced = produced
+        self.end: int = len(data)
+        self.ended = False
+        self.error: str | None = None
+
+    def _keep(self, chunk: bytes, pos: int, got: list[bytes]) -> None:
         if not chunk:
             return
-        produced += len(chunk)
-        if produced > limit:
-            what = "gzip" if wbits > zlib.MAX_WBITS else "compressed data"
-            raise InputError(path, f"{what} expands past {limit} bytes; refused (possible {what} bomb)")
-        budget.take(len(chunk), path, "decompressed data")
-        budget.check_ratio(produced, pos - start + IN_PIECE, path, "compressed data")
-        out.append(chunk)
+        self.produced += len(chunk)
+        if self.produced > self.limit:
+            what = "gzip" if self.wbits > zlib.MAX_WBITS else "compressed data"
+            raise InputError(self.path, f"{what} expands past {self.limit} bytes; refused (possible {what} bomb)")
+        budget = current()
+        budget.take(len(chunk), self.path, "decompressed data")
+        budget.check_ratio(self.produced, pos - self.start + IN_PIECE, self.path, "compressed data")
+        got.append(chunk)
 
-    while pos < n:
-        piece = bytes(data[pos:pos + IN_PIECE])
-        saved, mark, produced_mark = d.copy(), len(out), produced
-        try:
-            buf = piece
-            while True:
-                chunk = d.decompress(buf, OUT_PIECE)
-                keep(chunk)
-                buf = d.unconsumed_tail
-                if d.eof or (not buf and len(chunk) < OUT_PIECE):
-                    break
-        except zlib.error as e:   # undo what this piece gave, then replay it from the state before it
-            d = saved
-            del out[mark:]
-            budget.used_bytes -= produced - produced_mark
-            produced = produced_mark
-            for k in range(len(piece)):
-                try:
-                    keep(d.decompress(piece[k:k + 1]))
-                except zlib.error:
-                    return pos + k, False, str(e)
-                if d.eof:
-                    return pos + k + 1 - len(d.unused_data), True, None
-            return pos + len(piece), False, str(e)
-        if d.eof:
-            return pos + len(piece) - len(d.unused_data), True, None
-        pos += len(piece)
-    return n, False, None
+    def _replay(self, d: zlib._Decompress, piece: bytes, pos: int, got: list[bytes], error: str) -> bool:
+        """The failed piece byte by byte from the state before it; sets end/ended/error. True when the stream
+        ended cleanly inside the piece."""
+        for k in range(len(piece)):
+            try:
+                self._keep(d.decompress(piece[k:k + 1]), pos, got)
+            except zlib.error:
+                self.end, self.error = pos + k, error
+                return False
+            if d.eof:
+                self.end, self.ended = pos + k + 1 - len(d.unused_data), True
+                return True
+        self.end, self.error = pos + len(piece), error
+        return False
+
+    def __iter__(self) -> Iterator[bytes]:
+        data, n = self.data, len(self.data)
+        d = zlib.decompressobj(self.wbits)
+        pos = self.start
+        while pos < n:
+            piece = bytes(data[pos:pos + IN_PIECE])
+            saved, produced_mark = d.copy(), self.produced
+            got: list[bytes] = []
+            try:
+                buf = piece
+                while True:
+                    chunk = d.decompress(buf, OUT_PIECE)
+                    self._keep(chunk, pos, got)
+                    buf = d.unconsumed_tail
+                    if d.eof or (not buf and len(chunk) < OUT_PIECE):
+                        break
+            except zlib.error as e:   # undo what this piece gave, then replay it from the state before it
+                current().used_bytes -= self.produced - produced_mark
+                self.produced = produced_mark
+                got = []
+                self._replay(saved, piece, pos, got, str(e))
+                yield from got
+                return
+            yield from got
+            del got
+            if d.eof:
+                self.end, self.ended = pos + len(piece) - len(d.unused_data), True
+                return
+            pos += len(piece)
+        self.end = n
+
+
+def _inflate_stream(data: bytes | memoryview, start: int, wbits: int, path: str | Path, out: list[bytes],
+                    produced: int, limit: int) -> tuple[int, bool, str | None]:
+    """_Inflate collected into `out`: returns (end offset of the stream, whether it ended, the error or None)."""
+    inf = _Inflate(data, start, wbits, path, limit, produced)
+    out.extend(inf)
+    return inf.end, inf.ended, inf.error
 
 
 def gunzip(data: bytes, path: str | Path, warnings: list[ReadWarning],
@@ -188,19 +218,24 @@ def inflate_zlib(data: bytes, path: str | Path, warnings: list[ReadWarning],
 def inflate_bounded(data: bytes | memoryview, wbits: int, path: str | Path, warnings: list[ReadWarning],
                     limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
     """One zlib (wbits 15), raw deflate (-15, zip entries) or gzip (31) stream, bounded and salvaging as gunzip."""
-    out: list[bytes] = []
-    end, ended, error = _inflate_stream(memoryview(data), 0, wbits, path, out, 0, limit)
-    got = sum(len(x) for x in out)
-    if error:
-        warnings.append(ReadWarning(str(path), f"zlib stream corrupt ({error}) at byte {end}; kept the {got} bytes "
-                                    "decompressed before it", offset=end))
-    elif not ended:
+    inf = _Inflate(memoryview(data), 0, wbits, path, limit)
+    out = b"".join(inf)
+    _stream_warnings(inf, data, path, warnings)
+    return out
+
+
+def _stream_warnings(inf: _Inflate, data: bytes | memoryview, path: str | Path, warnings: list[ReadWarning]) -> None:
+    """What an inflated stream says once read: corrupt, truncated or followed by data."""
+    got = inf.produced
+    if inf.error:
+        warnings.append(ReadWarning(str(path), f"zlib stream corrupt ({inf.error}) at byte {inf.end}; kept the {got} "
+                                    "bytes decompressed before it", offset=inf.end))
+    elif not inf.ended:
         warnings.append(ReadWarning(str(path), f"zlib stream truncated after {got} decompressed bytes; "
                                     "read what was there", offset=len(data)))
-    elif bytes(data[end:]).strip(b"\x00\r\n \t"):
-        warnings.append(ReadWarning(str(path), f"{len(data) - end} bytes after the end of the zlib stream ignored",
-                                    offset=end))
-    return b"".join(out)
+    elif bytes(data[inf.end:]).strip(b"\x00\r\n \t"):
+        warnings.append(ReadWarning(str(path), f"{len(data) - inf.end} bytes after the end of the zlib stream ignored",
+                                    offset=inf.end))
 
 
 def decode_text(data: bytes, source: str | Path, warnings: list[ReadWarning]) -> str:
@@ -244,3 +279,92 @@ def read_head(path: str | Path, size: int = SNIFF_BYTES) -> bytes:
         raise InputError(p, "file is empty")
     return head
 
+
+
+# ---- streaming: bytes in blocks -> text in line-aligned chunks ---------------------------------------------------
+# Text is decoded in chunks of about this many bytes, each ending at a line break: a reader holds one chunk's text
+# beside what it has built, never the whole file's bytes and text at once.
+TEXT_CHUNK = 4 << 20
+# A "line" longer than this (no line break at all) is cut anyway, at a UTF-8 character boundary.
+MAX_CARRY = 64 << 20
+
+
+def file_blocks(path: str | Path, warnings: list[ReadWarning], piece: int = TEXT_CHUNK) -> Iterator[bytes]:
+    """The bytes of a user's file (gzip undone, bounded, salvaging: `gunzip_stream`) in blocks of about `piece`
+    bytes, with read_bytes' checks (InputError naming it when missing, a directory, unreadable, oversized, empty).
+    The file is never held whole."""
+    head = read_head(path, 2)
+    if head[:2] == GZIP_MAGIC:
+        yield from gunzip_stream(path, warnings, out_max=piece)
+        return
+    try:
+        with open(path, "rb") as f:
+            while block := f.read(piece):
+                yield block
+    except OSError as e:
+        raise InputError(path, f"cannot read: {e.strerror or e}") from None
+
+
+def bytes_blocks(data: bytes | bytearray | memoryview, piece: int = TEXT_CHUNK) -> Iterator[bytes]:
+    """In-memory bytes in blocks of `piece` (copies of one block at a time)."""
+    view = memoryview(data)
+    for k in range(0, len(view), piece):
+        yield bytes(view[k:k + piece])
+
+
+def _cut(buf: bytes) -> int:
+    """Where to cut `buf` so that the head ends at a line break and a CR LF pair is never split: after the last LF
+    or CR that is not the final byte (a final CR may be half of a CR LF); 0 when there is none."""
+    body = buf[:-1] if buf.endswith(b"\r") else buf
+    return max(body.rfind(b"\n"), body.rfind(b"\r")) + 1
+
+
+def _utf8_boundary(buf: bytes, at: int) -> int:
+    """`at` moved back (at most 3 bytes) so that it does not split a UTF-8 sequence."""
+    k = at
+    while k > 0 and at - k < 3 and 0x80 <= buf[k] < 0xC0:
+        k -= 1
+    return k if k > 0 else at
+
+
+def text_chunks(blocks: Iterable[bytes], source: str | Path, warnings: list[ReadWarning]) -> Iterator[str]:
+    """decode_text's rules (invalid UTF-8 replaced and reported once, with the first bad spot's line and the number
+    of bad spots; CR LF and lone CR become LF; NULs dropped) applied to a stream of byte blocks: yields text chunks
+    that each end at a line break (but the last), so that `chunk.splitlines()` over the chunks gives the lines of
+    the whole text."""
+    carry = b""
+    lines_before = 0
+    bad = 0
+    first_bad: int | None = None
+
+    def decode(raw: bytes) -> str:
+        nonlocal bad, first_bad, lines_before
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            if first_bad is None:
+                head = raw[:e.start].replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+                first_bad = lines_before + head.count(b"\n") + 1
+            text = raw.decode("utf-8", "replace")
+            bad += text.count("\ufffd") - raw.count("\ufffd".encode())
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if "\x00" in text:
+            text = text.replace("\x00", "")
+        lines_before += text.count("\n")
+        return text
+
+    for block in blocks:
+        buf = carry + block if carry else block
+        cut = _cut(buf)
+        if cut == 0 and len(buf) > MAX_CARRY:
+            cut = _utf8_boundary(buf, len(buf) - 1)
+        carry = buf[cut:]
+        if cut:
+            yield decode(buf[:cut])
+        del buf
+    if carry:
+        yield decode(carry)
+    if bad:
+        warnings.append(ReadWarning(str(source), f"invalid UTF-8 (mixed encoding?): {bad} undecodable spot(s) "
+                                    "replaced, the first here", line=first_bad))
