@@ -65,12 +65,22 @@ def _data_start(buf: memoryview, info: zipfile.ZipInfo) -> int | None:
         n = int(struct.unpack("<H", buf[cand + 26:cand + 28])[0])
         return bytes(buf[cand + 30:cand + 30 + n]) == raw_name
 
-    for delta in range(HEADER_SEARCH):
-        for cand in ((off,) if delta == 0 else (off - delta, off + delta)):
-            if name_at(cand):
-                n, m = struct.unpack("<HH", buf[cand + 26:cand + 30])
-                return int(cand + 30 + n + m)
-    return None
+    if name_at(off):
+        cand = off
+    else:   # the signatures within HEADER_SEARCH bytes (found by bytes.find, not byte by byte), nearest first
+        lo = max(off - HEADER_SEARCH + 1, 0)
+        region = bytes(buf[lo:off + HEADER_SEARCH + 3])
+        found = []
+        at = region.find(_LOCAL_SIG)
+        while at >= 0:
+            found.append(lo + at)
+            at = region.find(_LOCAL_SIG, at + 1)
+        found.sort(key=lambda c: (abs(c - off), c))
+        cand = next((c for c in found if name_at(c)), -1)
+        if cand < 0:
+            return None
+    n, m = struct.unpack("<HH", buf[cand + 26:cand + 30])
+    return int(cand + 30 + n + m)
 
 
 def read_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: str | Path, warnings: list[ReadWarning],
