@@ -1,7 +1,8 @@
 """Scale (issue 18): report plots for tens of thousands of frames, and peak memory against input size for gfxinfo,
 thread dumps and bugreports. Inputs are grown from corpus files in /tmp (never kept).
 
-    python benchmarks/bench_scale.py [--gfx-mb 8] [--big-mb 200] [--skip-memory]
+    python benchmarks/bench_scale.py [--gfx-mb 8] [--big-mb 200] [--skip-memory] [--skip-report]
+                                     [--what gfxinfo,dump,bugreport] [--tmp DIR]
 
 Prints, per case, seconds and the ratio against a baseline measured in the same run:
 - report: `write_outputs` (plots, HTML, JSON) on the frames of a gfxinfo with ~29k frames (8 MB), against the
@@ -113,18 +114,27 @@ def bench_report(corpus: Path, gfx_mb: float, tmp: Path) -> None:
           f"{html / 1e6:.1f} MB  [before issue 18: 66 s = 10x]")
 
 
-def bench_memory(corpus: Path, big_mb: float, tmp: Path) -> None:
+def bench_memory(corpus: Path, big_mb: float, tmp: Path, what: list[str]) -> None:
     size = int(big_mb * 1e6)
-    gfx = tmp / "big_gfxinfo.txt"
-    gfx.write_bytes(grow_gfxinfo((corpus / GFXINFO).read_bytes(), size))
-    dump = tmp / "big_traces.txt"
-    dump.write_bytes(grow_text((corpus / DUMP).read_bytes(), size))
-    br = tmp / "big_bugreport.zip"
-    with zipfile.ZipFile(br, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
-        z.writestr("bugreport-scale.txt", b"== dumpstate\n------ VM TRACES JUST NOW (/data/anr/traces.txt) ------\n"
-                   + dump.read_bytes())
-    for kind, path, text_size in (("gfxinfo", gfx, gfx.stat().st_size), ("dump", dump, dump.stat().st_size),
-                                  ("bugreport", br, dump.stat().st_size)):
+    cases = []
+    if "gfxinfo" in what:
+        gfx = tmp / "big_gfxinfo.txt"
+        gfx.write_bytes(grow_gfxinfo((corpus / GFXINFO).read_bytes(), size))
+        cases.append(("gfxinfo", gfx, gfx.stat().st_size))
+    if "dump" in what or "bugreport" in what:
+        dump = tmp / "big_traces.txt"
+        dump.write_bytes(grow_text((corpus / DUMP).read_bytes(), size))
+        if "dump" in what:
+            cases.append(("dump", dump, dump.stat().st_size))
+        if "bugreport" in what:
+            br = tmp / "big_bugreport.zip"
+            with zipfile.ZipFile(br, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+                z.writestr("bugreport-scale.txt", b"== dumpstate\n------ VM TRACES JUST NOW (/data/anr/traces.txt) "
+                           b"------\n" + dump.read_bytes())
+            cases.append(("bugreport", br, dump.stat().st_size))
+            if "dump" not in what:
+                dump.unlink()
+    for kind, path, text_size in cases:
         b_extra, b_secs, _ = peak("baseline", path)
         extra, secs, n = peak(kind, path)
         verdict = "meets" if extra <= 3 * text_size else "MISSES"
@@ -140,15 +150,17 @@ def main() -> int:
     ap.add_argument("--big-mb", type=float, default=200)
     ap.add_argument("--skip-memory", action="store_true")
     ap.add_argument("--skip-report", action="store_true")
+    ap.add_argument("--what", default="gfxinfo,dump,bugreport", help="memory cases, comma-separated")
+    ap.add_argument("--tmp", default=None, help="folder for the grown inputs (default: the system temp folder)")
     args = ap.parse_args()
     corpus = corpus_root()
     if corpus is None:
         raise SystemExit("the corpus is needed (../shared/corpus or $DROIDLAG_CORPUS)")
-    with tempfile.TemporaryDirectory(prefix="droidlag-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="droidlag-bench-", dir=args.tmp) as tmp:
         if not args.skip_report:
             bench_report(corpus, args.gfx_mb, Path(tmp))
         if not args.skip_memory:
-            bench_memory(corpus, args.big_mb, Path(tmp))
+            bench_memory(corpus, args.big_mb, Path(tmp), args.what.split(","))
     return 0
 
 

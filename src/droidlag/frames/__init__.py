@@ -17,15 +17,12 @@ def frames_from_file(path: str | Path, config: FramesConfig | None = None) -> Fr
     """Read a trace or `dumpsys gfxinfo` text (chosen by content) and analyze its frames. InputError for files
     that are neither."""
     from droidlag.io import read_trace
-    from droidlag.io.detect import GFXINFO, load, sniff_path
+    from droidlag.io.detect import GFXINFO, sniff_path
 
     if sniff_path(path) == GFXINFO:   # traces are read once, by read_trace (streamed where it can)
-        kind, data, warnings = load(path)
-        from droidlag.io.gfxinfo import read_gfxinfo
-        dump = read_gfxinfo(data, str(path))
-        del data   # the analysis needs the dump only (memory at scale)
-        dump.warnings[:0] = warnings
-        return analyze_gfxinfo(dump, config)
+        from droidlag.io.gfxinfo import read_gfxinfo_file
+        # streamed (never the file's text whole), and the dump's tables handed over to the analysis
+        return analyze_gfxinfo(read_gfxinfo_file(path), config, release_tables=True)
     return analyze_frames(read_trace(path), config)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+import numpy as np
 import polars as pl
 
 from droidlag.frames.block_io import block_baseline
@@ -267,12 +268,19 @@ def _compositor_summary(comp, late_sf: dict, base_by_pid: dict) -> dict:
 
 
 # ---- gfxinfo -------------------------------------------------------------------------------------------------
-def analyze_gfxinfo(dump: GfxinfoDump, config: FramesConfig | None = None) -> FramesReport:
+def analyze_gfxinfo(dump: GfxinfoDump, config: FramesConfig | None = None, *,
+                    release_tables: bool = False) -> FramesReport:
     """Naive SR/FF from framestats (IntendedVsync -> FrameCompleted), buffer-aware where the rows carry
-    FrameDeadline (Android 12+), else "not possible". Rows with non-zero Flags are not counted (as Android)."""
+    FrameDeadline (Android 12+), else "not possible". Rows with non-zero Flags are not counted (as Android).
+    `release_tables`: the caller hands the dump over, and its per-window framestats tables are emptied once
+    combined (memory at scale: the rows are not held twice)."""
     config = config or FramesConfig()
     notes: list[str] = []
     fs = dump.framestats()
+    if release_tables:
+        for p in dump.processes:
+            for w in p.windows:
+                w.framestats = pl.DataFrame()
     if config.app and fs.height:
         fs = fs.filter(pl.col("process").str.contains(config.app, literal=True))
     need = {"Flags", "IntendedVsync", "FrameCompleted"}
@@ -293,6 +301,7 @@ def analyze_gfxinfo(dump: GfxinfoDump, config: FramesConfig | None = None) -> Fr
     f = fs.filter(pl.col("Flags") == 0).with_columns(pl.col("IntendedVsync").alias("start_ns"),
                                                       (pl.col("FrameCompleted") - pl.col("IntendedVsync"))
                                                       .alias("dur_ns"))
+    del fs   # f holds the rows it keeps
     bad_rows = f.filter((pl.col("FrameCompleted") <= 0) | (pl.col("dur_ns") < 0)).height
     if bad_rows:
         notes.append(f"{bad_rows} row(s) without a completion time skipped")
@@ -364,23 +373,31 @@ def _gfx_causes(f: pl.DataFrame) -> pl.DataFrame:
     """gfxinfo has no system events: the cause of a long frame is the stage that took the most time, compared
     with that stage's mean over normal frames."""
     stages = [s for s in list(_GFX_STAGES) + ["dequeue_buffer", "queue_buffer"] if s in f.columns]
-    bad = f.filter(pl.col("naive_verdict") != OK)
-    normal = f.filter(pl.col("naive_verdict") == OK)
-    rows = []
+    cols = f.select("frame_id", "naive_verdict", "dur_ns", *stages)   # filters copy only what is used
+    bad = cols.filter(pl.col("naive_verdict") != OK)
+    normal = cols.filter(pl.col("naive_verdict") == OK)
     # each stage's mean share over normal frames, once (per slow frame it made the analysis quadratic)
     normal_mean = normal.select([(pl.col(st).fill_null(0) / pl.col("dur_ns")).mean().alias(st) for st in stages]) \
         .row(0, named=True) if normal.height and stages else {}
-    for r in bad.iter_rows(named=True):
-        shares = {s: (r[s] or 0) / r["dur_ns"] for s in stages if r["dur_ns"]}
-        if not shares:
-            continue
-        top = max(shares, key=shares.get)
-        nb = normal_mean.get(top)
-        base = round(float(nb), 4) if nb is not None else None
-        rows.append((r["frame_id"], 1, f"stage:{top}", round(shares[top], 4), base,
-                     json.dumps({"stage_ms": round((r[top] or 0) / 1e6, 3), "frame_ms": round(r["dur_ns"] / 1e6, 3),
-                                 "note": "gfxinfo has no sched/binder/I/O data; system causes not possible"})))
-    return pl.DataFrame(rows, schema=CAUSE_SCHEMA, orient="row")
+    bad = bad.filter(pl.col("dur_ns") != 0) if stages else bad.clear()
+    if not bad.height:
+        return pl.DataFrame(schema=CAUSE_SCHEMA)
+    # the top stage of each slow frame from arrays, not a dict per row (memory at scale: 110k slow frames of a
+    # 200 MB gfxinfo took 240 MB of Python objects); argmax keeps the first of equal shares, as max() did
+    dur = bad["dur_ns"].to_numpy()
+    vals = np.column_stack([bad[st].fill_null(0).to_numpy() for st in stages])
+    shares = vals / dur[:, None]
+    top = shares.argmax(axis=1)
+    at = np.arange(len(top))
+    names = [f"stage:{st}" for st in stages]
+    base = [round(float(normal_mean[st]), 4) if normal_mean.get(st) is not None else None for st in stages]
+    note = "gfxinfo has no sched/binder/I/O data; system causes not possible"
+    tops = top.tolist()
+    return pl.DataFrame({
+        "frame_id": bad["frame_id"], "rank": [1] * len(tops), "name": [names[k] for k in tops],
+        "share": [round(x, 4) for x in shares[at, top].tolist()], "normal_share": [base[k] for k in tops],
+        "evidence": [json.dumps({"stage_ms": round(v / 1e6, 3), "frame_ms": round(d / 1e6, 3), "note": note})
+                     for v, d in zip(vals[at, top].tolist(), dur.tolist())]}, schema=CAUSE_SCHEMA)
 
 
 def _gfx_summaries(dump: GfxinfoDump, config: FramesConfig | None = None) -> list[dict]:

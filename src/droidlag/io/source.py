@@ -81,19 +81,43 @@ class _Inflate:
         got.append(chunk)
 
     def _replay(self, d: zlib._Decompress, piece: bytes, pos: int, got: list[bytes], error: str) -> bool:
-        """The failed piece byte by byte from the state before it; sets end/ended/error. True when the stream
-        ended cleanly inside the piece."""
-        for k in range(len(piece)):
+        """The failed piece again from the state before it, in parts halved on each failure down to one byte, to
+        keep all that inflates before the damage; sets end/ended/error. True when the stream ended cleanly inside
+        the piece. (Halving, not byte by byte: a damaged 64 KiB piece took 64k calls.)"""
+        start, n = 0, len(piece)
+        size = max(1, n // 2)
+        while start < n:
+            part = piece[start:start + size]
+            trial = d.copy()
+            out: list[bytes] = []
+            produced = self.produced
             try:
-                self._keep(d.decompress(piece[k:k + 1]), pos, got)
+                self._feed(trial, part, pos + start, out)
             except zlib.error:
-                self.end, self.error = pos + k, error
-                return False
+                current().used_bytes -= self.produced - produced
+                self.produced = produced
+                if size == 1:
+                    self.end, self.error = pos + start, error
+                    return False
+                size = max(1, size // 2)
+                continue
+            got.extend(out)
+            d = trial
             if d.eof:
-                self.end, self.ended = pos + k + 1 - len(d.unused_data), True
+                self.end, self.ended = pos + start + len(part) - len(d.unused_data), True
                 return True
-        self.end, self.error = pos + len(piece), error
+            start += len(part)
+        self.end, self.error = pos + n, error
         return False
+
+    def _feed(self, d: zlib._Decompress, buf: bytes, pos: int, got: list[bytes]) -> None:
+        """Inflate `buf` into `got`, OUT_PIECE at a time, each piece counted (zlib.error on damage)."""
+        while True:
+            chunk = d.decompress(buf, OUT_PIECE)
+            self._keep(chunk, pos, got)
+            buf = d.unconsumed_tail
+            if d.eof or (not buf and len(chunk) < OUT_PIECE):
+                return
 
     def __iter__(self) -> Iterator[bytes]:
         data, n = self.data, len(self.data)
@@ -104,13 +128,7 @@ class _Inflate:
             saved, produced_mark = d.copy(), self.produced
             got: list[bytes] = []
             try:
-                buf = piece
-                while True:
-                    chunk = d.decompress(buf, OUT_PIECE)
-                    self._keep(chunk, pos, got)
-                    buf = d.unconsumed_tail
-                    if d.eof or (not buf and len(chunk) < OUT_PIECE):
-                        break
+                self._feed(d, piece, pos, got)
             except zlib.error as e:   # undo what this piece gave, then replay it from the state before it
                 current().used_bytes -= self.produced - produced_mark
                 self.produced = produced_mark
