@@ -336,10 +336,18 @@ def analyze_gfxinfo(dump: GfxinfoDump, config: FramesConfig | None = None, *,
     causes = _gfx_causes(f)
     summary = summarize(f, causes, _buffer_signal(f), period,
                         {"gfxinfo_summaries": _gfx_summaries(dump, config), "flagged_rows_excluded": flagged,
-                         "apps": f.group_by("pid", "process", "window").agg(
-                             pl.len().alias("frames"), (pl.col("naive_verdict") != OK).sum().alias("sr_ff_naive"))
-                         .sort(["frames", "pid", "window"], descending=[True, False, False]).to_dicts()})
+                         "apps": _gfx_apps(f)})
     return FramesReport("gfxinfo", dump.path, f, causes, summary, notes, [str(w) for w in dump.warnings])
+
+
+def _gfx_apps(f: pl.DataFrame) -> list[dict]:
+    """Frames and naive SR/FF per (pid, process, window). The names are grouped as categories: grouping the
+    strings of every row took 220 MB for the 824k frames of a 200 MB gfxinfo, categories take 9 MB."""
+    return (f.lazy().select("pid", pl.col("process", "window").cast(pl.Categorical),
+                            (pl.col("naive_verdict") != OK).alias("bad"))
+            .group_by("pid", "process", "window").agg(pl.len().alias("frames"), pl.col("bad").sum().alias("sr_ff_naive"))
+            .with_columns(pl.col("process", "window").cast(pl.Utf8))
+            .sort(["frames", "pid", "window"], descending=[True, False, False]).collect().to_dicts())
 
 
 # framestats column pairs -> stage (ns): Android's own breakdown of a frame.
