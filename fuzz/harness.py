@@ -164,7 +164,8 @@ def _tar(files: dict[str, bytes], mode: str) -> bytes:
             info = tarfile.TarInfo(name)
             info.size = len(raw)
             t.addfile(info, io.BytesIO(raw))
-    return b.getvalue()
+    raw = b.getvalue().rstrip(b"\0")   # no 10 KiB record padding: the two zero blocks that end a tar are enough
+    return raw + b"\0" * (-len(raw) % 512 + 1024)
 
 
 def _windows(raw: bytes, marks: tuple[bytes, ...], size: int) -> list[bytes]:
@@ -205,7 +206,7 @@ def seeds(reader: str, max_len: int = SEED_LEN) -> list[bytes]:
         "bugreport": [_zip({"bugreport-x.txt": a, "FS/data/anr/anr_1": b}) for a, b in zip(anr, anr[1:])],
         "gc_log": win("gc_log", g("gc/*.txt")[:5]),
         "archive": [_zip({"a.txt": anr[0], "b/c.txt": anr[1]}), _tar({"a.txt": anr[0]}, "w"),
-                    _tar({"a.txt": anr[1], "d/e.txt": anr[2]}, "w:gz"), _zip({"in.zip": _zip({"x.txt": anr[3]})})],
+                    gzip.compress(_tar({"a.txt": anr[1], "d/e.txt": anr[2]}, "w"), mtime=0), _zip({"in.zip": _zip({"x.txt": anr[3]})})],
         "gzip": [gzip.compress(a, mtime=0) for a in anr[:3]] + [gzip.compress(anr[0], mtime=0)
                                                                + gzip.compress(anr[1], mtime=0) + b"\0\0",
                                                        __import__("zlib").compress(anr[2])],
