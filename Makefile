@@ -39,12 +39,16 @@ bench: venv
 bench-gc-lbo: venv
 	$(BIN)/python benchmarks/bench_gc_lbo.py
 
-# Coverage-guided fuzzing of every reader (atheris/libFuzzer), seeded from the corpus: FUZZ_SECONDS per reader, a
-# table of executions and findings at the end; inputs that crash land in fuzz/crashes/READER/ (not committed).
-FUZZ_SECONDS ?= 600
+# Coverage-guided fuzzing of every reader (atheris/libFuzzer), seeded from the corpus: each reader until FUZZ_RUNS
+# executions or FUZZ_SECONDS, at nice FUZZ_NICE (the machine may be shared); a table of executions, executions per
+# second (wall and CPU) and findings per reader. Inputs that crash land in fuzz/crashes/READER/ (not committed).
+FUZZ_SECONDS ?= 1800
+FUZZ_RUNS ?= 1000000
+FUZZ_NICE ?= 19
+FUZZ_READERS ?= all
 fuzz: venv
 	$(BIN)/python -m pip install -q -e '.[fuzz]'
-	$(BIN)/python fuzz/harness.py all --seconds $(FUZZ_SECONDS)
+	nice -n $(FUZZ_NICE) $(BIN)/python fuzz/harness.py $(FUZZ_READERS) --runs $(FUZZ_RUNS) --seconds $(FUZZ_SECONDS)
 
 # Report plots and memory at scale: gfxinfo, thread dumps and bugreports grown from corpus files (issue 18).
 bench-scale: venv

@@ -355,12 +355,15 @@ def run_all(seconds: float | None, runs: int | None, engine: str, readers: list[
     """Each reader in its own process, for `runs` executions or `seconds` (whichever comes first); a table of
     executions, executions per second and findings per reader."""
     rows = []
-    print(f"{'reader':16s} {'executions':>12s} {'seconds':>8s} {'exec/s':>8s}  result", flush=True)
+    import resource
+    print(f"{'reader':16s} {'executions':>12s} {'seconds':>8s} {'exec/s':>8s} {'cpu s':>8s} {'exec/cpu s':>10s}  result",
+          flush=True)
     for reader in readers or list(TARGETS):
         cmd = [sys.executable, __file__, reader, "--engine", engine]
         cmd += ["--seconds", str(seconds)] if seconds else []
         cmd += ["--runs", str(runs)] if runs else []
         t0 = time.monotonic()
+        c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         seed_dir = tempfile.mkdtemp(prefix=f"droidlag-fuzz-{reader}-")
         scratch = tempfile.mkdtemp(prefix="droidlag-fuzz-scratch-")
         env = dict(os.environ, DROIDLAG_FUZZ_SEED_DIR=seed_dir, DROIDLAG_FUZZ_SCRATCH=scratch, POLARS_MAX_THREADS="1")
@@ -373,10 +376,13 @@ def run_all(seconds: float | None, runs: int | None, engine: str, readers: list[
         m = re.search(r"stat::number_of_executed_units:\s*(\d+)", text) or re.search(r"executions=(\d+)", text)
         execs = int(m.group(1)) if m else 0
         secs = time.monotonic() - t0
+        c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime   # the machine may be shared: CPU time too
         found = re.findall(r"(?:CRASH|Uncaught Python exception|ERROR: libFuzzer|==\d+== ERROR)[^\n]*", text)
         result = "no crash" if r.returncode == 0 else f"exit {r.returncode}: " + ("; ".join(found[:2]) or text[-300:])
         rows.append((reader, execs, secs, r.returncode))
-        print(f"{reader:16s} {execs:>12,d} {secs:>8.0f} {execs / max(secs, 1e-9):>8.0f}  {result}", flush=True)
+        print(f"{reader:16s} {execs:>12,d} {secs:>8.0f} {execs / max(secs, 1e-9):>8.0f} {cpu:>8.0f} "
+              f"{execs / max(cpu, 1e-9):>10.0f}  {result}", flush=True)
     total = sum(r[1] for r in rows)
     bad = [r[0] for r in rows if r[3] != 0]
     short = [r[0] for r in rows if runs and r[1] < runs]
