@@ -22,7 +22,8 @@ from droidlag.errors import InputError, ReadWarning
 from droidlag.io.budget import current
 from droidlag.io.source import GZIP_MAGIC, _Inflate, _stream_warnings, gunzip
 
-MAX_ENTRY_BYTES = 512 * 1024**2
+# One entry (bugreport text is streamed, never held whole: the cap is the run's per-stream one).
+MAX_ENTRY_BYTES = 1024**3
 MAX_TOTAL_BYTES = 1024**3
 MAX_RATIO = 200
 MAX_ENTRIES = 10000
