@@ -136,3 +136,35 @@ def test_pasted_report_writer_with_an_empty_implied_block_does_not_crash():
     w.implied_at = len(w.out)          # nothing written after the implied header's place
     w._demote_cut_block()
     assert w.out == [] and w.paste.implied_main and not w.paste.notes
+
+
+def test_framestats_row_that_is_a_lone_quote(corpus):
+    """polars panicked (PanicException, not an error: 'slice index starts at 1 but ends at 0') on a `"` row of a
+    one-column framestats block. Numbers are never quoted: the row is damage, skipped and counted."""
+    from droidlag.io.gfxinfo import read_gfxinfo
+    text = corpus_file(corpus, "gfxinfo/sailfish_android10_dumpsys_gfxinfo.txt").read_text()
+    start = text.index("---PROFILEDATA---\n") + len("---PROFILEDATA---\n")
+    end = text.index("---PROFILEDATA---", start)
+    block = text[start:end].strip("\n").split("\n")
+    first = [ln.split(",")[0] for ln in block]          # the header and rows cut to their first column (Flags)
+    rows = first[1:]
+    damaged = first + ['"']   # last: a quote opened at the end of the CSV is what panicked
+    dump = read_gfxinfo(text[:start] + "\n".join(damaged) + "\n" + text[end:])
+    table = dump.processes[0].windows[0].framestats
+    assert table.columns[0] == "Flags" and table["Flags"].to_list()[:len(rows)] == [int(r) for r in rows]
+    assert any("1 framestats row(s)" in w.message for w in dump.warnings)
+
+
+def test_legacy_systrace_string_with_a_lone_surrogate_escape(tmp_path, corpus):
+    """UnicodeEncodeError in the native ftrace parser: the legacy report's JS string said `\\udfff` (half of a
+    UTF-16 pair). A lone half becomes U+FFFD; a whole pair is the character it encodes."""
+    import gzip
+    raw = gzip.decompress(corpus_file(corpus, "traces/systrace_legacy_2017_2cpu_blockio_writeback_sf.dataonly."
+                                               "html.gz").read_bytes())
+    i = raw.index(b"tracing_mark_write: B|2067|query")
+    j = i + len(b"tracing_mark_write: B|2067|query")
+    f = tmp_path / "legacy.html"
+    f.write_bytes(raw[:j] + b"\\udfff\\ud83d\\ude00" + raw[j:])
+    trace = read_trace(f)
+    names = set(trace.slices["name"].to_list())
+    assert "query\ufffd\U0001f600" in names

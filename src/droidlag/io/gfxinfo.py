@@ -139,9 +139,9 @@ def _rows_bulk(rows: list[str], header: list[str]) -> pl.DataFrame | None:
     if any(r.rstrip(",").count(",") != commas for r in rows):
         return None
     body = "\n".join(r.rstrip(",") for r in rows).encode()
-    try:
-        return pl.read_csv(body, has_header=False, new_columns=header, schema=schema)
-    except (pl.exceptions.PolarsError, ValueError):
+    try:   # numbers are never quoted: a `"` is damage, not CSV quoting (a lone one made polars panic: fuzz find)
+        return pl.read_csv(body, has_header=False, new_columns=header, schema=schema, quote_char=None)
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, ValueError):
         return None
 
 

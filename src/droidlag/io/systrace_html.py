@@ -265,6 +265,9 @@ def _looks_js_escaped(text: str) -> bool:
     return False
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def unescape_js(s: str) -> str:
     """Undo JS string escaping. `\\n` + line continuation becomes one newline, so line numbers still match the
     file's lines."""
@@ -273,7 +276,10 @@ def unescape_js(s: str) -> str:
         s = s[:-1]
     if "\\" not in s:
         return s
-    return _JS_ESCAPE.sub(_js_char, s)
+    s = _JS_ESCAPE.sub(_js_char, s)
+    if _SURROGATE.search(s):   # `\uXXXX` surrogate pairs joined; a lone half becomes U+FFFD (a fuzz find)
+        s = s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return s
 
 
 def _js_char(m: re.Match) -> str:
