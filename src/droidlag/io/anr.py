@@ -277,11 +277,10 @@ class _DumpReader:
         self.first_unknown: int | None = None
 
     def stack_detail(self, s: str, line_no: int) -> None:
-        """An indented line of the open thread that is not a frame: attributes, a lock line, a note, or unknown."""
+        """An indented line of the open thread that is neither a frame nor attributes: a lock line, a note, or
+        unknown."""
         c2 = s[:1]
-        if c2 == "|":
-            self.attrs.append(s)  # parsed by the model on first use of the fields it sets
-        elif c2 == "-" and s.startswith("- "):
+        if c2 == "-" and s.startswith("- "):
             self._lock(s, line_no)
         elif c2 == "(" or c2 == "" or s.startswith("NOTE:"):
             pass
@@ -420,9 +419,9 @@ def parse_dump(text: str, source: str, line_offset: int = 0, unit: DumpUnit | No
     unit.nbytes += len(text)
     r = _DumpReader(unit, _Warn(source, unit.warnings))
     h = unit.header
-    thread, frames = r.thread, r.frames
-    # The hot loop: stack lines are most of a dump, so a frame line costs one lstrip, one tuple startswith and one
-    # append here; every other line goes to the reader's methods, after which the open thread is re-read.
+    thread, frames, attrs = r.thread, r.frames, r.attrs
+    # The hot loop: stack lines are most of a dump, so a frame or attribute line costs one lstrip, one startswith
+    # and one append here; every other line goes to the reader's methods, after which the open thread is re-read.
     for i, line in enumerate(lines_of(text), start=line_offset + 1):
         if not line:
             continue
@@ -434,11 +433,13 @@ def parse_dump(text: str, source: str, line_offset: int = 0, unit: DumpUnit | No
             s = line.lstrip()
             if s.startswith(_FRAME_PREFIXES):
                 frames.append(s)
+            elif s[:1] == "|":
+                attrs.append(s)  # parsed by the model on first use of the fields it sets
             else:
                 r.stack_detail(s, i)
             continue
         r.line(line, i)
-        thread, frames = r.thread, r.frames
+        thread, frames, attrs = r.thread, r.frames, r.attrs
     r.finish()
     return unit
 
