@@ -4,8 +4,9 @@ text. Salvages every complete thread of a damaged file and records warnings with
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from droidlag.errors import InputError, ReadWarning
 from droidlag.io.anr_paste import Paste, canonicalize, needs_canonicalizing
@@ -44,12 +45,20 @@ THREAD_STATES_LOCK = frozenset({"waiting to lock"})
 def decode(data: bytes, source: str, warnings: list[ReadWarning]) -> str:
     """Bytes to text with one line convention: invalid UTF-8 is replaced (and reported with its line), CR LF and
     lone CR become LF, NUL bytes are dropped."""
+    return _decode(data, source, warnings, 0)
+
+
+def _decode(data: bytes, source: str, warnings: list[ReadWarning], lines_before: int) -> str:
+    """decode() of bytes that start a line; the invalid-UTF-8 warning (one per file) counts lines from
+    lines_before + 1."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
+        line = lines_before + data.count(b"\n", 0, e.start) + 1
         text = data.decode("utf-8", "replace")
-        warnings.append(ReadWarning(source, "invalid UTF-8 (mixed encoding?); undecodable bytes replaced", line=line))
+        if not any(w.message.startswith("invalid UTF-8") for w in warnings):
+            warnings.append(ReadWarning(source, "invalid UTF-8 (mixed encoding?); undecodable bytes replaced",
+                                        line=line))
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\x00" in text:
@@ -417,12 +426,18 @@ def parse_dump(text: str, source: str, line_offset: int = 0, unit: DumpUnit | No
     `line_offset` + 1. Never raises on bad content: incomplete threads and blocks are kept and reported."""
     unit = unit or DumpUnit(source=source)
     unit.nbytes += len(text)
-    r = _DumpReader(unit, _Warn(source, unit.warnings))
+    return parse_lines(lines_of(text), unit, line_offset)
+
+
+def parse_lines(lines: Iterable[str], unit: DumpUnit, line_offset: int = 0) -> DumpUnit:
+    """parse_dump over the dump's lines (without their newlines) as they come: a file can be read a block at a
+    time, so that its whole text is never held beside the model."""
+    r = _DumpReader(unit, _Warn(unit.source, unit.warnings))
     h = unit.header
     thread, frames, attrs = r.thread, r.frames, r.attrs
     # The hot loop: stack lines are most of a dump, so a frame or attribute line costs one lstrip, one startswith
     # and one append here; every other line goes to the reader's methods, after which the open thread is re-read.
-    for i, line in enumerate(lines_of(text), start=line_offset + 1):
+    for i, line in enumerate(lines, start=line_offset + 1):
         if not line:
             continue
         c = line[0]
@@ -490,20 +505,19 @@ def parse_process_wchan(text: str) -> dict[int, tuple[str | None, str]]:
     return out
 
 
-def split_sections(text: str) -> list[tuple[str, int, str]]:
-    """Bugreport-style `------ TITLE ------` sections as (title, first line number, body); the text before the first
-    title is returned with title ''."""
-    out = []
+def split_sections(text: str) -> Iterator[tuple[str, int, str]]:
+    """Bugreport-style `------ TITLE ------` sections as (title, first line number, body), one at a time (a body is
+    a copy of its part of the text: all of them at once would hold the text twice); the text before the first title
+    comes with title ''."""
     prev_title, prev_start, prev_line = "", 0, 0
     line_no = 0
     pos = 0
     for m in _SECTION.finditer(text):
         line_no += text.count("\n", pos, m.start())
         pos = m.start()
-        out.append((prev_title, prev_line, text[prev_start:m.start()]))
+        yield prev_title, prev_line, text[prev_start:m.start()]
         prev_title, prev_start, prev_line = m.group(1), m.end(), line_no
-    out.append((prev_title, prev_line, text[prev_start:]))
-    return out
+    yield prev_title, prev_line, text[prev_start:]
 
 
 def parse_text(text: str, source: str) -> list[DumpUnit]:
@@ -546,6 +560,9 @@ def read_anr(path: str | Path, data: bytes | None = None) -> list[DumpUnit]:
 
     source = str(path)
     if data is None:
+        units = _read_runtime_dump(Path(path))
+        if units is not None:
+            return units
         data = read_bytes(path)
     warnings: list[ReadWarning] = []
     if data[:2] == GZIP_MAGIC:
@@ -565,6 +582,60 @@ def read_anr(path: str | Path, data: bytes | None = None) -> list[DumpUnit]:
     if pasted is not None:
         units[0].pasted = True
     return units
+
+
+# Bytes read at a time by the streaming path (then up to the end of the line).
+STREAM_BLOCK = 4 << 20
+
+
+class _NotRuntimeDump(Exception):
+    """The streamed file turned out to hold bugreport sections: it is read whole after all."""
+
+
+def _read_runtime_dump(path: Path) -> list[DumpUnit] | None:
+    """A plain runtime dump (uncompressed, opening with `----- pid`) read a block at a time, so that its text is
+    never held whole beside the model (a 200 MB traces.txt). None when the file is anything else (or holds a
+    bugreport section line after all): the caller reads it whole. Same units and warnings as the whole-text path:
+    blocks end at a newline, so decoding, newline conversion and line numbers are the same."""
+    from droidlag.io.source import GZIP_MAGIC, MAX_INPUT_BYTES
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_INPUT_BYTES:
+            return None
+        fh = open(path, "rb")
+    except OSError:
+        return None
+    with fh:
+        first = fh.read(STREAM_BLOCK)
+        if first[:2] == GZIP_MAGIC or not first.lstrip().startswith(b"----- pid "):
+            return None
+        source = str(path)
+        unit = DumpUnit(source=source)
+        warnings: list[ReadWarning] = []
+        try:
+            parse_lines(_streamed_lines(fh, first, unit, warnings), unit)
+        except _NotRuntimeDump:
+            return None
+    if not (unit.processes or unit.wait_channels or not unit.header.is_empty()):
+        raise InputError(path, _nothing_read(None))
+    unit.warnings[:0] = warnings
+    return [unit]
+
+
+def _streamed_lines(fh: BinaryIO, block: bytes, unit: DumpUnit, warnings: list[ReadWarning]) -> Iterator[str]:
+    lines_before = 0
+    while block:
+        if not block.endswith(b"\n"):
+            block += fh.readline()
+        text = _decode(block, unit.source, warnings, lines_before)
+        if text.startswith("------ ") or "\n------ " in text:
+            raise _NotRuntimeDump
+        unit.nbytes += len(text)
+        lines = text.split("\n")
+        if text.endswith("\n"):
+            lines.pop()
+        yield from lines
+        lines_before += block.count(b"\n")
+        block = fh.read(STREAM_BLOCK)
 
 
 def _nothing_read(pasted: Paste | None) -> str:
