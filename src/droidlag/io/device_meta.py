@@ -13,7 +13,7 @@ _UPTIME = re.compile(r"^Uptime: up (\d+) weeks?, (\d+) days?, (\d+) hours?, (\d+
 _FP_PARTS = re.compile(r"^([^/]+)/([^/]+)/([^/:]+):([^/]+)/")
 
 
-def parse_fingerprint(fp: str) -> dict:
+def parse_fingerprint(fp: str) -> dict[str, str]:
     """{'brand', 'product', 'device', 'release'} of a build fingerprint; {} when it has another form."""
     m = _FP_PARTS.match(fp)
     if not m:
@@ -29,10 +29,10 @@ def _search_from(pattern: re.Pattern[str], text: str, literal: str) -> re.Match[
     return pattern.search(text, text.rfind("\n", 0, i) + 1)
 
 
-def device_meta(text: str) -> dict:
+def device_meta(text: str) -> dict[str, str | int | float]:
     """Facts found in the text: build_fingerprint, model, hardware, android_version, storage_total_kb,
     storage_used_kb, uptime_s. Keys are absent when the text does not say."""
-    out: dict = {}
+    out: dict[str, str | int | float] = {}
     # each pattern is tried only where its literal occurs: a multi-line regex search over megabytes of thread dump
     # costs more than the rest of a file's device facts
     props = {k: v for k, v in _PROP.findall(text)} if "[ro." in text else {}
