@@ -11,13 +11,18 @@ events, each once; its centroid weighs each event equally (an event's vectors in
 event's distance to the centroid is that of its nearest vector in the cluster."""
 from __future__ import annotations
 
+import re
 import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from droidlag.hangs.causes import FRAMEWORK
 from droidlag.hangs.features import UNKNOWN_KEY, Features
+from droidlag.hangs.normalize import is_unknown_name, unobfuscated_class, unobfuscated_method
 from droidlag.hangs.similarity import similarity
+from droidlag.hangs.waitfor import java_names
+from droidlag.models.dumps import ThreadDump
 
 _PRIME = (1 << 61) - 1
 
@@ -62,6 +67,82 @@ class UnionFind:
         ra, rb = self.find(a), self.find(b)
         if ra != rb:
             self.parent[max(ra, rb)] = min(ra, rb)
+
+
+# The methods of crash handling: java.lang.Thread.UncaughtExceptionHandler.uncaughtException and what handlers name
+# their own steps (`handleUncaughtException`, `onUncaughtException`, `dispatchUncaughtException`).
+_HANDLER_METHOD = re.compile(r"uncaughtexception", re.I)
+# A helper that only waits (a latch, a future, a task): what it waits for is named by its caller.
+_WAIT_HELPER = re.compile(r"^(?:await|wait)", re.I)
+_PREFS_WRITES = ("storage:sharedprefs_write", "storage:sharedprefs_commit")
+
+
+def mechanism_key(key: str | None, evidence: dict[str, object], blocked: ThreadDump | None) -> str | None:
+    """The cluster key of an event (ours): the cause rules' mechanism key, made comparable across reports.
+    - A thread hung inside an uncaught exception handler is a crash in progress: the key is the handler it runs
+      (`crash:<package of the innermost crash-handling frame>`: the crash reporter or the framework's handler), for
+      app and binder mechanisms (the crash reporter's wait, or ActivityManager's
+      handleApplicationCrash, is how the crash handling hangs).
+    - `binder:<peer>`: the slow peer service is the cause, not the method called on it.
+    - A SharedPreferences write on a thread other than the blocked one is an apply() flush the blocked thread waits
+      for (commit() writes on its caller's thread; others wait for a write only through QueuedWork).
+    - App keys: obfuscated names are unknown (`?`); an obfuscated lock class says nothing about which lock, so the
+      key falls back to the app frames that wait for it; a wait helper (`await*`, `wait*`) or an obfuscated frame
+      takes its caller too, which says what is waited for."""
+    if key == UNKNOWN_KEY:
+        return key
+    if key is None or key.startswith(("app:", "binder:")):
+        handler = crash_handler(blocked)
+        if handler:
+            return "crash:" + handler
+    if key is None:
+        return None
+    if key.startswith("binder:") and evidence.get("peer"):
+        return f"binder:{evidence['peer']}"
+    if key in _PREFS_WRITES and blocked is not None and evidence.get("thread") not in (None, blocked.name):
+        return "storage:sharedprefs_apply"
+    if key.startswith("app:lock:"):
+        cls = unobfuscated_class(key[len("app:lock:"):])
+        if not is_unknown_name(cls):
+            return "app:lock:" + cls
+        frames = app_frames(blocked)
+        return "app:lock:" + ("<-".join(frames[:2]) if frames else cls)
+    if key.startswith("app:wait:"):
+        return "app:wait:" + _site(key[len("app:wait:"):], blocked)
+    if key.startswith("app:") and "." in key:
+        return "app:" + _site(key[len("app:"):], blocked)
+    return key
+
+
+def crash_handler(t: ThreadDump | None) -> str | None:
+    """The package of the crash-handling code a thread runs in (its innermost frame whose method handles an uncaught
+    exception), or None when it handles no crash."""
+    if t is None:
+        return None
+    for sym, _ in java_names(t):
+        parts = sym.split(".")
+        if len(parts) > 2 and _HANDLER_METHOD.search(parts[-1]):
+            return unobfuscated_class(".".join(parts[:-1])).rsplit(".", 1)[0]
+    return None
+
+
+def app_frames(t: ThreadDump | None) -> list[str]:
+    """The thread's frames in app (or SDK) code, innermost first, with obfuscated names unknown."""
+    if t is None:
+        return []
+    return [unobfuscated_method(sym) for sym, _ in java_names(t) if "." in sym and not FRAMEWORK.match(sym)]
+
+
+def _site(site: str, blocked: ThreadDump | None) -> str:
+    """An app frame of a key, with its caller when it is a wait helper or obfuscated."""
+    name = unobfuscated_method(site)
+    if not (_WAIT_HELPER.match(name.rsplit(".", 1)[-1]) or is_unknown_name(name)):
+        return name
+    frames = app_frames(blocked)
+    if name in frames:
+        k = frames.index(name)
+        return "<-".join(frames[k:k + 2])
+    return name
 
 
 def _tokens(f: Features) -> list[str]:
