@@ -19,7 +19,7 @@ import numpy as np
 
 from droidlag.hangs.causes import FRAMEWORK
 from droidlag.hangs.features import UNKNOWN_KEY, Features
-from droidlag.hangs.normalize import is_unknown_name, unobfuscated_class, unobfuscated_method
+from droidlag.hangs.normalize import UNKNOWN_NAME, is_unknown_name, unobfuscated_class, unobfuscated_method
 from droidlag.hangs.similarity import similarity
 from droidlag.hangs.waitfor import java_names
 from droidlag.models.dumps import ThreadDump
@@ -77,7 +77,8 @@ _WAIT_HELPER = re.compile(r"^(?:await|wait)", re.I)
 _PREFS_WRITES = ("storage:sharedprefs_write", "storage:sharedprefs_commit")
 
 
-def mechanism_key(key: str | None, evidence: dict[str, object], blocked: ThreadDump | None) -> str | None:
+def mechanism_key(key: str | None, evidence: dict[str, object], blocked: ThreadDump | None,
+                  waits: bool = False) -> str | None:
     """The cluster key of an event (ours): the cause rules' mechanism key, made comparable across reports.
     - A thread hung inside an uncaught exception handler is a crash in progress: the key is the handler it runs
       (`crash:<package of the innermost crash-handling frame>`: the crash reporter or the framework's handler), for
@@ -88,7 +89,10 @@ def mechanism_key(key: str | None, evidence: dict[str, object], blocked: ThreadD
       for (commit() writes on its caller's thread; others wait for a write only through QueuedWork).
     - App keys: obfuscated names are unknown (`?`); an obfuscated lock class says nothing about which lock, so the
       key falls back to the app frames that wait for it; a wait helper (`await*`, `wait*`) or an obfuscated frame
-      takes its caller too, which says what is waited for."""
+      takes its caller too, which says what is waited for.
+    - A stack of bare method names (Bugsnag, Sentry: `addBreadcrumb`, `onStateChange (NativeBridge.kt:122)`) gets an
+      app key with the class unknown or taken from the file (`?.addBreadcrumb`); waits: the blocked thread waits for
+      another (the chain goes on). Keys with unknown names are matched to full ones in `cluster_features`."""
     if key == UNKNOWN_KEY:
         return key
     if key is None or key.startswith(("app:", "binder:")):
@@ -96,7 +100,8 @@ def mechanism_key(key: str | None, evidence: dict[str, object], blocked: ThreadD
         if handler:
             return "crash:" + handler
     if key is None:
-        return None
+        site = bare_site(blocked)
+        return None if site is None else ("app:wait:" if waits else "app:") + site
     if key.startswith("binder:") and evidence.get("peer"):
         return f"binder:{evidence['peer']}"
     if key in _PREFS_WRITES and blocked is not None and evidence.get("thread") not in (None, blocked.name):
@@ -124,6 +129,47 @@ def crash_handler(t: ThreadDump | None) -> str | None:
         if len(parts) > 2 and _HANDLER_METHOD.search(parts[-1]):
             return unobfuscated_class(".".join(parts[:-1])).rsplit(".", 1)[0]
     return None
+
+
+_NO_FILE = re.compile(r"^(?:Unknown Source|SourceFile|unavailable|lambda|Native [Mm]ethod|r8-map-id)", re.I)
+_SOURCE_FILE = re.compile(r"^([A-Z][\w$]*)\.(?:java|kt|scala|groovy)\b")
+
+
+def bare_site(t: ThreadDump | None) -> str | None:
+    """For a stack whose Java frames are all bare method names (no class): its top Java frame as `Class.method`, the
+    class taken from the source file name, or `?` when the frame names no file."""
+    if t is None:
+        return None
+    java = [f for f in t.frames if f.kind == "java"]
+    if not java or any("." in f.symbol for f in java):
+        return None
+    top = java[0]
+    m = None if _NO_FILE.match(top.location or "") else _SOURCE_FILE.match(top.location or "")
+    return f"{m.group(1) if m else UNKNOWN_NAME}.{top.symbol}"
+
+
+def key_matches(partial: str, full: str) -> bool:
+    """True when a key with unknown names (`?`) agrees with another key on every name both know: same kind, same
+    number of frames, each method equal or unknown, each class equal, unknown, or a shorter (simple) name that ends
+    the other."""
+    kp, _, sp = partial.rpartition(":")
+    kf, _, sf = full.rpartition(":")
+    if kp != kf or "." not in sp:
+        return False
+    fp, ff = sp.split("<-"), sf.split("<-")
+    return len(fp) == len(ff) and all(_frame_matches(a, b) for a, b in zip(fp, ff))
+
+
+def _frame_matches(a: str, b: str) -> bool:
+    ca, _, ma = a.rpartition(".")
+    cb, _, mb = b.rpartition(".")
+    if UNKNOWN_NAME not in (ma, mb) and ma != mb:
+        return False
+    pa, pb = ca.split("."), cb.split(".")
+    n = min(len(pa), len(pb))
+    if pa == [UNKNOWN_NAME] or pb == [UNKNOWN_NAME]:
+        return True
+    return all(x == y or UNKNOWN_NAME in (x, y) for x, y in zip(pa[-n:], pb[-n:]))
 
 
 def app_frames(t: ThreadDump | None) -> list[str]:
@@ -213,7 +259,17 @@ def cluster_features(feats: list[Features], threshold: float = 0.95, method: str
         owners = list(range(n))
     elif len(owners) != n:
         raise ValueError(f"owners has {len(owners)} entries for {n} vectors")
-    sig_index: dict[tuple, int] = {}
+    uniq, of_event = _collapse(feats)
+    uf = UnionFind(len(uniq))
+    unknown, keys = _join_keys(feats, uniq, uf)
+    compared = _join_similar(feats, uniq, uf, unknown, threshold, method, weighting, num_perm, bands, seed, keys)
+    labels, clusters = _assemble(feats, owners, of_event, uf, unknown, k_review, weighting)
+    return Clustering(labels, clusters, compared, len(uniq))
+
+
+def _collapse(feats: list[Features]) -> tuple[list[int], list[int]]:
+    """(the first vector of each distinct signature, the signature index of each vector)."""
+    sig_index: dict[tuple[object, ...], int] = {}
     uniq: list[int] = []
     of_event: list[int] = []
     for i, f in enumerate(feats):
@@ -223,19 +279,41 @@ def cluster_features(feats: list[Features], threshold: float = 0.95, method: str
             u = sig_index[s] = len(uniq)
             uniq.append(i)
         of_event.append(u)
+    return uniq, of_event
+
+
+def _join_keys(feats: list[Features], uniq: list[int], uf: UnionFind) -> tuple[set[int], dict[int, str]]:
+    """Union the signatures with the same mechanism key (one root cause, no similarity test), then each key with
+    unknown names (`?`) with the one component whose key agrees with it on every known name (`key_matches`; left
+    alone when several do). Returns (the signatures of the unknown bucket, component root -> key)."""
     m = len(uniq)
-    uf = UnionFind(m)
     unknown = {u for u in range(m) if feats[uniq[u]].key == UNKNOWN_KEY}
     by_key: dict[str, int] = {}
-    for u in range(m):   # the same root-cause mechanism: one cluster without a similarity test
+    for u in range(m):
         k = feats[uniq[u]].key
         if k and k != UNKNOWN_KEY:
             if k in by_key:
                 uf.union(by_key[k], u)
             else:
                 by_key[k] = u
-    keys = {uf.find(u): feats[uniq[u]].key for u in range(m) if feats[uniq[u]].key and u not in unknown}
-    compared = _join_similar(feats, uniq, uf, unknown, threshold, method, weighting, num_perm, bands, seed, keys)
+    for k, u in by_key.items():
+        if UNKNOWN_NAME not in k:
+            continue
+        roots = {uf.find(v) for other, v in by_key.items() if other != k and key_matches(k, other)}
+        if len(roots) == 1:
+            uf.union(roots.pop(), u)
+    keys: dict[int, str] = {}
+    for k, u in by_key.items():   # a component's key: a full one where it has one
+        r = uf.find(u)
+        if r not in keys or UNKNOWN_NAME in keys[r]:
+            keys[r] = k
+    return unknown, keys
+
+
+def _assemble(feats: list[Features], owners: list[int], of_event: list[int], uf: UnionFind, unknown: set[int],
+              k_review: int, weighting: str) -> tuple[list[int], list[Cluster]]:
+    """Labels and clusters: ordered by size in events (ties by the lowest vector index), the unknown bucket last."""
+    n = len(feats)
     groups: dict[int, list[int]] = {}
     bucket: list[int] = []
     for i in range(n):
@@ -247,7 +325,7 @@ def cluster_features(feats: list[Features], threshold: float = 0.95, method: str
     events_of = {r: sorted(set(owners[i] for i in g)) for r, g in groups.items()}
     ordered = sorted(groups, key=lambda r: (-len(events_of[r]), groups[r][0]))
     labels = [0] * n
-    clusters = []
+    clusters: list[Cluster] = []
     for cid, r in enumerate(ordered):
         vecs = groups[r]
         for i in vecs:
@@ -262,7 +340,7 @@ def cluster_features(feats: list[Features], threshold: float = 0.95, method: str
         members = sorted(set(owners[i] for i in bucket))
         clusters.append(Cluster(cid, members, members[:k_review], members[:k_review], members[0], bucket,
                                 unknown=True))
-    return Clustering(labels, clusters, compared, m)
+    return labels, clusters
 
 
 def _join_similar(feats, uniq, uf, unknown, threshold, method, weighting, num_perm, bands, seed, keys) -> int:
