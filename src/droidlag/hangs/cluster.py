@@ -343,7 +343,8 @@ def _assemble(feats: list[Features], owners: list[int], of_event: list[int], uf:
     return labels, clusters
 
 
-def _join_similar(feats, uniq, uf, unknown, threshold, method, weighting, num_perm, bands, seed, keys) -> int:
+def _join_similar(feats: list[Features], uniq: list[int], uf: UnionFind, unknown: set[int], threshold: float,
+                  method: str, weighting: str, num_perm: int, bands: int, seed: int, keys: dict[int, str]) -> int:
     """Union the pairs of distinct signatures with S > threshold (all pairs, or LSH candidates verified exactly);
     the unknown bucket takes no part, and two components with different mechanism keys are never joined (the cause
     rules told them apart). keys: component root -> key, kept up to date. Returns the number of pairs compared."""

@@ -5,11 +5,12 @@ they are removed whole, line numbers before thread numbers, and symbol offsets o
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _DIGITS = re.compile(r"\d+")
 
 # (name, pattern, replacement), applied in this order.
-RULES: tuple[tuple[str, re.Pattern, str], ...] = (
+RULES: tuple[tuple[str, re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
     ("build_id", re.compile(r"\s*\(BuildId: [0-9a-fA-F]+\)"), ""),
     ("lib_offset", re.compile(r"\s*\(offset (?:0x)?[0-9a-fA-F]+\)"), ""),
     ("frame_pc", re.compile(r"^(?:native: )?#\d+ pc [0-9a-fA-F]+\s+"), ""),
@@ -81,6 +82,8 @@ def _demangle_nested(s: str) -> str | None:
     parts = []
     while i < len(s) and s[i].isdigit():
         m = _NAME_LEN.match(s, i)
+        if m is None:
+            return None
         n = int(m.group(1))
         start = m.end()
         if n <= 0 or start + n > len(s):
