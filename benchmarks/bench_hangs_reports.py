@@ -188,11 +188,39 @@ def pairwise(cluster_of: dict[str, int], group: dict[str, str]) -> tuple[float, 
     return p, r, tp, fp, fn
 
 
-def anr_corpus(root: Path) -> tuple[int, int, int]:
+def anr_corpus(root: Path) -> tuple[int, int, int, dict[float, tuple[int, int, int]]]:
+    """(files, files that gave events, refused, {threshold: (tp, fp, fn)} against stackdedup/anr_weak_groups.csv)."""
     files = sorted(p for p in (root / "anr").iterdir() if p.suffix == ".txt")
     report = analyze_hangs(files, HangsConfig())
     got = {Path(e.source.split("#")[0]).name for e in report.events}
-    return len(files), len(got), len(report.errors)
+    weak: dict[float, tuple[int, int, int]] = {}
+    for t in THRESHOLDS:
+        cluster_events(report, HangsConfig(threshold=t))
+        weak[t] = weak_agreement(root, report)
+    cluster_events(report, HangsConfig())
+    return len(files), len(got), len(report.errors), weak
+
+
+def weak_agreement(root: Path, report) -> tuple[int, int, int]:
+    """Pairwise (tp, fp, fn) of the rows of stackdedup/anr_weak_groups.csv (one event per row: the row's pid) against
+    the clusters; a pair is together when the events' cluster sets meet (a deadlock is in several)."""
+    with open(root / "stackdedup" / "anr_weak_groups.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    by_file: dict[str, list] = {}
+    for e in report.events:
+        by_file.setdefault(Path(e.source.split("#")[0]).name, []).append(e)
+    items = []
+    for r in rows:
+        evs = by_file.get(r["file"], [])
+        e = next((x for x in evs if r["pid"] and x.pid == int(r["pid"])), evs[0] if evs else None)
+        items.append((r["group_id"], frozenset(e.clusters) if e is not None else frozenset()))
+    tp = fp = fn = 0
+    for (ga, ca), (gb, cb) in combinations(items, 2):
+        together = bool(ca & cb)
+        tp += ga == gb and together
+        fp += ga != gb and together
+        fn += ga == gb and not together
+    return tp, fp, fn
 
 
 def show(title: str, m: dict) -> None:
@@ -223,8 +251,12 @@ def main() -> None:
         held = holdout(names)
         show("  held out", measure(root, held))
         show("  development", measure(root, set(names) - held))
-    n, got, refused = anr_corpus(root)
-    print(f"anr/ (complete dumps): {got}/{n} files gave events, {refused} refused")
+    n, got, refused, weak = anr_corpus(root)
+    print(f"anr/ (complete dumps): {got}/{n} files gave events, {refused} refused; pairwise against "
+          "stackdedup/anr_weak_groups.csv:")
+    for t, (tp, fp, fn) in weak.items():
+        print(f"  threshold {t:.2f}: precision {tp / max(tp + fp, 1):.2f} recall {tp / max(tp + fn, 1):.2f} "
+              f"(tp {tp}, fp {fp}, fn {fn})")
 
 
 if __name__ == "__main__":

@@ -106,17 +106,29 @@ def mechanism_key(key: str | None, evidence: dict[str, object], blocked: ThreadD
         return f"binder:{evidence['peer']}"
     if key in _PREFS_WRITES and blocked is not None and evidence.get("thread") not in (None, blocked.name):
         return "storage:sharedprefs_apply"
+    return _app_key(key, blocked)
+
+
+def _app_key(key: str, blocked: ThreadDump | None) -> str | None:
+    """An app key with obfuscated names unknown; None when no name in it is known (it says nothing)."""
     if key.startswith("app:lock:"):
         cls = unobfuscated_class(key[len("app:lock:"):])
         if not is_unknown_name(cls):
             return "app:lock:" + cls
         frames = app_frames(blocked)
-        return "app:lock:" + ("<-".join(frames[:2]) if frames else cls)
-    if key.startswith("app:wait:"):
-        return "app:wait:" + _site(key[len("app:wait:"):], blocked)
-    if key.startswith("app:") and "." in key:
-        return "app:" + _site(key[len("app:"):], blocked)
-    return key
+        out = "app:lock:" + ("<-".join(frames[:2]) if frames else cls)
+    elif key.startswith("app:wait:"):
+        out = "app:wait:" + _site(key[len("app:wait:"):], blocked)
+    elif key.startswith("app:") and "." in key:
+        out = "app:" + _site(key[len("app:"):], blocked)
+    else:
+        return key
+    return out if _knows_a_name(out.split(":", 2)[-1]) else None
+
+
+def _knows_a_name(site: str) -> bool:
+    """True when a key's frames know a name past the top-level domain (`com.?.?` knows none)."""
+    return any(p not in ("", UNKNOWN_NAME) for f in site.split("<-") for p in re.split(r"[.$]", f)[1:])
 
 
 def crash_handler(t: ThreadDump | None) -> str | None:
@@ -148,15 +160,22 @@ def bare_site(t: ThreadDump | None) -> str | None:
     return f"{m.group(1) if m else UNKNOWN_NAME}.{top.symbol}"
 
 
+# Methods every callback or task has: with no class known, such a name says nothing about the code.
+_GENERIC_METHODS = frozenset({"run", "call", "invoke", "get", "accept", "apply", "execute", "handleMessage",
+                              "dispatchMessage", "onReceive", "doInBackground", "onChanged", "<init>", "<clinit>"})
+
+
 def key_matches(partial: str, full: str) -> bool:
     """True when a key with unknown names (`?`) agrees with another key on every name both know: same kind, same
     number of frames, each method equal or unknown, each class equal, unknown, or a shorter (simple) name that ends
-    the other."""
+    the other. A frame that knows only a generic method name (`?.run`) matches nothing."""
     kp, _, sp = partial.rpartition(":")
     kf, _, sf = full.rpartition(":")
     if kp != kf or "." not in sp:
         return False
     fp, ff = sp.split("<-"), sf.split("<-")
+    if any(f.startswith(UNKNOWN_NAME + ".") and f[2:] in _GENERIC_METHODS for f in fp):
+        return False
     return len(fp) == len(ff) and all(_frame_matches(a, b) for a, b in zip(fp, ff))
 
 
