@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -315,10 +316,11 @@ def _join_keys(feats: list[Features], uniq: list[int], uf: UnionFind) -> tuple[s
                 uf.union(by_key[k], u)
             else:
                 by_key[k] = u
+    index = _KeyIndex(by_key)
     for k, u in by_key.items():
         if UNKNOWN_NAME not in k:
             continue
-        roots = {uf.find(v) for other, v in by_key.items() if other != k and key_matches(k, other)}
+        roots = {uf.find(by_key[other]) for other in index.candidates(k) if other != k and key_matches(k, other)}
         if len(roots) == 1:
             uf.union(roots.pop(), u)
     keys: dict[int, str] = {}
@@ -327,6 +329,31 @@ def _join_keys(feats: list[Features], uniq: list[int], uf: UnionFind) -> tuple[s
         if r not in keys or UNKNOWN_NAME in keys[r]:
             keys[r] = k
     return unknown, keys
+
+
+class _KeyIndex:
+    """Keys by (kind, number of frames, first frame's method), so a key with unknown names is compared with the keys
+    it could match, not with all (an obfuscated fleet has thousands)."""
+
+    def __init__(self, keys: Iterable[str]):
+        self.by_method: dict[tuple[str, int, str], list[str]] = {}
+        self.by_shape: dict[tuple[str, int], list[str]] = {}
+        for k in keys:
+            kind, n, method = _key_shape(k)
+            self.by_method.setdefault((kind, n, method), []).append(k)
+            self.by_shape.setdefault((kind, n), []).append(k)
+
+    def candidates(self, key: str) -> list[str]:
+        kind, n, method = _key_shape(key)
+        if method == UNKNOWN_NAME:
+            return self.by_shape.get((kind, n), [])
+        return self.by_method.get((kind, n, method), []) + self.by_method.get((kind, n, UNKNOWN_NAME), [])
+
+
+def _key_shape(key: str) -> tuple[str, int, str]:
+    kind, _, site = key.rpartition(":")
+    frames = site.split("<-")
+    return kind, len(frames), frames[0].rpartition(".")[2]
 
 
 def _assemble(feats: list[Features], owners: list[int], of_event: list[int], uf: UnionFind, unknown: set[int],
