@@ -437,3 +437,12 @@ def test_unobfuscated_method_and_key_matching():
     assert not key_matches("app:?.addBreadcrumb", full)                        # another kind of wait
     assert not key_matches("app:wait:?.run", "app:wait:com.x.Worker.run")      # a generic name says nothing
     assert not key_matches("app:wait:?.addBreadcrumb<-?.onStateChange", full)  # another number of frames
+
+
+def test_sentry_library_names_are_the_dumps():
+    from droidlag.hangs.features import frame_term
+    from droidlag.models.dumps import Frame
+    sentry = Frame("native", "syscall", "libc", "libc  0x0902fc  syscall")
+    art = Frame("native", "syscall+28", "/apex/com.android.runtime/lib64/bionic/libc.so", "#00 pc ... libc.so (syscall+28)")
+    assert frame_term(sentry) == frame_term(art) == "n:libc.so!syscall"
+    assert frame_term(Frame("native", "", "split_config.arm64_v8a.apk", "x")) == "n:split_config.arm64_v8a.apk"

@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from droidlag.hangs.normalize import java_symbol, native_symbol, state_word
+from droidlag.hangs.normalize import java_symbol, native_lib, native_symbol, state_word
 from droidlag.models.dumps import Frame, ThreadDump
 
 UNKNOWN_KEY = "unknown"
@@ -41,9 +41,10 @@ def frame_term(f: Frame) -> str:
     if f.kind == "kernel":
         return "k:" + f.symbol
     sym = native_symbol(f.symbol) if f.symbol else ""
+    lib = native_lib(f.lib)
     if not sym or sym == "???":
-        return "n:" + f.lib
-    return "n:" + f.lib + "!" + sym
+        return "n:" + lib
+    return "n:" + lib + "!" + sym
 
 
 def _bucket(value: float | None, edges: tuple[float, ...], name: str) -> str | None:
@@ -131,7 +132,7 @@ def specific_terms(chain_threads: Sequence[tuple[str, ThreadDump | None]], criti
         for depth, f in enumerate(t.frames[:max_frames]):
             add(frame_term(f), frame_decay ** depth)
             if f.kind == "native" and f.lib:
-                add("lib:" + f.lib, 0.5 * frame_decay ** depth)
+                add("lib:" + native_lib(f.lib), 0.5 * frame_decay ** depth)
     # The blocked thread's own top frames, when it is not itself critical: what it was doing when it waited.
     blocked = chain_threads[0][1] if chain_threads else None
     if blocked is not None and all(blocked is not c for c in critical):

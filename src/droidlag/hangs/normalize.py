@@ -95,6 +95,15 @@ def _demangle_nested(s: str) -> str | None:
     return "::".join(parts) if parts else None
 
 
+_SO_NAME = re.compile(r"^lib[\w+-]+$")
+
+
+def native_lib(lib: str) -> str:
+    """One spelling for a native library across formats: Sentry names `libc` what the runtime dump calls `libc.so`
+    (a `lib...` name without an extension gets `.so`); other names are kept."""
+    return lib + ".so" if _SO_NAME.match(lib) else lib
+
+
 def java_symbol(sym: str) -> str:
     """A Java method as one spelling across formats: lambda and R8 synthetic ids and Play Console's `!` dropped."""
     if "$" in sym or "!" in sym:
