@@ -188,6 +188,10 @@ _PASTES = {
                  "  at java.util.concurrent.CountDownLatch.await(CountDownLatch.java:1)\n"
                  "  at com.acme.crash.Util.awaitResult(Util.java:3)\n"
                  "  at com.acme.crash.Ids.fetch(Ids.java:9)\n  at com.acme.App.onCreate(App.java:2)\n",
+    # the same helper, the paste cut right after it (its caller unknown)
+    "cut_await": "main (timed waiting):tid=1 systid=5\n"
+                 "  at java.util.concurrent.CountDownLatch.await(CountDownLatch.java:1)\n"
+                 "  at com.acme.crash.Util.awaitResult(Util.java:3)\n",
     # the framework's crash handler reporting to ActivityManager, and two other calls to ActivityManager
     "crash_ams": '"main" prio=5 tid=1 Native\n  at android.os.BinderProxy.transactNative(Native method)\n'
                  "  at android.os.BinderProxy.transact(BinderProxy.java:1)\n"
@@ -240,17 +244,28 @@ _PASTES = {
                     "  at com.z.Prefs.save(Prefs.java:3)\n",
 }
 # Read by hand: which pastes share a root cause.
-_GROUPS = [{"crash_lock", "crash_await"}, {"init_await"}, {"fid_await"}, {"crash_ams"}, {"ams_register", "ams_intent"},
+# The cut paste agrees with two callers (init_await, fid_await): it stays alone.
+_GROUPS = [{"crash_lock", "crash_await"}, {"init_await"}, {"fid_await"}, {"cut_await"}, {"crash_ams"}, {"ams_register", "ams_intent"},
            {"sdk_build1", "sdk_build2"}, {"other_sdk"}, {"bare_names", "full_names"}, {"prefs_writer", "prefs_flush"},
            {"prefs_commit"}]
 
 
-def test_cluster_keys_group_the_same_mechanism_across_formats(tmp_path):
+def _clusters_of(tmp_path, names):
     paths = []
-    for name, text in _PASTES.items():
-        (tmp_path / f"{name}.txt").write_text(text, encoding="utf-8")
+    for name in names:
+        (tmp_path / f"{name}.txt").write_text(_PASTES[name], encoding="utf-8")
         paths.append(tmp_path / f"{name}.txt")
-    rep = analyze_hangs(paths)
+    return analyze_hangs(paths)
+
+
+def test_a_cut_paste_joins_the_one_caller_it_agrees_with(tmp_path):
+    rep = _clusters_of(tmp_path, ["cut_await", "init_await", "crash_lock"])
+    cluster = {Path(e.source).stem: e.cluster for e in rep.events}
+    assert cluster["cut_await"] == cluster["init_await"] != cluster["crash_lock"]
+
+
+def test_cluster_keys_group_the_same_mechanism_across_formats(tmp_path):
+    rep = _clusters_of(tmp_path, list(_PASTES))
     assert not rep.errors
     cluster = {Path(e.source).stem: e.cluster for e in rep.events}
     assert set(cluster) == set(_PASTES)

@@ -181,6 +181,8 @@ def key_matches(partial: str, full: str) -> bool:
 
 
 def _frame_matches(a: str, b: str) -> bool:
+    if UNKNOWN_NAME in (a, b):   # a frame the paste cut
+        return True
     ca, _, ma = a.rpartition(".")
     cb, _, mb = b.rpartition(".")
     if UNKNOWN_NAME not in (ma, mb) and ma != mb:
@@ -200,15 +202,19 @@ def app_frames(t: ThreadDump | None) -> list[str]:
 
 
 def _site(site: str, blocked: ThreadDump | None) -> str:
-    """An app frame of a key, with its caller when it is a wait helper or obfuscated."""
+    """An app frame of a key, with its caller when it is a wait helper or obfuscated; `<-?` when the paste ends at
+    that frame (the caller was cut: unknown)."""
     name = unobfuscated_method(site)
     if not (_WAIT_HELPER.match(name.rsplit(".", 1)[-1]) or is_unknown_name(name)):
         return name
     frames = app_frames(blocked)
-    if name in frames:
-        k = frames.index(name)
+    if name not in frames:
+        return name
+    k = frames.index(name)
+    if k + 1 < len(frames):
         return "<-".join(frames[k:k + 2])
-    return name
+    names = java_names(blocked) if blocked is not None else []
+    return name + "<-" + UNKNOWN_NAME if names and unobfuscated_method(names[-1][0]) == name else name
 
 
 def _tokens(f: Features) -> list[str]:
