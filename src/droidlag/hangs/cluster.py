@@ -1,5 +1,7 @@
-"""Root-cause clusters: identical signatures collapse first; then pairs with S > threshold are joined (union-find,
-i.e. connected components). Candidate pairs come from MinHash LSH over each event's tokens (generic tokens and
+"""Root-cause clusters: identical signatures collapse first; vectors with the same mechanism key (`mechanism_key`:
+the cause rules' key made comparable across report formats) are joined without a similarity test, and a key with
+unknown names joins the one key it agrees with; then pairs with S > threshold are joined (union-find, i.e.
+connected components), never across two different keys. Candidate pairs come from MinHash LSH over each event's tokens (generic tokens and
 term keys), so 10k events need no all-pairs pass; every candidate is verified with the exact S. `method="all_pairs"`
 is the exact baseline. Each cluster gets its centroid, the K members nearest to and furthest from it, and a
 representative (the nearest).
