@@ -461,3 +461,13 @@ def test_sentry_library_names_are_the_dumps():
     art = Frame("native", "syscall+28", "/apex/com.android.runtime/lib64/bionic/libc.so", "#00 pc ... libc.so (syscall+28)")
     assert frame_term(sentry) == frame_term(art) == "n:libc.so!syscall"
     assert frame_term(Frame("native", "", "split_config.arm64_v8a.apk", "x")) == "n:split_config.arm64_v8a.apk"
+
+
+def test_obfuscated_frames_are_the_same_code_only_within_one_app():
+    from droidlag.hangs.features import frame_term
+    from droidlag.models.dumps import Frame
+    obf = Frame("java", "a.a.b.c", "SourceFile:12", "at a.a.b.c(SourceFile:12)")
+    assert frame_term(obf, "com.one") == "j:a.a.b.c@com.one" != frame_term(obf, "com.two")
+    assert frame_term(obf) is None   # no process: an unknown token, no term
+    real = Frame("java", "com.acme.Store.save", "Store.java:3", "at com.acme.Store.save(Store.java:3)")
+    assert frame_term(real, "com.one") == frame_term(real) == "j:com.acme.Store.save"

@@ -10,7 +10,14 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from droidlag.hangs.normalize import java_symbol, native_lib, native_symbol, state_word
+from droidlag.hangs.normalize import (
+    UNKNOWN_NAME,
+    java_symbol,
+    native_lib,
+    native_symbol,
+    state_word,
+    unobfuscated_method,
+)
 from droidlag.models.dumps import Frame, ThreadDump
 
 UNKNOWN_KEY = "unknown"
@@ -34,10 +41,16 @@ class Features:
         return (tuple(sorted(self.generic)), tuple(sorted((k, round(v, 6)) for k, v in self.terms.items())), self.key)
 
 
-def frame_term(f: Frame) -> str:
-    """The F_c term of a frame: `j:` Java symbol, `n:` library!symbol, `k:` kernel function (all normalized)."""
+def frame_term(f: Frame, process: str | None = None) -> str | None:
+    """The F_c term of a frame: `j:` Java symbol, `n:` library!symbol, `k:` kernel function (all normalized).
+    A Java name an obfuscator gave (`a.b.c`, see `unobfuscated_method`) means something only inside one app's build:
+    its term is qualified by the process (`j:a.b.c@com.app`), and without a process it is an unknown token (None: no
+    term), so two apps' `a.a.a` never count as the same code."""
     if f.kind == "java":
-        return "j:" + java_symbol(f.symbol)
+        sym = java_symbol(f.symbol)
+        if UNKNOWN_NAME in unobfuscated_method(sym):
+            return f"j:{sym}@{process}" if process else None
+        return "j:" + sym
     if f.kind == "kernel":
         return "k:" + f.symbol
     sym = native_symbol(f.symbol) if f.symbol else ""
@@ -117,10 +130,12 @@ def specific_terms(chain_threads: Sequence[tuple[str, ThreadDump | None]], criti
     depth), the blocked thread's own top frames when it is not critical, the lock count and the chain length."""
     terms: dict[str, float] = {}
 
-    def add(term: str, w: float) -> None:
-        terms[term] = terms.get(term, 0.0) + w
+    def add(term: str | None, w: float) -> None:
+        if term is not None:
+            terms[term] = terms.get(term, 0.0) + w
 
     seen_procs: set[str] = set()
+    proc_of: dict[int, str] = {}
     locks = 0
     for proc, t in chain_threads:
         if proc and proc not in seen_procs:
@@ -128,16 +143,18 @@ def specific_terms(chain_threads: Sequence[tuple[str, ThreadDump | None]], criti
             add("p:" + proc, 1.0)
         if t is not None:
             locks += sum(1 for lk in t.locks if lk.action == "locked")
+            proc_of[id(t)] = proc
     for t in critical:
         for depth, f in enumerate(t.frames[:max_frames]):
-            add(frame_term(f), frame_decay ** depth)
+            add(frame_term(f, proc_of.get(id(t))), frame_decay ** depth)
             if f.kind == "native" and f.lib:
                 add("lib:" + native_lib(f.lib), 0.5 * frame_decay ** depth)
     # The blocked thread's own top frames, when it is not itself critical: what it was doing when it waited.
     blocked = chain_threads[0][1] if chain_threads else None
     if blocked is not None and all(blocked is not c for c in critical):
         for depth, f in enumerate(blocked.frames[:8]):
-            add("b" + frame_term(f), 0.5 * frame_decay ** depth)
+            term = frame_term(f, chain_threads[0][0])
+            add(None if term is None else "b" + term, 0.5 * frame_decay ** depth)
     add(f"locks:{min(locks, 5)}", 0.5)
     add(f"waitlen:{min(len(chain_threads), 5)}", 0.5)
     return terms
