@@ -75,7 +75,7 @@ t = time.perf_counter()
 if kind == 'baseline':
     data = open(path, 'rb').read(); lines = data.split(b'\n'); n = len(lines)
 elif kind == 'gfxinfo':
-    from droidlag.frames import frames_from_file
+    from droidlag.findings import frames_from_file
     n = frames_from_file(path).summary['frames']
 elif kind == 'dump':
     from droidlag.io.anr import read_anr

@@ -9,7 +9,8 @@ import polars as pl
 from frames_fixtures import APP, MS, RT, SF_PID, UI, frame, new_builder, run_on, slice_
 
 from conftest import corpus_file
-from droidlag.frames import analyze_frames, frames_from_file
+from droidlag.findings import frames_from_file
+from droidlag.frames import analyze_frames
 
 PERIOD = 16_666_667
 N = 8

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import corpus_file
 from droidlag.cli import main
-from droidlag.frames import frames_from_file
+from droidlag.findings import frames_from_file
 
 TRACES = "traces/"
 

@@ -224,7 +224,7 @@ def test_doframe_still_open_at_the_end_is_incomplete():
 def test_headline_names_the_slices_that_took_the_time_without_sched(corpus):
     """No sched data: the headline's cause is the app's own work, and it names the main-thread slices that took
     the slow frames' time (Compose's measure/layout and recomposition in this app)."""
-    from droidlag.report.narrative import frames_headlines
+    from droidlag.findings.narrative import frames_headlines
     trace = read_trace(corpus_file(corpus, NOWINANDROID))
     r = analyze_frames(trace)
     comps = r.summary["app_work_components_ms"]

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 from droidlag.cli import main
-from droidlag.frames import frames_from_file
+from droidlag.findings import frames_from_file
 
 GSTATS = "gfxinfo/sailfish_android10_dumpsys_graphicsstats.txt"
 

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from conftest import corpus_file
-from droidlag.hangs import analyze_hangs
-from droidlag.hangs.analyze import events_from_unit, load_units
+from droidlag.findings import analyze_hangs
+from droidlag.hangs.analyze import events_from_unit
+from droidlag.io.dump_units import load_units
 from droidlag.hangs.waitfor import build_wait_for_graph
 
 

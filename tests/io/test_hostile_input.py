@@ -272,7 +272,7 @@ def _zip_of(corpus, rel: str) -> bytes:
 def test_truncated_deadlock_dump_says_so(tmp_path, corpus, cut):
     """A dump cut inside the deadlocked process loses the cycle; the reader must say the dump was truncated (two
     such ANR dumps lost a deadlock with no warning)."""
-    from droidlag.hangs import analyze_hangs
+    from droidlag.findings import analyze_hangs
     raw = corpus_file(corpus, DEADLOCK).read_bytes()
     k = raw.index(b"- waiting to lock <0x4064b378>")
     f = tmp_path / "cut.txt"

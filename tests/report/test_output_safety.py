@@ -29,11 +29,11 @@ def _inputs(out: Path) -> dict[str, dict]:
 
 # ---- isolation and the exit-code contract ----------------------------------------------------------------------
 def test_bug_while_analysing_one_input_is_an_error_entry(tmp_path, corpus, monkeypatch, capsys):
-    import droidlag.frames
+    import droidlag.findings
 
     def broken(*a, **k):
         raise RuntimeError("injected bug")
-    monkeypatch.setattr(droidlag.frames, "frames_from_file", broken)
+    monkeypatch.setattr(droidlag.findings, "frames_from_file", broken)
     out = tmp_path / "out"
     rc = main(["analyze", str(corpus_file(corpus, GFXINFO)), str(corpus_file(corpus, DEADLOCK)), "--out", str(out),
                "--quiet"])

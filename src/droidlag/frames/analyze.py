@@ -20,6 +20,7 @@ from droidlag.frames.segment import STAGES, segment_frames, surfaceflinger_pids
 from droidlag.frames.summary import summarize
 from droidlag.frames.verdicts import FF, NOT_POSSIBLE, OK, SR, apply_verdicts, naive_expr
 from droidlag.gc.evidence import frames_with_gc
+from droidlag.models.causes import STAGE_PREFIX
 from droidlag.models.gfxinfo import GfxinfoDump
 from droidlag.models.trace import Trace
 
@@ -377,7 +378,7 @@ def _gfx_causes(f: pl.DataFrame) -> pl.DataFrame:
         top = max(shares, key=shares.get)
         nb = normal_mean.get(top)
         base = round(float(nb), 4) if nb is not None else None
-        rows.append((r["frame_id"], 1, f"stage:{top}", round(shares[top], 4), base,
+        rows.append((r["frame_id"], 1, f"{STAGE_PREFIX}{top}", round(shares[top], 4), base,
                      json.dumps({"stage_ms": round((r[top] or 0) / 1e6, 3), "frame_ms": round(r["dur_ns"] / 1e6, 3),
                                  "note": "gfxinfo has no sched/binder/I/O data; system causes not possible"})))
     return pl.DataFrame(rows, schema=CAUSE_SCHEMA, orient="row")

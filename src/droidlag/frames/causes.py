@@ -28,16 +28,10 @@ from droidlag.frames.critical_path import (
     state_class,
 )
 from droidlag.frames.placement import CpuPlacement, placement_evidence
+from droidlag.models.causes import CAUSE_LABELS
 from droidlag.models.trace import Trace
 
 SYSTEM_FACTORS = ("binder", "io", "runnable", "sleeping", "little_saturated", "cpu_placement", "gc")
-CAUSE_LABELS = {
-    "binder": "binder transactions", "io": "I/O or uninterruptible sleep", "runnable": "scheduling delay (runnable)",
-    "sleeping": "sleeping (idle, waiting)", "little_saturated": "on saturated LITTLE cores while a big core idled",
-    "cpu_placement": "running on a slower core or at low frequency while a faster core idled",
-    "gc": "garbage collection", "app_work": "the app's own work (slices below)",
-    "surfaceflinger": "SurfaceFlinger (the compositor) was late",
-}
 GC_SLICE_RE = re.compile(r"(\bGC\b|WaitForGcToComplete|concurrent copying|mark sweep|mark compact|"
                          r"CollectorTransition|Heap trim|semispace|young gen)", re.IGNORECASE)
 GC_THREADS = ("HeapTaskDaemon",)

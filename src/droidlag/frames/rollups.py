@@ -10,15 +10,9 @@ import polars as pl
 
 from droidlag.frames.critical_path import CpuBusy
 from droidlag.frames.verdicts import FF, OK, SR
+from droidlag.models.causes import CAUSE_CLASSES, STAGE_PREFIX
 from droidlag.models.trace import Trace
 
-CAUSE_CLASSES = {
-    "app_work": "ui_work", "gc": "ui_work",
-    "io": "io_binder", "binder": "io_binder",
-    "runnable": "scheduling", "sleeping": "scheduling", "little_saturated": "scheduling",
-    "cpu_placement": "scheduling",
-    "surfaceflinger": "compositor",
-}
 PAPER_CAUSE_CLASSES_PCT = {"ui_work": 61, "io_binder": 28, "scheduling": 11}
 # disjoint parts of a frame, for "which stage dominated": stage columns summed per group
 STAGE_GROUPS = {
@@ -34,7 +28,7 @@ def cause_classes(causes: pl.DataFrame, bad_ids: list[int]) -> dict:
     lead = causes.filter((pl.col("rank") == 1) & pl.col("frame_id").is_in(bad_ids)) if causes.height else causes
     counts: dict[str, int] = {}
     for name in (lead["name"].to_list() if lead.height else []):
-        cls = CAUSE_CLASSES.get(name, "stage" if name.startswith("stage:") else "other")
+        cls = CAUSE_CLASSES.get(name, "stage" if name.startswith(STAGE_PREFIX) else "other")
         counts[cls] = counts.get(cls, 0) + 1
     n = sum(counts.values())
     return {"frames_with_a_cause": n, "counts": counts,

@@ -6,7 +6,8 @@ from __future__ import annotations
 from html import escape
 
 from droidlag.report import plots
-from droidlag.report.narrative import CAUSE_WORDS, cause_sentence
+from droidlag.findings.narrative import cause_sentence
+from droidlag.models.causes import CAUSE_WORDS, STAGE_PREFIX
 
 
 def e(value) -> str:
@@ -164,7 +165,7 @@ def _causes_table(s: dict) -> str:
     causes = s.get("causes") or []
     if not causes:
         return ""
-    rows = [[CAUSE_WORDS.get(c["name"].removeprefix("stage:"), c["name"]), c.get("leading"), c.get("frames"),
+    rows = [[CAUSE_WORDS.get(c["name"].removeprefix(STAGE_PREFIX), c["name"]), c.get("leading"), c.get("frames"),
              "" if c.get("cost_over_budget_ms") is None else f"{c['cost_over_budget_ms']:.1f} ms",
              _pct(c.get("mean_share")), _pct(c.get("mean_normal_share"))] for c in causes]
     return ("<h3>Causes of slow frames, ranked</h3><p>Ranked by the slow frames each cause led, then by the time it "

@@ -5,23 +5,12 @@ from __future__ import annotations
 import re
 
 from droidlag.hangs.analyze import critical_key
+from droidlag.models.causes import CAUSE_WORDS, STAGE_PREFIX
 
 # Severity orders the terminal summary and the report: system-wide hangs first, then app hangs, then jank.
 SEVERITY = {"snr": 100, "deadlock": 90, "anr": 80, "ff": 60, "sr": 40}
 
 _FRAME = re.compile(r"^at\s+(?P<where>[\w$.<>]+)\((?P<src>[^)]*)\)")
-CAUSE_WORDS = {
-    "storage_sync": "storage sync (fsync/discard)",
-    "system_lock_contention": "system-service lock contention",
-    "insufficient_memory": "insufficient memory",
-    "slow_binder_peer": "a slow binder peer",
-    "app_specific": "the app's own code",
-    "binder": "binder calls", "io": "I/O (uninterruptible sleep)", "runnable": "waiting for a CPU (runnable)",
-    "sleeping": "the thread sleeping/idle", "little_saturated": "saturated LITTLE cores while big cores idle",
-    "gc": "garbage collection", "app_work": "the app's own work",
-    "surfaceflinger": "SurfaceFlinger (the compositor) running late",
-    "cpu_placement": "running on a slower core or at low frequency while a faster core idled",
-}
 
 
 def cause_sentence(c: dict) -> str:
@@ -30,8 +19,8 @@ def cause_sentence(c: dict) -> str:
     ev = c.get("evidence") if isinstance(c.get("evidence"), dict) else {}
     name = str(c.get("name") or "?")
     share, normal = c.get("share"), c.get("normal_share")
-    if name.startswith("stage:"):    # gfxinfo: the stage that took the most of the frame
-        text = f"The {name[6:].replace('_', ' ')} stage took {ev.get('stage_ms', '?')} ms of the " \
+    if name.startswith(STAGE_PREFIX):    # gfxinfo: the stage that took the most of the frame
+        text = f"The {name[len(STAGE_PREFIX):].replace('_', ' ')} stage took {ev.get('stage_ms', '?')} ms of the " \
                f"{ev.get('frame_ms', '?')} ms frame" + (f" ({100 * share:.0f}%)" if share is not None else "")
         return text + (f"; {100 * normal:.0f}% in normal frames." if normal is not None else ".")
     words = CAUSE_WORDS.get(name, name)
@@ -229,7 +218,7 @@ def _frames_headline(report, path: str) -> list[dict]:
         causes = []
     if causes:
         c = causes[0]
-        name = c["name"].removeprefix("stage:")
+        name = c["name"].removeprefix(STAGE_PREFIX)
         words = CAUSE_WORDS.get(name, name.replace("_", " "))
         text += f"; leading cause: {words}, {100 * c['mean_share']:.0f}% of the critical path"
         if c.get("mean_normal_share") is not None:

@@ -16,14 +16,15 @@ from droidlag.frames import FramesReport, analyze_frames
 from droidlag.gc.device import GcConfig, GcDumpReport, GcLogReport, summarize_gc_dumps, summarize_gc_log
 from droidlag.gc.evidence import hang_gc, hang_gc_from_dump
 from droidlag.gc.trace import TraceGcReport, analyze_trace_gc
-from droidlag.hangs import HangReport, HangsConfig, analyze_hangs
+from droidlag.findings.inputs import analyze_hangs, causes_table, frames_from_file, frames_table
+from droidlag.hangs import HangReport, HangsConfig
 from droidlag.io.budget import current as current_budget
 from droidlag.io.budget import run_budget
 from droidlag.io.inputs import InputFile, discover
 from droidlag.io.tempfiles import run_temp_dir
 from droidlag.models.gc import ArtGcDump, GcLog
 from droidlag.models.trace import Trace
-from droidlag.report.narrative import frames_headlines, gc_headlines, hang_headlines, hang_sentence, wait_for_graph
+from droidlag.findings.narrative import frames_headlines, gc_headlines, hang_headlines, hang_sentence, wait_for_graph
 
 SCHEMA = "droidlag-findings"
 SCHEMA_VERSION = 1
@@ -307,12 +308,10 @@ def trace_summaries(paths: list[str | Path]) -> tuple[list[dict], list[InputFile
 def frames_reports(paths: list[str | Path], config=None) -> tuple[list[FramesReport], list[InputFile]]:
     """The frames report of every trace and gfxinfo text among the inputs (files, folders, zip archives), as
     `analyze` finds them; the inputs come back with their status and reason. Never raises for bad input."""
-    from droidlag.frames import analyze_frames as _frames
-    from droidlag.frames import frames_from_file
     from droidlag.io import read_trace
 
     def report(item: InputFile, name: str) -> FramesReport:
-        r = (_frames(read_trace(item.path), config) if item.kind in TRACE_KINDS
+        r = (analyze_frames(read_trace(item.path), config) if item.kind in TRACE_KINDS
              else frames_from_file(item.path, config))
         r.path = name
         return r
@@ -331,7 +330,6 @@ def _analyze_one(item: InputFile, findings: Findings, hang_items: list[InputFile
         findings.warnings += [f"{name}: {w.message}" for w in trace.warnings]
         item.status = "analyzed"
     elif item.kind == "gfxinfo":
-        from droidlag.frames import frames_from_file
         report = frames_from_file(item.path)
         report.path = item.display or str(item.path)
         findings.gfxinfo.append(report)
@@ -589,3 +587,8 @@ def add_comparison(findings: Findings, before: str | Path, after: str | Path,
             out["notes"].append(f"layout findings not compared: {e}")
     findings.comparison = out
     return out
+
+
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "Findings", "TraceFindings", "analyze", "add_comparison", "compare_runs",
+           "expand_inputs", "usable_inputs", "frames_reports", "trace_summaries", "frames_from_file", "frames_table",
+           "causes_table", "analyze_hangs"]
