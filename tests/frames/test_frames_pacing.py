@@ -9,9 +9,9 @@ import re
 from frames_fixtures import MS, RT, UI, frame, new_builder, run_on
 
 from conftest import corpus_file
+from droidlag.findings.narrative import frames_headlines
 from droidlag.frames import FramesConfig, analyze_frames
 from droidlag.io import read_trace
-from droidlag.findings.narrative import frames_headlines
 
 LEGACY = "traces/systrace_legacy_2017_2cpu_blockio_writeback_sf.dataonly.html.gz"
 

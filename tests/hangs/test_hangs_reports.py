@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from droidlag.hangs import HangsConfig
 from droidlag.findings import analyze_hangs
+from droidlag.hangs import HangsConfig
 from droidlag.hangs.analyze import events_from_unit
 from droidlag.hangs.causes import binder_peer
 from droidlag.io.anr import parse_dump, read_anr

@@ -18,8 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args) -> int:
     from droidlag.cli.common import EXIT_NO_INPUT, EXIT_USAGE, print_json
     from droidlag.findings import analyze_hangs
-    from droidlag.io.dump_units import expand_paths
     from droidlag.hangs.config import HangsConfig
+    from droidlag.io.dump_units import expand_paths
 
     try:
         config = HangsConfig(threshold=args.threshold)

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from droidlag import __version__
 from droidlag.errors import InputError, ReadWarning
+from droidlag.findings.inputs import analyze_hangs, causes_table, frames_from_file, frames_table
+from droidlag.findings.narrative import frames_headlines, gc_headlines, hang_headlines, hang_sentence, wait_for_graph
 from droidlag.frames import FramesReport, analyze_frames
 from droidlag.gc.device import GcConfig, GcDumpReport, GcLogReport, summarize_gc_dumps, summarize_gc_log
 from droidlag.gc.evidence import hang_gc, hang_gc_from_dump
 from droidlag.gc.trace import TraceGcReport, analyze_trace_gc
-from droidlag.findings.inputs import analyze_hangs, causes_table, frames_from_file, frames_table
 from droidlag.hangs import HangReport, HangsConfig
 from droidlag.io.budget import current as current_budget
 from droidlag.io.budget import run_budget
@@ -24,7 +25,6 @@ from droidlag.io.inputs import InputFile, discover
 from droidlag.io.tempfiles import run_temp_dir
 from droidlag.models.gc import ArtGcDump, GcLog
 from droidlag.models.trace import Trace
-from droidlag.findings.narrative import frames_headlines, gc_headlines, hang_headlines, hang_sentence, wait_for_graph
 
 SCHEMA = "droidlag-findings"
 SCHEMA_VERSION = 1

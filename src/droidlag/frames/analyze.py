@@ -177,9 +177,8 @@ def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: lis
         return pl.DataFrame(schema=CAUSE_SCHEMA), {}
     normal = frames.filter((frames["verdict"] == OK) & (frames["naive_verdict"] == OK))
     analyzer = CauseAnalyzer(trace, frames, config, vsync_period_ns)
-    comp = analyzer.comp
     ok_late = [r for r in ok_ft.iter_rows(named=True)
-               if (w := comp.window(r["frame_id"])) is not None and w["ft_named"] and w["app_on_time"]]
+               if (w := analyzer.comp.window(r["frame_id"])) is not None and w["ft_named"] and w["app_on_time"]]
     if not bad.height and not ok_late:
         return pl.DataFrame(schema=CAUSE_SCHEMA), {}
     if bad.height:
@@ -188,65 +187,91 @@ def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: lis
             by_reason.setdefault(why, []).append(k)
         for why, ks in by_reason.items():
             notes.append(f"cause{'s' if len(ks) > 1 else ''} {', '.join(ks)} not possible: {why}")
-    base_by_pid: dict[int, dict] = {}
-    rows, bad_block, late_sf = [], [], {"sr_ff": [], "app_on_time": []}
-
-    def base(pid):
-        if pid not in base_by_pid:
-            base_by_pid[pid] = baseline(analyzer, normal.filter(pl.col("pid") == pid).to_dicts(),
-                                        config.max_normal_frames)
-        return base_by_pid[pid]
-
-    def emit(fid, ranked):
-        for i, c in enumerate(ranked):
-            rows.append((fid, i + 1, c["name"], c["share"], c["normal_share"],
-                         json.dumps(c["evidence"] | {"label": c["label"]}, default=str)))
-
-    budget = vsync_period_ns or config.sr_threshold_ns
-    no_sched: list[int] = []
-    no_data: list[int] = []
+    run = _CauseRun(analyzer, normal, config, vsync_period_ns or config.sr_threshold_ns)
     for r in bad.iter_rows(named=True):
+        run.slow_frame(r)
+    for r in ok_late:
+        run.on_time_frame(r)
+    return pl.DataFrame(run.rows, schema=CAUSE_SCHEMA, orient="row"), run.extra(bad.height > 0, notes)
+
+
+class _CauseRun:
+    """The causes of one trace's frames, frame by frame: the rows, and what the summary needs of them (block
+    requests and SurfaceFlinger shares of the slow frames, frames without the data to give a cause)."""
+
+    def __init__(self, analyzer: CauseAnalyzer, normal: pl.DataFrame, config: FramesConfig, budget_ns: int):
+        self.analyzer, self.normal, self.config, self.budget_ns = analyzer, normal, config, budget_ns
+        self.base_by_pid: dict[int, dict] = {}
+        self.rows: list[tuple] = []
+        self.bad_block: list[dict] = []
+        self.late_sf: dict[str, list[float]] = {"sr_ff": [], "app_on_time": []}
+        self.no_sched: list[int] = []
+        self.no_data: list[int] = []
+
+    def base(self, pid: int) -> dict:
+        """The normal frames' shares of the app `pid` (sampled once per app)."""
+        if pid not in self.base_by_pid:
+            self.base_by_pid[pid] = baseline(self.analyzer, self.normal.filter(pl.col("pid") == pid).to_dicts(),
+                                             self.config.max_normal_frames)
+        return self.base_by_pid[pid]
+
+    def emit(self, fid: int, ranked: list[dict]) -> None:
+        for i, c in enumerate(ranked):
+            self.rows.append((fid, i + 1, c["name"], c["share"], c["normal_share"],
+                              json.dumps(c["evidence"] | {"label": c["label"]}, default=str)))
+
+    def slow_frame(self, r: dict) -> None:
+        """An SR/FF (or long undecided) frame: its ranked causes, or why it can have none."""
+        analyzer = self.analyzer
         fs = analyzer.shares(r)
         if fs.coverage is not None and fs.coverage < MIN_SCHED_COVERAGE:
-            no_sched.append(r["frame_id"])     # a cause from a window without sched data would be invented
-            continue
+            self.no_sched.append(r["frame_id"])     # a cause from a window without sched data would be invented
+            return
         components = analyzer.app_components(r)
         if fs.coverage is None and not _has_slices(components):
-            no_data.append(r["frame_id"])      # no sched and no atrace slice of the frame's threads in its window
-            continue
-        sfc = analyzer.compositor_cause(r, fs, base(r["pid"]))
+            self.no_data.append(r["frame_id"])      # no sched and no atrace slice of the frame's threads in its window
+            return
+        sfc = analyzer.compositor_cause(r, fs, self.base(r["pid"]))
         if sfc:
-            late_sf["sr_ff"].append(sfc["share"])
+            self.late_sf["sr_ff"].append(sfc["share"])
         if "block" in fs.evidence["io"]:
-            bad_block.append(fs.evidence["io"]["block"])
-        emit(r["frame_id"], rank_causes(fs, base(r["pid"]), config, components, sfc,
-                                        max(0, r["dur_ns"] - budget)))
-    for r in ok_late:
-        fs = analyzer.compositor_only(r)
-        sfc = analyzer.compositor_cause(r, fs, base(r["pid"]))
+            self.bad_block.append(fs.evidence["io"]["block"])
+        self.emit(r["frame_id"], rank_causes(fs, self.base(r["pid"]), self.config, components, sfc,
+                                             max(0, r["dur_ns"] - self.budget_ns)))
+
+    def on_time_frame(self, r: dict) -> None:
+        """A frame on time for the app whose display frame FrameTimeline calls late: the compositor, as evidence."""
+        fs = self.analyzer.compositor_only(r)
+        sfc = self.analyzer.compositor_cause(r, fs, self.base(r["pid"]))
         if sfc:
-            late_sf["app_on_time"].append(sfc["share"])
-            emit(r["frame_id"], [sfc])
-    factors = [k for b in base_by_pid.values() for k, v in b.items() if k in SYSTEM_FACTORS and v is not None]
-    if bad.height and (not base_by_pid or not factors):
-        notes.append("no normal frames to compare with: cause shares are compared against 0")
-    extra: dict = {"_no_sched_frames": no_sched, "_no_data_frames": no_data}
-    if no_data:
-        notes.append(f"{len(no_data)} slow frame(s) have neither sched data nor atrace slices of their threads in "
-                     "their window: cause not possible")
-    if no_sched:
-        notes.append(f"{len(no_sched)} slow frame(s) lie outside the sched data (before its first or after its last "
-                     "event on the frame's threads): cause not possible: no sched data in this window")
-    if analyzer.block is not None:
-        extra["block_io"] = {"sr_ff": block_baseline(bad_block), "normal": block_baseline(analyzer.normal_block)}
-    if comp.tid is not None and comp.windows:
-        extra["compositor"] = _compositor_summary(comp, late_sf, base_by_pid)
-    elif bad.height and comp.tid is None:
-        notes.append("cause 'surfaceflinger' not possible: no SurfaceFlinger main thread in the trace")
-    elif bad.height:
-        notes.append("cause 'surfaceflinger' not possible: no FrameTimeline display frames and no SurfaceFlinger "
-                     "composition slices to give the frames' composition windows")
-    return pl.DataFrame(rows, schema=CAUSE_SCHEMA, orient="row"), extra
+            self.late_sf["app_on_time"].append(sfc["share"])
+            self.emit(r["frame_id"], [sfc])
+
+    def extra(self, any_bad: bool, notes: list[str]) -> dict:
+        """The summary's block_io and compositor sections and the frames without a cause; notes on what was
+        missing."""
+        analyzer, comp = self.analyzer, self.analyzer.comp
+        factors = [k for b in self.base_by_pid.values() for k, v in b.items() if k in SYSTEM_FACTORS and v is not None]
+        if any_bad and (not self.base_by_pid or not factors):
+            notes.append("no normal frames to compare with: cause shares are compared against 0")
+        extra: dict = {"_no_sched_frames": self.no_sched, "_no_data_frames": self.no_data}
+        if self.no_data:
+            notes.append(f"{len(self.no_data)} slow frame(s) have neither sched data nor atrace slices of their "
+                         "threads in their window: cause not possible")
+        if self.no_sched:
+            notes.append(f"{len(self.no_sched)} slow frame(s) lie outside the sched data (before its first or after "
+                         "its last event on the frame's threads): cause not possible: no sched data in this window")
+        if analyzer.block is not None:
+            extra["block_io"] = {"sr_ff": block_baseline(self.bad_block),
+                                 "normal": block_baseline(analyzer.normal_block)}
+        if comp.tid is not None and comp.windows:
+            extra["compositor"] = _compositor_summary(comp, self.late_sf, self.base_by_pid)
+        elif any_bad and comp.tid is None:
+            notes.append("cause 'surfaceflinger' not possible: no SurfaceFlinger main thread in the trace")
+        elif any_bad:
+            notes.append("cause 'surfaceflinger' not possible: no FrameTimeline display frames and no SurfaceFlinger "
+                         "composition slices to give the frames' composition windows")
+        return extra
 
 
 def _has_slices(components: dict) -> bool:

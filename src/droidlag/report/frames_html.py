@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from html import escape
 
-from droidlag.report import plots
 from droidlag.findings.narrative import cause_sentence
 from droidlag.models.causes import CAUSE_WORDS, STAGE_PREFIX
+from droidlag.report import plots
 
 
 def e(value) -> str:
