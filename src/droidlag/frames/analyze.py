@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
 from droidlag.frames.block_io import block_baseline
 from droidlag.frames.causes import SYSTEM_FACTORS, CauseAnalyzer, baseline, rank_causes
+from droidlag.frames.compositor import Compositor
 from droidlag.frames.config import FramesConfig
 from droidlag.frames.pacing import frame_pacing
 from droidlag.frames.refresh import main_period, period_at, refresh_segments, vsync_ticks
@@ -45,12 +47,12 @@ class FramesReport:
     path: str
     frames: pl.DataFrame
     causes: pl.DataFrame
-    summary: dict
+    summary: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
-        by_frame: dict[int, list[dict]] = {}
+    def to_dict(self) -> dict[str, Any]:
+        by_frame: dict[int, list[dict[str, Any]]] = {}
         for r in self.causes.iter_rows(named=True):
             by_frame.setdefault(r["frame_id"], []).append(
                 {"name": r["name"], "share": r["share"], "normal_share": r["normal_share"],
@@ -120,7 +122,7 @@ def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesRe
                         [str(w) for w in trace.warnings[:20]])
 
 
-def _refresh(trace: Trace, config: FramesConfig, period: int | None) -> list[dict]:
+def _refresh(trace: Trace, config: FramesConfig, period: int | None) -> list[dict[str, Any]]:
     """The refresh-rate stretches of the trace; one stretch when the user gave the period."""
     if config.vsync_period_ns:
         return [{"start_ns": trace.start_ns, "end_ns": trace.end_ns, "period_ns": config.vsync_period_ns,
@@ -130,7 +132,7 @@ def _refresh(trace: Trace, config: FramesConfig, period: int | None) -> list[dic
     return [s | {"source": source} for s in segs]
 
 
-def _refresh_summary(refresh: list[dict], frames: pl.DataFrame) -> list[dict]:
+def _refresh_summary(refresh: list[dict[str, Any]], frames: pl.DataFrame) -> list[dict[str, Any]]:
     """Each stretch with its frames and its SR count against its own period (complete frames only)."""
     out = []
     done = frames.filter(pl.col("complete").fill_null(True)) if "complete" in frames.columns else frames
@@ -153,7 +155,7 @@ def _app_work_components(causes: pl.DataFrame, top: int = 5) -> dict[str, float]
     return {k: round(v, 3) for k, v in sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))[:top]}
 
 
-def _apps(frames: pl.DataFrame) -> list[dict]:
+def _apps(frames: pl.DataFrame) -> list[dict[str, Any]]:
     if not frames.height:
         return []
     g = frames.group_by("pid", "process").agg(pl.len().alias("frames"),
@@ -163,7 +165,7 @@ def _apps(frames: pl.DataFrame) -> list[dict]:
 
 
 def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: list[str],
-            vsync_period_ns: int | None = None) -> tuple[pl.DataFrame, dict]:
+            vsync_period_ns: int | None = None) -> tuple[pl.DataFrame, dict[str, Any]]:
     """Cause rows for SR/FF frames (and long undecided ones), plus, as evidence only, the `surfaceflinger` cause
     of frames FrameTimeline calls on time for the app but late on the display. Also the summary's block_io and
     compositor sections."""
@@ -201,26 +203,26 @@ class _CauseRun:
 
     def __init__(self, analyzer: CauseAnalyzer, normal: pl.DataFrame, config: FramesConfig, budget_ns: int):
         self.analyzer, self.normal, self.config, self.budget_ns = analyzer, normal, config, budget_ns
-        self.base_by_pid: dict[int, dict] = {}
-        self.rows: list[tuple] = []
-        self.bad_block: list[dict] = []
+        self.base_by_pid: dict[int, dict[str, Any]] = {}
+        self.rows: list[tuple[Any, ...]] = []
+        self.bad_block: list[dict[str, Any]] = []
         self.late_sf: dict[str, list[float]] = {"sr_ff": [], "app_on_time": []}
         self.no_sched: list[int] = []
         self.no_data: list[int] = []
 
-    def base(self, pid: int) -> dict:
+    def base(self, pid: int) -> dict[str, Any]:
         """The normal frames' shares of the app `pid` (sampled once per app)."""
         if pid not in self.base_by_pid:
             self.base_by_pid[pid] = baseline(self.analyzer, self.normal.filter(pl.col("pid") == pid).to_dicts(),
                                              self.config.max_normal_frames)
         return self.base_by_pid[pid]
 
-    def emit(self, fid: int, ranked: list[dict]) -> None:
+    def emit(self, fid: int, ranked: list[dict[str, Any]]) -> None:
         for i, c in enumerate(ranked):
             self.rows.append((fid, i + 1, c["name"], c["share"], c["normal_share"],
                               json.dumps(c["evidence"] | {"label": c["label"]}, default=str)))
 
-    def slow_frame(self, r: dict) -> None:
+    def slow_frame(self, r: dict[str, Any]) -> None:
         """An SR/FF (or long undecided) frame: its ranked causes, or why it can have none."""
         analyzer = self.analyzer
         fs = analyzer.shares(r)
@@ -239,7 +241,7 @@ class _CauseRun:
         self.emit(r["frame_id"], rank_causes(fs, self.base(r["pid"]), self.config, components, sfc,
                                              max(0, r["dur_ns"] - self.budget_ns)))
 
-    def on_time_frame(self, r: dict) -> None:
+    def on_time_frame(self, r: dict[str, Any]) -> None:
         """A frame on time for the app whose display frame FrameTimeline calls late: the compositor, as evidence."""
         fs = self.analyzer.compositor_only(r)
         sfc = self.analyzer.compositor_cause(r, fs, self.base(r["pid"]))
@@ -247,14 +249,14 @@ class _CauseRun:
             self.late_sf["app_on_time"].append(sfc["share"])
             self.emit(r["frame_id"], [sfc])
 
-    def extra(self, any_bad: bool, notes: list[str]) -> dict:
+    def extra(self, any_bad: bool, notes: list[str]) -> dict[str, Any]:
         """The summary's block_io and compositor sections and the frames without a cause; notes on what was
         missing."""
         analyzer, comp = self.analyzer, self.analyzer.comp
         factors = [k for b in self.base_by_pid.values() for k, v in b.items() if k in SYSTEM_FACTORS and v is not None]
         if any_bad and (not self.base_by_pid or not factors):
             notes.append("no normal frames to compare with: cause shares are compared against 0")
-        extra: dict = {"_no_sched_frames": self.no_sched, "_no_data_frames": self.no_data}
+        extra: dict[str, Any] = {"_no_sched_frames": self.no_sched, "_no_data_frames": self.no_data}
         if self.no_data:
             notes.append(f"{len(self.no_data)} slow frame(s) have neither sched data nor atrace slices of their "
                          "threads in their window: cause not possible")
@@ -274,15 +276,18 @@ class _CauseRun:
         return extra
 
 
-def _has_slices(components: dict) -> bool:
+def _has_slices(components: dict[str, Any]) -> bool:
     path = components.get("critical_call_path") or {}
     return bool(components.get("components_ms")) or any(path.values())
 
 
-def _compositor_summary(comp, late_sf: dict, base_by_pid: dict) -> dict:
+def _compositor_summary(comp: Compositor, late_sf: dict[str, list[float]],
+                        base_by_pid: dict[int, dict[str, Any]]) -> dict[str, Any]:
     w = comp.windows.values()
     normals = {str(pid): b["surfaceflinger"] for pid, b in base_by_pid.items() if b.get("surfaceflinger")}
-    mean = (lambda xs: round(sum(xs) / len(xs), 4) if xs else None)
+
+    def mean(xs: list[float]) -> float | None:
+        return round(sum(xs) / len(xs), 4) if xs else None
     return {"sf_main_tid": comp.tid, "frames_with_window": len(comp.windows),
             "window_sources": sorted({x["source"] for x in w}),
             "late_signal_frames": sum(1 for x in w if x["late"]),
@@ -328,8 +333,8 @@ def analyze_gfxinfo(dump: GfxinfoDump, config: FramesConfig | None = None) -> Fr
     sr, ff = config.sr_threshold_ns, config.ff_threshold_ns
     f = f.with_columns(naive_expr(pl.col("dur_ns"), sr, ff).alias("naive_verdict"),
                        pl.lit(None, pl.Utf8).alias("ft_jank_type"))
-    period = config.vsync_period_ns or (int(f["FrameInterval"].median()) if "FrameInterval" in f.columns and
-                                        f["FrameInterval"].median() else None)
+    interval = f["FrameInterval"].median() if "FrameInterval" in f.columns else None
+    period = config.vsync_period_ns or (int(interval) if interval else None)   # type: ignore[arg-type]
     f = f.with_columns((naive_expr(pl.col("dur_ns"), period, ff) if period else pl.lit(None, pl.Utf8))
                        .alias("naive_vsync_verdict"))
     if "FrameDeadline" in f.columns:
@@ -400,7 +405,7 @@ def _gfx_causes(f: pl.DataFrame) -> pl.DataFrame:
         shares = {s: (r[s] or 0) / r["dur_ns"] for s in stages if r["dur_ns"]}
         if not shares:
             continue
-        top = max(shares, key=shares.get)
+        top = max(shares, key=lambda k: shares[k])
         nb = normal_mean.get(top)
         base = round(float(nb), 4) if nb is not None else None
         rows.append((r["frame_id"], 1, f"{STAGE_PREFIX}{top}", round(shares[top], 4), base,
@@ -409,7 +414,7 @@ def _gfx_causes(f: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=CAUSE_SCHEMA, orient="row")
 
 
-def _gfx_summaries(dump: GfxinfoDump, config: FramesConfig | None = None) -> list[dict]:
+def _gfx_summaries(dump: GfxinfoDump, config: FramesConfig | None = None) -> list[dict[str, Any]]:
     """Android's own aggregate counters per process (gfxinfo) or package (graphicsstats), with SR/FF counted from
     the frame-time histogram at its resolution (1 ms buckets up to 32 ms, 50 ms buckets from 150 ms)."""
     config = config or FramesConfig()

@@ -7,6 +7,8 @@ trace end) have no known in-flight interval: they are counted only when a critic
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
@@ -53,7 +55,7 @@ class BlockIndex:
         hi = int(np.searchsorted(self.ts, b, side="left"))
         return range(lo, hi)
 
-    def evidence(self, path: list[Segment], threads: set[int], window: tuple[int, int], top: int = 5) -> dict:
+    def evidence(self, path: list[Segment], threads: set[int], window: tuple[int, int], top: int = 5) -> dict[str, Any]:
         """Block requests in flight during the path's D-state segments, or issued by `threads` inside `window`.
 
         requests/bytes/by_direction count each request once; overlap_ms is the D-state time of the path during
@@ -81,7 +83,7 @@ class BlockIndex:
             if self.complete[i]:
                 flight.append((int(self.ts[i]), int(self.end[i])))
         covered = sum(overlap_with(s, e, d_iv) for s, e in merge_intervals(flight))
-        by_dir: dict[str, dict] = {}
+        by_dir: dict[str, dict[str, Any]] = {}
         for i in chosen:
             d = by_dir.setdefault(self.direction[i] or "other", {"requests": 0, "bytes": 0})
             d["requests"] += 1
@@ -105,7 +107,7 @@ class BlockIndex:
         }
 
 
-def block_baseline(evidence: list[dict]) -> dict | None:
+def block_baseline(evidence: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The same block measure averaged over (sampled) normal frames."""
     if not evidence:
         return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -43,9 +44,9 @@ class FrameShares:
 
     path_ns: int
     shares: dict[str, float | None]
-    evidence: dict[str, dict]
+    evidence: dict[str, dict[str, Any]]
     path: list[Segment]
-    sf: dict | None = None       # SurfaceFlinger measure over the frame's composition window (Compositor.measure)
+    sf: dict[str, Any] | None = None       # SurfaceFlinger measure over the frame's composition window (Compositor.measure)
     coverage: float | None = None   # fraction of the path with sched data (None: the trace has no sched at all)
 
 
@@ -76,8 +77,8 @@ class CauseAnalyzer:
         self.gc = self._gc_intervals(trace)
         self.gc_tids = {t.tid for t in trace.threads.values() if t.name in GC_THREADS}
         self.block = BlockIndex(trace.block) if trace.block.height else None
-        self._slices_by_tid: dict[int, tuple | None] = {}
-        self.normal_block: list[dict] = []     # block evidence of the sampled normal frames (all processes)
+        self._slices_by_tid: dict[int, tuple[Any, ...] | None] = {}
+        self.normal_block: list[dict[str, Any]] = []     # block evidence of the sampled normal frames (all processes)
         self.comp = Compositor(trace, frames, self.finder, vsync_period_ns, config.sr_threshold_ns)
 
     @staticmethod
@@ -111,9 +112,9 @@ class CauseAnalyzer:
             return False
         little = np.mean([self.busy.busy_fraction(c, a, b) for c in self.little])
         big_min = min(self.busy.busy_fraction(c, a, b) for c in self.big)
-        return little >= self.config.little_busy_fraction and big_min <= 1 - self.config.big_idle_fraction
+        return bool(little >= self.config.little_busy_fraction and big_min <= 1 - self.config.big_idle_fraction)
 
-    def pieces(self, row: dict) -> list[tuple[int, int, int]]:
+    def pieces(self, row: dict[str, Any]) -> list[tuple[int, int, int]]:
         """The frame's threads in time order: main thread from the frame start to the RenderThread hand-off,
         then the RenderThread to the frame end."""
         start, end = row["start_ns"], row["end_ns"]
@@ -124,7 +125,7 @@ class CauseAnalyzer:
         split = min(max(dts, start), end)
         return [(ui, start, split), (rt, split, end)]
 
-    def shares(self, row: dict) -> FrameShares:
+    def shares(self, row: dict[str, Any]) -> FrameShares:
         path = self.finder.path(self.pieces(row)) if self.trace.has_sched else []
         total = sum(s.dur for s in path) or max(1, row["end_ns"] - row["start_ns"])
         acc = {k: 0 for k in SYSTEM_FACTORS} | {"running": 0, "app_running": 0, "unknown": 0}
@@ -134,7 +135,7 @@ class CauseAnalyzer:
         binder_servers: dict[int, int] = {}
         little = self.busy is not None and bool(self.little) and bool(self.big)   # else never saturated
         placement = self.placement if self.placement is not None and self.placement.usable else None
-        placed: list[tuple[int, dict]] = []
+        placed: list[tuple[int, dict[str, Any]]] = []
         gc_tids, gc = self.gc_tids, self.gc
         for tid, ts, dur, state, cpu, via, in_binder, blocked_fn, io_wait in path:
             cls = state_class(state)
@@ -168,7 +169,7 @@ class CauseAnalyzer:
         shares["running"] = acc["running"] / total if path else None
         shares["app_running"] = acc["app_running"] / total if path else None   # running outside binder calls
         name = self.trace.thread_name
-        evidence = {
+        evidence: dict[str, dict[str, Any]] = {
             "binder": {"servers_ms": {f"{name(t) or t} ({t})": round(v / 1e6, 3) for t, v in
                                       sorted(binder_servers.items(), key=lambda kv: -kv[1])[:3]}},
             "io": {"blocked_functions_ms": {k: round(v / 1e6, 3) for k, v in
@@ -187,7 +188,7 @@ class CauseAnalyzer:
         return FrameShares(total, shares, evidence, path, self.comp.measure(row["frame_id"], total), coverage)
 
     @staticmethod
-    def _running(acc: dict, placed: list, placement: CpuPlacement | None, saturated: bool, in_binder: bool,
+    def _running(acc: dict[str, Any], placed: list[Any], placement: CpuPlacement | None, saturated: bool, in_binder: bool,
                  cpu: int | None, ts: int, dur: int) -> None:
         """Each running ns on the path is the app's own work, or lost to where it ran (a saturated LITTLE core,
         a slow placement) or spent serving a binder call."""
@@ -199,13 +200,13 @@ class CauseAnalyzer:
         elif not saturated and not in_binder:
             acc["app_running"] += dur
 
-    def compositor_only(self, row: dict) -> FrameShares:
+    def compositor_only(self, row: dict[str, Any]) -> FrameShares:
         """The path length and SurfaceFlinger measure alone (no walk): for frames whose only cause is the
         compositor. The walked path always covers its pieces, so its length is theirs."""
         total = sum(max(0, b - a) for _, a, b in self.pieces(row)) or max(1, row["end_ns"] - row["start_ns"])
         return FrameShares(total, {}, {}, [], self.comp.measure(row["frame_id"], total))
 
-    def compositor_cause(self, row: dict, fs: FrameShares, normal: dict) -> dict | None:
+    def compositor_cause(self, row: dict[str, Any], fs: FrameShares, normal: dict[str, Any]) -> dict[str, Any] | None:
         """The `surfaceflinger` cause when the frame's compositor was late: always when FrameTimeline names an
         SF/display jank type (ground truth), else only when the composition window's share of the extended
         critical path (app path + window) stands out against normal frames. share = window / (app path +
@@ -231,7 +232,7 @@ class CauseAnalyzer:
         return {"name": "surfaceflinger", "label": CAUSE_LABELS["surfaceflinger"], "share": round(share, 4),
                 "normal_share": round(base, 4) if base_d else None, "evidence": ev}
 
-    def app_components(self, row: dict, top: int = 3) -> dict:
+    def app_components(self, row: dict[str, Any], top: int = 3) -> dict[str, Any]:
         """The critical call path of each frame thread and the slices with the most self time."""
         if row.get("do_frame_id") is None and row.get("draw_frame_id") is None:
             return self._components_in_window(row, top)
@@ -246,7 +247,7 @@ class CauseAnalyzer:
                 "components_ms": {k: round(v / 1e6, 3) for k, v in comps}}
 
 
-    def _components_in_window(self, row: dict, top: int) -> dict:
+    def _components_in_window(self, row: dict[str, Any], top: int) -> dict[str, Any]:
         """Frames without doFrame/DrawFrame roots (FrameTimeline-only): slices on the main thread inside the frame."""
         a, b = row["start_ns"], row["end_ns"]
         got = self._thread_slices(row["ui_tid"])
@@ -265,7 +266,7 @@ class CauseAnalyzer:
             if len(path) >= 12:
                 break
             cur = self._longest([i for i in hits if parents[i] is not None and parents[i] == ids[cur]], durs)
-        by_name: dict = {}
+        by_name: dict[str, Any] = {}
         for i in hits:
             by_name[names[i]] = by_name.get(names[i], 0) + durs[i]
         comps = sorted(by_name.items(), key=lambda kv: -kv[1])[:top]
@@ -281,7 +282,7 @@ class CauseAnalyzer:
                 best = i
         return best
 
-    def _thread_slices(self, tid: int | None) -> tuple | None:
+    def _thread_slices(self, tid: int | None) -> tuple[Any, ...] | None:
         """A thread's (complete) thread-kind slices in table order: ts and ends as numpy arrays (for window masks),
         ids, names, durs, depths and parent ids as lists; cached per thread across frames."""
         if tid is None:
@@ -299,7 +300,7 @@ class CauseAnalyzer:
         return self._slices_by_tid[tid]
 
 
-def baseline(analyzer: CauseAnalyzer, normal_rows: list[dict], max_frames: int) -> dict[str, float | None]:
+def baseline(analyzer: CauseAnalyzer, normal_rows: list[dict[str, Any]], max_frames: int) -> dict[str, float | None]:
     """Mean share of each factor over (an even sample of) the normal frames; None where not computable."""
     if not normal_rows:
         return {k: None for k in SYSTEM_FACTORS + ("running", "app_running", "block", "surfaceflinger")}
@@ -314,16 +315,17 @@ def baseline(analyzer: CauseAnalyzer, normal_rows: list[dict], max_frames: int) 
                 acc.setdefault(k, []).append(v)
         if "block" in fs.evidence["io"]:
             blocks.append(fs.evidence["io"]["block"])
-        if fs.sf is not None and not analyzer.comp.window(r["frame_id"])["late"]:
+        w = analyzer.comp.window(r["frame_id"])
+        if fs.sf is not None and w is not None and not w["late"]:
             sfs.append(fs.sf)     # a frame whose compositor was late is not normal for SurfaceFlinger
     analyzer.normal_block.extend(blocks)
-    out: dict = {k: (float(np.mean(acc[k])) if k in acc else None)
+    out: dict[str, Any] = {k: (float(np.mean(acc[k])) if k in acc else None)
                  for k in SYSTEM_FACTORS + ("running", "app_running")}
     return out | {"block": block_baseline(blocks), "surfaceflinger": compositor_baseline(sfs)}
 
 
-def rank_causes(fs: FrameShares, normal: dict, config: FramesConfig, components: dict,
-                extra: dict | None = None, over_budget_ns: int | None = None) -> list[dict]:
+def rank_causes(fs: FrameShares, normal: dict[str, Any], config: FramesConfig, components: dict[str, Any],
+                extra: dict[str, Any] | None = None, over_budget_ns: int | None = None) -> list[dict[str, Any]]:
     """Every factor that took at least `cause_min_share` of the frame's critical path, ranked by the time it cost
     the frame over its budget (its time on the path, up to the frame's overrun); its share over normal frames is
     evidence (`stands_out`), not a gate. The app's own work (running on the path) is ranked with them; when no
@@ -350,10 +352,10 @@ def rank_causes(fs: FrameShares, normal: dict, config: FramesConfig, components:
     return out
 
 
-def _cause(k: str, share: float, base: float | None, ns: float, cost: float, fs: FrameShares, normal: dict,
-           config: FramesConfig, components: dict) -> dict:
+def _cause(k: str, share: float, base: float | None, ns: float, cost: float, fs: FrameShares, normal: dict[str, Any],
+           config: FramesConfig, components: dict[str, Any]) -> dict[str, Any]:
     b = base or 0.0
-    ev: dict = {"path_ms": round(fs.path_ns / 1e6, 3), "ms": round(ns / 1e6, 3),
+    ev: dict[str, Any] = {"path_ms": round(fs.path_ns / 1e6, 3), "ms": round(ns / 1e6, 3),
                 "cost_over_budget_ms": round(cost / 1e6, 3),
                 "stands_out": bool(share - b >= config.cause_min_excess and share >= config.cause_min_ratio * b),
                 "times_normal": round(share / b, 2) if b > 0 else None}

@@ -11,6 +11,8 @@ slow to take it, so it gives no compositor signal of its own.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
@@ -64,10 +66,10 @@ class Compositor:
         self.finder = finder
         self.period = period_ns or sr_ns
         self.tid = sf_main_thread(trace)
-        self.windows: dict[int, dict] = {}
+        self.windows: dict[int, dict[str, Any]] = {}
         self._tree: SliceTree | None = None
-        self._slices: tuple | None = None
-        self._own: dict[tuple[int, int], tuple[dict, dict]] = {}     # window -> SF states, CPUs (measure)
+        self._slices: tuple[Any, ...] | None = None
+        self._own: dict[tuple[int, int], tuple[dict[str, int], dict[int, int]]] = {}   # window -> SF states, CPUs
         self._threads: dict[tuple[int, int], dict[int, int]] = {}    # window -> critical-path threads (evidence)
         if self.tid is None or not frames.height:
             return
@@ -120,14 +122,14 @@ class Compositor:
             self.windows[fid] = {"a": cend - comp, "b": cend, "source": "composition slice", "late": why is not None,
                                  "ft_named": False, "signal": why, "app_on_time": None}
 
-    def window(self, frame_id: int) -> dict | None:
+    def window(self, frame_id: int) -> dict[str, Any] | None:
         return self.windows.get(frame_id)
 
-    def measure(self, frame_id: int, app_path_ns: int) -> dict | None:
+    def measure(self, frame_id: int, app_path_ns: int) -> dict[str, Any] | None:
         """SurfaceFlinger main thread's own states over the frame's composition window, and the window's share of
         the extended critical path (app path + composition window)."""
         w = self.windows.get(frame_id)
-        if w is None:
+        if w is None or self.tid is None:   # windows are only made once SurfaceFlinger's main thread is known
             return None
         a, b = w["a"], w["b"]
         win = b - a
@@ -143,12 +145,14 @@ class Compositor:
                         cpu_ns[seg.cpu] = cpu_ns.get(seg.cpu, 0) + seg.dur
                 acc["binder"] = self.finder.binder.time_in_calls(self.tid, a, b)
                 self._own[(a, b)] = (acc, cpu_ns)
-            acc, cpu_ns = (dict(d) for d in self._own[(a, b)])
+            own_acc, own_cpu = self._own[(a, b)]
+            acc, cpu_ns = dict(own_acc), dict(own_cpu)
         states = {k: round(v / win, 4) for k, v in acc.items()} if self.trace.has_sched else None
         return {"share": win / (app_path_ns + win), "window_ns": win, "states": states, "cpu_ns": cpu_ns}
 
     # ---- evidence (only for reported causes: slices are looked up per frame) ------------------------------
-    def _slice_arrays(self) -> tuple:
+    def _slice_arrays(self) -> tuple[Any, ...]:
+        assert self.tid is not None   # only reported causes ask, and they need SurfaceFlinger's main thread
         if self._slices is None:
             s = self.trace.slices
             s = s.filter((pl.col("tid") == self.tid) & (pl.col("kind") == "thread")).sort("ts") if s.height else s
@@ -157,11 +161,11 @@ class Compositor:
             else:
                 ts = s["ts"].to_numpy()
                 self._slices = (ts, ts + s["dur"].to_numpy(), s["id"].to_list(), s["name"].to_list(),
-                                s["depth"].to_list(), int(s["dur"].max()))
+                                s["depth"].to_list(), int(s["dur"].max()))   # type: ignore[arg-type]
                 self._tree = SliceTree(self.trace.slices, {self.tid})
         return self._slices
 
-    def slices_in(self, a: int, b: int, top: int = 5) -> dict:
+    def slices_in(self, a: int, b: int, top: int = 5) -> dict[str, Any]:
         ts, ends, ids, names, depths, max_dur = self._slice_arrays()
         lo = int(np.searchsorted(ts, a - max_dur, side="left"))
         hi = int(np.searchsorted(ts, b, side="left"))
@@ -178,9 +182,10 @@ class Compositor:
         return {"slices_ms": {k: round(v / 1e6, 3) for k, v in sorted(by_name.items(), key=lambda kv: -kv[1])[:top]},
                 "critical_call_path": path}
 
-    def evidence(self, frame_id: int, m: dict, normal: dict | None) -> dict:
+    def evidence(self, frame_id: int, m: dict[str, Any], normal: dict[str, Any] | None) -> dict[str, Any]:
         w = self.windows[frame_id]
         a, b = w["a"], w["b"]
+        assert self.tid is not None   # windows are only made once SurfaceFlinger's main thread is known
         name = self.trace.thread_name
         threads: dict[int, int] = self._threads.get((a, b), {})
         if self.trace.has_sched and (a, b) not in self._threads:
@@ -205,7 +210,7 @@ class Compositor:
         return ev
 
 
-def compositor_baseline(measures: list[dict]) -> dict | None:
+def compositor_baseline(measures: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Mean SurfaceFlinger measures over (sampled) normal frames that have a composition window."""
     if not measures:
         return None

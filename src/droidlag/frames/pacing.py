@@ -10,6 +10,7 @@ Pacing library and of game benchmarks, which count frames over 1.5x/2x the targe
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -63,7 +64,7 @@ def _runs(long_: np.ndarray) -> tuple[int, int]:
     return runs, longest
 
 
-def pace(times: np.ndarray, vsync_period_ns: int | None, config: PacingConfig | None = None) -> dict | None:
+def pace(times: np.ndarray, vsync_period_ns: int | None, config: PacingConfig | None = None) -> dict[str, Any] | None:
     """Pacing of one producer from its buffer hand-over times (ns): target, hitches, stutter runs, percentiles."""
     config = config or PacingConfig()
     if times.size < MIN_BUFFERS:
@@ -88,8 +89,8 @@ def pace(times: np.ndarray, vsync_period_ns: int | None, config: PacingConfig | 
             "pauses": int(pauses.sum())}
 
 
-def frame_pacing(trace: Trace, apps: list[dict], vsync_period_ns: int | None,
-                 config: PacingConfig | None = None) -> list[dict]:
+def frame_pacing(trace: Trace, apps: list[dict[str, Any]], vsync_period_ns: int | None,
+                 config: PacingConfig | None = None) -> list[dict[str, Any]]:
     """Pacing per producer thread of each non-Choreographer app (`apps`: the segmentation's non_hwui entries)."""
     if not apps or not trace.slices.height:
         return []

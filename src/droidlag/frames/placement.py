@@ -5,6 +5,8 @@ RenderThread frame on a LITTLE core at 75% of its clock with every big core idle
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
@@ -47,7 +49,7 @@ class CpuPlacement:
     def _idle(self, cpus: list[int], a: int, b: int) -> list[int]:
         return [c for c in cpus if 1.0 - self.busy.busy_fraction(c, a, b) >= self.idle_need]
 
-    def check(self, cpu: int | None, a: int, b: int) -> dict | None:
+    def check(self, cpu: int | None, a: int, b: int) -> dict[str, Any] | None:
         """Why the interval [a, b) on `cpu` was badly placed, or None when it was not (or cannot be told)."""
         if cpu is None or b <= a or not self.usable or cpu not in self.cls:
             return None
@@ -73,9 +75,9 @@ class CpuPlacement:
         return round(100.0 * f / top, 1) if f is not None and top else None
 
 
-def placement_evidence(hits: list[tuple[int, dict]]) -> dict:
+def placement_evidence(hits: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
     """Summary of the badly placed intervals: ms per CPU, their class and frequency, the faster cores idle."""
-    by_cpu: dict[int, dict] = {}
+    by_cpu: dict[int, dict[str, Any]] = {}
     for dur, h in hits:
         d = by_cpu.setdefault(h["cpu"], {"ms": 0.0, "class": h["class"], "freq_pct": [], "idle_faster": set()})
         d["ms"] += dur / 1e6

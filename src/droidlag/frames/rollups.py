@@ -5,6 +5,8 @@ dominated (measure/layout in the paper), and how busy the CPUs were during SR an
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
@@ -23,7 +25,7 @@ STAGE_GROUPS = {
 MAX_NORMAL = 300
 
 
-def cause_classes(causes: pl.DataFrame, bad_ids: list[int]) -> dict:
+def cause_classes(causes: pl.DataFrame, bad_ids: list[int]) -> dict[str, Any]:
     """Each SR/FF frame's leading cause (rank 1) by class, as counts and % of the frames that have a cause."""
     lead = causes.filter((pl.col("rank") == 1) & pl.col("frame_id").is_in(bad_ids)) if causes.height else causes
     counts: dict[str, int] = {}
@@ -36,7 +38,7 @@ def cause_classes(causes: pl.DataFrame, bad_ids: list[int]) -> dict:
             "paper_pct": PAPER_CAUSE_CLASSES_PCT}
 
 
-def dominant_stages(bad: pl.DataFrame) -> dict:
+def dominant_stages(bad: pl.DataFrame) -> dict[str, Any]:
     """For SR/FF frames: the stage group with the most time in each frame, counted."""
     counts: dict[str, int] = {}
     for r in bad.iter_rows(named=True):
@@ -48,11 +50,11 @@ def dominant_stages(bad: pl.DataFrame) -> dict:
         if best is not None:
             counts[best] = counts.get(best, 0) + 1
     n = sum(counts.values())
-    top = max(counts, key=counts.get) if counts else None
+    top = max(counts, key=lambda k: counts[k]) if counts else None
     return {"frames_with_stages": n, "counts": counts, "dominant": top, "paper": "measure/layout"}
 
 
-def cpu_utilisation(trace: Trace, frames: pl.DataFrame) -> dict | None:
+def cpu_utilisation(trace: Trace, frames: pl.DataFrame) -> dict[str, Any] | None:
     """Mean busy fraction of all CPUs over SR frames, FF frames and (a sample of) normal frames, in %."""
     if not trace.has_sched or not frames.height:
         return None
@@ -74,7 +76,7 @@ def cpu_utilisation(trace: Trace, frames: pl.DataFrame) -> dict | None:
             "cpus": len(cpus), "paper": "about 60% during SR, about 100% during FF"}
 
 
-def paper_rollups(trace: Trace, frames: pl.DataFrame, causes: pl.DataFrame) -> dict:
+def paper_rollups(trace: Trace, frames: pl.DataFrame, causes: pl.DataFrame) -> dict[str, Any]:
     """The three roll-ups over the trace's complete frames (SR/FF by the buffer-aware verdict, else by the
     threshold where the buffer-aware one was not possible)."""
     if "complete" in frames.columns:

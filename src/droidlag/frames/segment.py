@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
@@ -56,7 +57,7 @@ class Segmentation:
 
     frames: pl.DataFrame
     notes: list[str] = field(default_factory=list)
-    non_hwui_apps: list[dict] = field(default_factory=list)
+    non_hwui_apps: list[dict[str, Any]] = field(default_factory=list)
     vsync_period_ns: int | None = None
     vsync_period_source: str | None = None
 
@@ -183,7 +184,7 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
                                               "compose_end_ns") if c in frames.columns] + list(STAGES)
     frames = frames.select([c for c in cols if c in frames.columns])
     if ft_only.height:
-        extra = _ft_frames(trace, s, ft_only, int(frames["frame_id"].max()) + 1)
+        extra = _ft_frames(trace, s, ft_only, int(frames["frame_id"].max() or 0) + 1)   # type: ignore[arg-type]
         notes.append(f"{extra.height} FrameTimeline app surface frame(s) had no doFrame (drawn outside the "
                      "Choreographer, or its doFrame was outside the trace): counted from FrameTimeline alone "
                      "(intended vsync to actual end)")
@@ -216,15 +217,15 @@ def _root_slices(trace: Trace, s: pl.DataFrame, app: str | None, sf: set[int],
 
 
 def _renderers(trace: Trace, s: pl.DataFrame, do: pl.DataFrame, draw: pl.DataFrame, app: str | None, sf: set[int],
-               notes: list[str]) -> tuple[list[dict], list[dict]]:
+               notes: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Non-HWUI renderers (Choreographer callbacks that drive Flutter/Unity/GL drawing are not HWUI frames: left
     out of the frames, paced apart) and HWUI apps with a GL surface of their own beside (their frames counted, the
     other surface paced)."""
-    non_hwui: list[dict] = []
+    non_hwui: list[dict[str, Any]] = []
     # one swap per buffer: a queueBuffer inside eglSwapBuffers is the same buffer
     cand = s.filter(pl.col("pid").is_not_null() & ~pl.col("pid").is_in(list(sf)))["pid"].unique().to_list()
     swaps = outer_swaps(s, cand).join(s.select("tid", "tname").unique("tid"), on="tid", how="left")
-    producers: list[dict] = []
+    producers: list[dict[str, Any]] = []
     do_pids = set(do["pid"].to_list())
     for pid in sorted(set(do["pid"].drop_nulls().to_list()) | set(swaps["pid"].drop_nulls().to_list())):
         n_do = do.filter(pl.col("pid") == pid).height
@@ -247,7 +248,7 @@ def _renderers(trace: Trace, s: pl.DataFrame, do: pl.DataFrame, draw: pl.DataFra
 
 
 def _non_hwui(trace: Trace, pid: int, renderer: str, n_do: int, n_draw: int, other_swaps: int,
-              notes: list[str]) -> dict:
+              notes: list[str]) -> dict[str, Any]:
     """One app that renders without HWUI, with the note that says why its frames are not counted."""
     if n_do:
         notes.append(f"{trace.process_name(pid) or pid} renders with {renderer} (not the HWUI pipeline): "
@@ -418,9 +419,9 @@ def _ft_frames(trace: Trace, s: pl.DataFrame, surf: pl.DataFrame, first_id: int)
         .otherwise(pl.lit("ft_actual_start")).alias("start_source"),
         pl.col("ft_actual_end_ns").alias("end_ns"))
     names = {p: trace.process_name(p) for p in f["pid"].unique().drop_nulls().to_list()}
-    rts = {}
+    rts: dict[int, int] = {}
     for t in trace.threads.values():
-        if t.name == "RenderThread" and t.pid in names:
+        if t.name == "RenderThread" and t.pid is not None and t.pid in names:
             rts.setdefault(t.pid, t.tid)
     f = f.sort(["start_ns", "pid", "vsync_id", "layer_name"], nulls_last=True).with_columns(
         (pl.int_range(pl.len(), dtype=pl.Int64) + first_id).alias("frame_id"),

@@ -2,6 +2,8 @@
 intervals between consecutive SR/FF, and agreement with FrameTimeline where it exists."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
@@ -12,7 +14,7 @@ def _pct(n: int | None, total: int) -> float | None:
     return None if n is None or not total else round(100.0 * n / total, 2)
 
 
-def confusion(pred: pl.Series, truth: pl.Series) -> dict:
+def confusion(pred: pl.Series, truth: pl.Series) -> dict[str, Any]:
     """2x2 table of a jank verdict against ground truth, with precision, recall and accuracy."""
     p = pred.to_numpy().astype(bool)
     t = truth.to_numpy().astype(bool)
@@ -24,7 +26,7 @@ def confusion(pred: pl.Series, truth: pl.Series) -> dict:
             "accuracy": round((tp + tn) / len(p), 4) if len(p) else None}
 
 
-def frametimeline_agreement(frames: pl.DataFrame) -> dict | None:
+def frametimeline_agreement(frames: pl.DataFrame) -> dict[str, Any] | None:
     """How the naive verdicts (16.67 ms and the panel's period) and the BufferQueue-based verdict agree with
     FrameTimeline's app jank ("App Deadline Missed") on the frames FrameTimeline covers."""
     f = frames.filter(pl.col("ft_jank_type").is_not_null())
@@ -48,7 +50,7 @@ def frametimeline_agreement(frames: pl.DataFrame) -> dict | None:
     return out
 
 
-def agreement_by_layer(f: pl.DataFrame) -> list[dict]:
+def agreement_by_layer(f: pl.DataFrame) -> list[dict[str, Any]]:
     """The same agreement per app surface (process and layer): frames, FrameTimeline app jank, and the naive
     16.67 ms verdict's true/false positives and misses against it; busiest layer first."""
     if "layer_name" not in f.columns:
@@ -66,10 +68,10 @@ def agreement_by_layer(f: pl.DataFrame) -> list[dict]:
     return sorted(out, key=lambda d: (-d["frames"], d["pid"], d["layer"] or ""))
 
 
-def intervals(frames: pl.DataFrame, col: str) -> dict:
+def intervals(frames: pl.DataFrame, col: str) -> dict[str, Any]:
     """Median gap (ms) between consecutive SR/FF frames (start to start), and from each FF to the SR before it."""
     bad = frames.filter(pl.col(col).is_in([SR, FF])).sort("start_ns")
-    res: dict = {"median_between_sr_ff_ms": None, "median_ff_to_preceding_sr_ms": None, "verdict_column": col}
+    res: dict[str, Any] = {"median_between_sr_ff_ms": None, "median_ff_to_preceding_sr_ms": None, "verdict_column": col}
     if bad.height >= 2:
         res["median_between_sr_ff_ms"] = round(float(np.median(np.diff(bad["start_ns"].to_numpy()))) / 1e6, 3)
     gaps = []
@@ -84,11 +86,11 @@ def intervals(frames: pl.DataFrame, col: str) -> dict:
     return res
 
 
-def rank_summary_causes(causes: pl.DataFrame, n_bad: int) -> list[dict]:
+def rank_summary_causes(causes: pl.DataFrame, n_bad: int) -> list[dict[str, Any]]:
     """Causes over all SR/FF frames: in how many frames each stood out, and its mean share there."""
     if not causes.height:
         return []
-    cost = causes["evidence"].map_elements(_cost_ms, return_dtype=pl.Float64) if causes.height else None
+    cost = causes["evidence"].map_elements(_cost_ms, return_dtype=pl.Float64)
     c = causes.with_columns(cost.alias("_cost"))
     g = c.group_by("name").agg(pl.len().alias("frames"), (pl.col("rank") == 1).sum().alias("leading"),
                                pl.col("share").mean().alias("mean_share"),
@@ -113,7 +115,7 @@ def _cost_ms(evidence: str | None) -> float | None:
 
 
 def summarize(frames: pl.DataFrame, causes: pl.DataFrame, buffer_signal: str, vsync_period_ns: int | None,
-              extra: dict | None = None) -> dict:
+              extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Counts, rates and percentiles over the complete frames; frames whose end is not in the trace are counted
     apart (`incomplete_frames`) and take no part in verdicts, percentiles or headlines."""
     incomplete = 0
@@ -127,7 +129,7 @@ def summarize(frames: pl.DataFrame, causes: pl.DataFrame, buffer_signal: str, vs
 
 
 def _summarize(frames: pl.DataFrame, causes: pl.DataFrame, buffer_signal: str, vsync_period_ns: int | None,
-               extra: dict | None = None) -> dict:
+               extra: dict[str, Any] | None = None) -> dict[str, Any]:
     n = frames.height
     counts = {v: int((frames["verdict"] == v).sum()) for v in (SR, FF, NOT_POSSIBLE)} if n else {}
     naive = {v: int((frames["naive_verdict"] == v).sum()) for v in (SR, FF)} if n else {SR: 0, FF: 0}
@@ -140,11 +142,10 @@ def _summarize(frames: pl.DataFrame, causes: pl.DataFrame, buffer_signal: str, v
         pct["max"] = round(float(dur.max()) / 1e6, 3)
     vs = None
     if n and vsync_period_ns:
-        vs = {"vsync_period_ms": round(vsync_period_ns / 1e6, 3),
-              "sr": int((frames["naive_vsync_verdict"] == SR).sum()),
-              "ff": int((frames["naive_vsync_verdict"] == FF).sum())}
-        vs["sr_pct"] = _pct(vs["sr"], n)
-    n_bad = int(frames["verdict"].is_in([SR, FF]).sum() + (frames["verdict"] == NOT_POSSIBLE).sum()) if n else 0
+        vs_sr = int((frames["naive_vsync_verdict"] == SR).sum())
+        vs = {"vsync_period_ms": round(vsync_period_ns / 1e6, 3), "sr": vs_sr,
+              "ff": int((frames["naive_vsync_verdict"] == FF).sum()), "sr_pct": _pct(vs_sr, n)}
+    n_bad = int(frames["verdict"].is_in([SR, FF]).sum()) + int((frames["verdict"] == NOT_POSSIBLE).sum()) if n else 0
     out = {
         "frames": n,
         "sr": sr, "ff": ff, "sr_pct": _pct(sr, n), "ff_pct": _pct(ff, n),
