@@ -9,11 +9,11 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from droidlag import __version__
 from droidlag.errors import InputError, ReadWarning
 from droidlag.findings.inputs import analyze_hangs, causes_table, frames_from_file, frames_table
-from droidlag.findings.narrative import frames_headlines, gc_headlines, hang_headlines, hang_sentence, wait_for_graph
+from droidlag.findings.narrative import Headline, frames_headlines, gc_headlines, hang_headlines
 from droidlag.frames import FramesReport, analyze_frames
 from droidlag.gc.device import GcConfig, GcDumpReport, GcLogReport, summarize_gc_dumps, summarize_gc_log
 from droidlag.gc.evidence import hang_gc, hang_gc_from_dump
@@ -45,7 +45,8 @@ class TraceFindings:
 
 @dataclass
 class Findings:
-    """Everything found in the inputs. Tables stay tables (trace and frames); to_dict() is findings.json."""
+    """Everything found in the inputs, as the analyses' typed results (tables stay tables: trace and frames);
+    `droidlag.report.findings_json.findings_dict` writes it as findings.json."""
 
     inputs: list[InputFile] = field(default_factory=list)
     traces: list[TraceFindings] = field(default_factory=list)
@@ -72,71 +73,39 @@ class Findings:
         if not hit:
             self.warnings.append(f"{name or 'run'}: {reason}")
 
-    def _guarded(self, name: str | None, stage: str, make: Callable[[], list], default: list | None = None) -> list:
+    def guarded(self, name: str | None, stage: str, make: Callable[[], list[Any]],
+                default: list[Any] | None = None) -> list[Any]:
+        """make(), or, when it hits a bug, `default` (else []) with the input `name` marked "error"."""
         try:
             return make()
         except Exception as e:  # one input's rendering bug must not lose the others
             self.internal_error(name, stage, e)
             return default if default is not None else []
 
-    def headlines(self) -> list[dict]:
+    def headlines(self) -> list[Headline]:
         """What was found, worst first, each in plain words."""
-        out: list[dict] = []
+        out: list[Headline] = []
         if self.hangs:
-            out += self._guarded(None, "writing the hang headlines", lambda: hang_headlines(self.hangs))
+            out += self.guarded(None, "writing the hang headlines", lambda: hang_headlines(self.hangs))
         for t in self.traces:
-            out += self._guarded(t.path, "writing headlines", lambda t=t: frames_headlines(t.frames, t.path))
+            out += self.guarded(t.path, "writing headlines", lambda t=t: frames_headlines(t.frames, t.path))
         for g in self.gfxinfo:
-            out += self._guarded(g.path, "writing headlines", lambda g=g: frames_headlines(g, g.path))
+            out += self.guarded(g.path, "writing headlines", lambda g=g: frames_headlines(g, g.path))
         for r in self.gc:
-            out += self._guarded(getattr(r, "source", None), "writing GC headlines",
+            out += self.guarded(getattr(r, "source", None), "writing GC headlines",
                                  lambda r=r: gc_headlines(r.to_dict()))
-        out += self._guarded(None, "writing UI headlines", lambda: ui_headlines(self.ui_layouts, self.ui_hierarchies))
+        out += self.guarded(None, "writing UI headlines", lambda: ui_headlines(self.ui_layouts, self.ui_hierarchies))
         if self.comparison:
-            out += self._guarded(None, "writing the comparison headline",
+            out += self.guarded(None, "writing the comparison headline",
                                  lambda: [comparison_headline(self.comparison)])
-        return sorted(out, key=lambda h: -h["severity"])
-
-    def _hangs_dict(self) -> dict:
-        hangs = (self.hangs or HangReport()).to_dict()
-        if self.hangs:
-            for d in hangs["events"]:
-                d["wait_for_graph"] = wait_for_graph(d)
-                d["sentence"] = hang_sentence(d)
-        return hangs
-
-    def to_dict(self) -> dict:
-        """findings.json. A part whose conversion fails (a bug) is left out and its input marked "error"."""
-        headlines = self.headlines()
-        traces = [d for t in self.traces for d in self._guarded(
-            t.path, "writing its findings",
-            lambda t=t: [{"path": t.path, "info": t.trace.summary(), "frames": t.frames.to_dict()}])]
-        gfxinfo = [d for g in self.gfxinfo for d in self._guarded(g.path, "writing its findings",
-                                                                   lambda g=g: [g.to_dict()])]
-        hangs = self._guarded(None, "writing the hang findings", lambda: [self._hangs_dict()],
-                              [HangReport().to_dict()])[0]
-        gc = [d for r in self.gc for d in self._guarded(getattr(r, "source", None), "writing its GC findings",
-                                                        lambda r=r: [r.to_dict()])]
-        return {
-            "schema": SCHEMA, "version": SCHEMA_VERSION, "generated_by": f"droidlag {__version__}",
-            "headlines": headlines,
-            "inputs": [i.to_dict() for i in self.inputs],
-            "traces": traces,
-            "gfxinfo": gfxinfo,
-            "hangs": hangs,
-            "gc": gc,
-            "warnings": self.warnings,
-            "ui_layouts": self.ui_layouts,
-            "ui_hierarchies": self.ui_hierarchies,
-            "comparison": self.comparison,
-        }
+        return sorted(out, key=lambda h: -h.severity)
 
 
-def comparison_headline(cmp: dict) -> dict:
+def comparison_headline(cmp: dict[str, Any]) -> Headline:
     """One line for a before/after pair: the SR/FF change beside the number of UI findings fixed."""
     if cmp.get("not_possible_reason"):
-        return {"severity": 5, "kind": "info", "level": "warn", "source": cmp.get("before_trace"),
-                "text": f"before/after comparison not possible: {cmp['not_possible_reason']}"}
+        return Headline(5, "info", "warn", cmp.get("before_trace"),
+                        f"before/after comparison not possible: {cmp['not_possible_reason']}")
     b, a = cmp.get("before") or {}, cmp.get("after") or {}
 
     def side(k: str) -> str:
@@ -147,13 +116,13 @@ def comparison_headline(cmp: dict) -> dict:
     if "findings_before_counts" in cmp:
         text += (f"; {len(cmp.get('fixed_findings') or [])} UI finding(s) fixed, "
                  f"{len(cmp.get('new_findings') or [])} new")
-    return {"severity": 4, "kind": "info", "level": "ok", "source": cmp.get("after_trace"), "text": text}
+    return Headline(4, "info", "ok", cmp.get("after_trace"), text)
 
 
-def ui_headlines(layouts: list[dict], hierarchies: list[dict]) -> list[dict]:
+def ui_headlines(layouts: list[dict[str, Any]], hierarchies: list[dict[str, Any]]) -> list[Headline]:
     """One line per app's layouts and per view dump: redundant layers are a cause of heavy UI work, not jank by
     themselves, so they rank below slow frames and hangs (severity 2-9)."""
-    out: list[dict] = []
+    out: list[Headline] = []
     for lay in layouts:
         n = len(lay.get("findings") or [])
         kinds = ", ".join(f"{v} {k}" for k, v in sorted((lay.get("counts") or {}).items(), key=lambda kv: -kv[1]))
@@ -161,8 +130,8 @@ def ui_headlines(layouts: list[dict], hierarchies: list[dict]) -> list[dict]:
                 f"{lay['path']}: no redundant UI layer found in {lay.get('files')} layout files")
         if lay.get("notes"):
             text += "; " + "; ".join(lay["notes"])
-        out.append({"severity": min(9, 2 + n / 10) if n else 1, "kind": "ui" if n else "ok",
-                    "level": "warn" if n else "ok", "source": lay["path"], "text": text})
+        out.append(Headline(min(9, 2 + n / 10) if n else 1, "ui" if n else "ok", "warn" if n else "ok", lay["path"],
+                            text))
     for h in hierarchies:
         share = h.get("overdraw_share") or {}
         heavy = (share.get("3x") or 0) + (share.get("4x+") or 0)
@@ -171,8 +140,8 @@ def ui_headlines(layouts: list[dict], hierarchies: list[dict]) -> list[dict]:
                 f"{' (estimate)' if h.get('estimate') else ''}, {100 * heavy:.0f}% of the screen overdrawn 3x or "
                 f"more, {chains} redundant same-bounds container(s), {len(h.get('covered_views') or [])} fully "
                 "covered view(s)")
-        out.append({"severity": min(9, 2 + 20 * heavy + chains / 5), "kind": "ui", "level": "warn" if heavy or chains
-                    else "ok", "source": h["path"], "text": text})
+        out.append(Headline(min(9, 2 + 20 * heavy + chains / 5), "ui", "warn" if heavy or chains else "ok",
+                            h["path"], text))
     return out
 
 
@@ -478,12 +447,15 @@ COMPARED = {"frames": "frames", "SR": "sr", "FF": "ff", "SR (threshold only)": "
             "FF (threshold only)": "ff_naive", "SR %": "sr_pct", "FF %": "ff_pct"}   # shown name -> summary key
 
 
-def _frame_counts(report: FramesReport | None) -> dict:
-    """The compared figures of one side; all None when the side has no frames report."""
+def _frame_counts(report: FramesReport | None) -> dict[str, Any]:
+    """The compared figures of one side; all None when the side has no frames report. Rates in percent to 2
+    decimals, as the summary shows them."""
     if report is None:
         return {k: None for k in COMPARED}
-    s = report.summary or {}
-    return {k: (s.get(v) or 0) if k == "frames" else s.get(v) for k, v in COMPARED.items()}
+    s = report.summary
+    got = {k: getattr(s, v) for k, v in COMPARED.items()}
+    return {k: (v or 0) if k == "frames" else round(v, 2) if k.endswith("%") and v is not None else v
+            for k, v in got.items()}
 
 
 def _finding_key(f, root: str) -> tuple:
@@ -497,7 +469,7 @@ def _compare_frames(before: str, report_before: FramesReport | None, after: str,
     counts, apps = {}, {}
     for side, report in (("before", report_before), ("after", report_after)):
         counts[side] = _frame_counts(report)
-        apps[side] = [a.get("process") for a in ((report.summary if report else None) or {}).get("apps") or []
+        apps[side] = [a.get("process") for a in (report.summary.sections.get("apps") if report else None) or []
                       if a.get("process")]
     change = {}
     for k in counts["before"]:

@@ -3,12 +3,33 @@ Binder:1234_5, which was in fsync"), and each hang's wait-for graph as nodes and
 from __future__ import annotations
 
 import re
+from dataclasses import asdict, dataclass
+from typing import Any
 
-from droidlag.hangs.analyze import critical_key
+from droidlag.frames import FramesReport
+from droidlag.frames.results import ComponentTimes, FramesSummary
+from droidlag.hangs.analyze import HangReport, critical_key
 from droidlag.models.causes import CAUSE_WORDS, STAGE_PREFIX
 
 # Severity orders the terminal summary and the report: system-wide hangs first, then app hangs, then jank.
 SEVERITY = {"snr": 100, "deadlock": 90, "anr": 80, "ff": 60, "sr": 40}
+
+
+
+@dataclass
+class Headline:
+    """One problem in plain words. severity orders them (higher first); kind: snr, deadlock, anr, ff, sr, gc, ui,
+    pacing, ok or info; level: bad, warn, ok or muted; source: the input it is about."""
+
+    severity: float
+    kind: str
+    level: str
+    source: str | None
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
 
 _FRAME = re.compile(r"^at\s+(?P<where>[\w$.<>]+)\((?P<src>[^)]*)\)")
 
@@ -132,12 +153,11 @@ def hang_sentence(ev: dict) -> str:
     return f"{text}. Probable cause: {cause}."
 
 
-def hang_headlines(report) -> list[dict]:
+def hang_headlines(report: HangReport) -> list[Headline]:
     out = []
     for ev in report.to_dict()["events"]:
         kind = "deadlock" if ev.get("deadlock") else ev.get("kind", "anr")
-        out.append({"severity": SEVERITY.get(kind, 80), "kind": kind, "level": "bad", "source": ev.get("source"),
-                    "text": hang_sentence(ev)})
+        out.append(Headline(SEVERITY.get(kind, 80), kind, "bad", ev.get("source"), hang_sentence(ev)))
     return out
 
 
@@ -149,10 +169,10 @@ RENDERER_WORDS = {
 }
 
 
-def pacing_headline(p: dict, path: str) -> dict:
+def pacing_headline(p: dict[str, Any], path: str) -> Headline:
     """One producer of an app that draws without the Choreographer: its pacing against its target rate."""
     over, over2 = p.get("over_1.5x", 0), p.get("over_2.0x", 0)
-    how = RENDERER_WORDS.get(p.get("renderer"), f"draws with {p.get('renderer')}")
+    how = RENDERER_WORDS.get(p.get("renderer") or "", f"draws with {p.get('renderer')}")
     who = f"{p.get('process') or p['pid']} {how} (thread {p.get('producer') or p['producer_tid']})"
     text = (f"{path}: {who}: {p['buffers']} buffers at a {p['target_fps']} fps target ({p['target_ms']} ms); "
             f"{over} interval(s) over 1.5x the target ({p.get('over_1.5x_pct')}%), {over2} over 2x, "
@@ -160,78 +180,90 @@ def pacing_headline(p: dict, path: str) -> dict:
     if p.get("pauses"):
         text += f"; {p['pauses']} pause(s) over 700 ms not counted"
     if not over:
-        return {"severity": 2, "kind": "pacing", "level": "ok", "source": path, "text": text + " (steady pacing)."}
-    return {"severity": SEVERITY["sr"] + min(19, p.get("over_1.5x_pct", 0) / 5), "kind": "pacing",
-            "level": "bad" if over2 else "warn", "source": path, "text": text + "."}
+        return Headline(2, "pacing", "ok", path, text + " (steady pacing).")
+    return Headline(SEVERITY["sr"] + min(19, p.get("over_1.5x_pct", 0) / 5), "pacing", "bad" if over2 else "warn",
+                    path, text + ".")
 
 
-def frames_headlines(report, path: str) -> list[dict]:
+def frames_headlines(report: FramesReport, path: str) -> list[Headline]:
     """One headline per trace or gfxinfo file with slow frames (how many, how bad, the leading cause), and one per
     producer of an app that draws without the Choreographer (its frame pacing)."""
     s = report.summary
-    pacing = [pacing_headline(p, path) for p in s.get("frame_pacing") or []]
+    pacing = [pacing_headline(p, path) for p in s.sections.get("frame_pacing") or []]
     base = _frames_headline(report, path)
     if pacing:   # Choreographer frames alone must not read as an all-clear for the apps they leave out
-        base = [h for h in base if h["kind"] != "info"]
+        base = [h for h in base if h.kind != "info"]
         for h in base:
-            if h["kind"] == "ok":
-                h["text"] = h["text"][:-1] + (f"; {len(pacing)} thread(s) draw without the Choreographer: their "
-                                              "pacing is below.")
-                h["level"] = "muted"
+            if h.kind == "ok":
+                h.text = h.text[:-1] + (f"; {len(pacing)} thread(s) draw without the Choreographer: their "
+                                        "pacing is below.")
+                h.level = "muted"
     return base + pacing
 
 
-def _frames_headline(report, path: str) -> list[dict]:
+def _shown_ms(ns: float) -> float:
+    """A time as the summary shows it (ms, 3 decimals): a headline quotes the same figure."""
+    return round(ns / 1e6, 3)
+
+
+def _aggregates_headline(aggregates: list[dict[str, Any]], path: str) -> Headline:
+    """Android's own counters when there are no per-frame rows (gfxinfo without framestats, graphicsstats)."""
+    total = sum(g["total_frames_rendered"] for g in aggregates)
+    janky = sum(g.get("janky_frames") or 0 for g in aggregates)
+    ff = sum(g.get("ff_naive_histogram") or 0 for g in aggregates)
+    worst = max(aggregates, key=lambda g: (g.get("janky_percent") or 0, g["total_frames_rendered"]))
+    text = (f"{path}: Android counted {janky} janky of {total} frames ({100 * janky / total:.1f}%) in "
+            f"{len(aggregates)} aggregate(s), {ff} over 700 ms by the histogram; highest: {worst['process']} "
+            f"({worst.get('janky_percent')}%). No per-frame data, so no buffer-aware verdict or causes.")
+    kind = "ff" if ff else "sr"
+    return Headline(SEVERITY[kind] + min(19, 100 * janky / total / 5), kind, "bad" if ff else "warn", path, text)
+
+
+def _leading_cause(s: FramesSummary, n_slow: int) -> str:
+    """The cause that led most slow frames, in words, with its share against normal frames (shares as the summary
+    shows them: 4 decimals)."""
+    causes = s.causes    # ranked: the cause that led most slow frames first
+    comps = s.sections.get("app_work_components_ms")
+    top = list(comps.ns.items())[:3] if isinstance(comps, ComponentTimes) else []
+    slices = "; the slices that took it: " + ", ".join(f"{k} ({_shown_ms(v):.0f} ms)" for k, v in top)
+    if not causes:
+        return ""
+    c = causes[0]
+    if c.mean_share is None:   # no sched data: the slices say where the time went
+        text = f"; leading cause: {CAUSE_WORDS.get(c.name, c.name)} (no sched data to split it by CPU, binder or I/O)"
+        return text + (slices if c.name == "app_work" and top else "")
+    name = c.name.removeprefix(STAGE_PREFIX)
+    words = CAUSE_WORDS.get(name, name.replace("_", " "))
+    text = f"; leading cause: {words}, {100 * round(c.mean_share, 4):.0f}% of the critical path"
+    if c.mean_normal_share is not None:
+        text += f" against {100 * round(c.mean_normal_share, 4):.0f}% in normal frames"
+    text += f" (led {c.leading} of {n_slow} frame(s))"
+    return text + (slices if name == "app_work" and top else "")
+
+
+def _frames_headline(report: FramesReport, path: str) -> list[Headline]:
     s = report.summary
-    n = s.get("frames") or 0
-    aggregates = [g for g in s.get("gfxinfo_summaries") or [] if g.get("total_frames_rendered")]
+    n = s.frames
+    aggregates = [g for g in s.sections.get("gfxinfo_summaries") or [] if g.get("total_frames_rendered")]
     if not n and aggregates:
-        total = sum(g["total_frames_rendered"] for g in aggregates)
-        janky = sum(g.get("janky_frames") or 0 for g in aggregates)
-        ff = sum(g.get("ff_naive_histogram") or 0 for g in aggregates)
-        worst = max(aggregates, key=lambda g: (g.get("janky_percent") or 0, g["total_frames_rendered"]))
-        text = (f"{path}: Android counted {janky} janky of {total} frames ({100 * janky / total:.1f}%) in "
-                f"{len(aggregates)} aggregate(s), {ff} over 700 ms by the histogram; highest: {worst['process']} "
-                f"({worst.get('janky_percent')}%). No per-frame data, so no buffer-aware verdict or causes.")
-        kind = "ff" if ff else "sr"
-        return [{"severity": SEVERITY[kind] + min(19, 100 * janky / total / 5), "kind": kind,
-                 "level": "bad" if ff else "warn", "source": path, "text": text}]
+        return [_aggregates_headline(aggregates, path)]
     if not n:
-        reason = s.get("no_frames_reason") or "no app frames"
-        return [{"severity": 0, "kind": "info", "level": "muted", "source": path, "text": f"{path}: {reason}."}]
-    aware = s.get("sr") is not None
-    sr, ff = (s.get("sr"), s.get("ff")) if aware else (s.get("sr_naive"), s.get("ff_naive"))
+        reason = s.no_frames_reason or "no app frames"
+        return [Headline(0, "info", "muted", path, f"{path}: {reason}.")]
+    aware = s.sr is not None
+    sr, ff = (s.sr or 0, s.ff or 0) if aware else (s.sr_naive, s.ff_naive)
     label = "buffer-aware" if aware else "by threshold only; the buffer-aware verdict was not possible"
-    worst = (s.get("frame_time_ms") or {}).get("max")
+    worst = _shown_ms(s.frame_time_ns["max"]) if "max" in s.frame_time_ns else None
     if not sr and not ff:
-        return [{"severity": 1, "kind": "ok", "level": "ok", "source": path,
-                 "text": f"{path}: {n} frames, none slow or frozen ({label})."}]
+        return [Headline(1, "ok", "ok", path, f"{path}: {n} frames, none slow or frozen ({label}).")]
     text = (f"{path}: {ff} frozen and {sr} slow of {n} frames ({100 * (sr + ff) / n:.1f}%, {label})"
             + (f", worst {worst:.1f} ms" if worst else ""))
-    causes = s.get("causes") or []    # ranked: the cause that led most slow frames first
-    if causes and causes[0].get("mean_share") is None:   # no sched data: the slices say where the time went
-        text += f"; leading cause: {CAUSE_WORDS.get(causes[0]['name'], causes[0]['name'])} (no sched data to " \
-                "split it by CPU, binder or I/O)"
-        comps = list((s.get("app_work_components_ms") or {}).items())[:3]
-        if causes[0]["name"] == "app_work" and comps:
-            text += "; the slices that took it: " + ", ".join(f"{k} ({v:.0f} ms)" for k, v in comps)
-        causes = []
-    if causes:
-        c = causes[0]
-        name = c["name"].removeprefix(STAGE_PREFIX)
-        words = CAUSE_WORDS.get(name, name.replace("_", " "))
-        text += f"; leading cause: {words}, {100 * c['mean_share']:.0f}% of the critical path"
-        if c.get("mean_normal_share") is not None:
-            text += f" against {100 * c['mean_normal_share']:.0f}% in normal frames"
-        text += f" (led {c.get('leading', c['frames'])} of {sr + ff} frame(s))"
-        comps = list((s.get("app_work_components_ms") or {}).items())[:3]
-        if name == "app_work" and comps:
-            text += "; the slices that took it: " + ", ".join(f"{k} ({v:.0f} ms)" for k, v in comps)
-    if s.get("incomplete_frames"):
-        text += f"; {s['incomplete_frames']} frame(s) without an end in the trace not counted"
+    text += _leading_cause(s, sr + ff)
+    if s.incomplete_frames:
+        text += f"; {s.incomplete_frames} frame(s) without an end in the trace not counted"
     kind = "ff" if ff else "sr"
     sev = SEVERITY[kind] + min(19, (sr + ff) * 100 / n / 5)
-    return [{"severity": sev, "kind": kind, "level": "bad" if ff else "warn", "source": path, "text": text + "."}]
+    return [Headline(sev, kind, "bad" if ff else "warn", path, text + ".")]
 
 
 def _edge_label(via: dict) -> str | None:
@@ -330,7 +362,7 @@ def gc_sentence(p: dict) -> str:
     return f"{who}{when}: " + "; ".join(parts) if parts else f"{who}: GC lines without cost figures"
 
 
-def gc_headlines(report: dict) -> list[dict]:
+def gc_headlines(report: dict[str, Any]) -> list[Headline]:
     """One headline per GC report (log or trace): its worst process; a warning when a main thread was stalled by a
     blocking GC, information otherwise."""
     procs = report.get("processes") or []
@@ -341,5 +373,5 @@ def gc_headlines(report: dict) -> list[dict]:
         return []   # only heap trims or pauses: in the report's GC section, not a headline
     main = any(t["main_thread"] and (t["waits"] or t["started"]) for t in p["threads"])
     more = f" ({len(procs) - 1} more process(es) in the report)" if len(procs) > 1 else ""
-    return [{"severity": 45 if main else 10, "kind": "gc", "level": "warn" if main else "muted",
-             "source": report["source"], "text": f"{report['source']}: GC: {gc_sentence(p)}{more}"}]
+    return [Headline(45 if main else 10, "gc", "warn" if main else "muted", report["source"],
+                     f"{report['source']}: GC: {gc_sentence(p)}{more}")]

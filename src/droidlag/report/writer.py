@@ -8,6 +8,7 @@ import os
 import re
 from pathlib import Path
 
+from droidlag.report.findings_json import findings_dict
 from droidlag.report.html import render
 from droidlag.report.perfetto_export import TimelineMark, export_marks
 
@@ -120,7 +121,7 @@ def write_outputs(findings, out_dir: Path, force: bool = False) -> dict[str, Pat
     check_out_dir(out_dir, force)
     out_dir.mkdir(parents=True, exist_ok=True)
     _clean_temp(out_dir)
-    data = findings.to_dict()
+    data = findings_dict(findings)
     # The generation is named by its content: the same input gives byte-identical outputs, and files of two
     # different runs never share a name.
     generation = hashlib.sha256(json.dumps(data, default=str, sort_keys=True).encode()).hexdigest()[:32]
