@@ -135,7 +135,7 @@ def test_zip_missing_a_byte_before_its_central_directory(tmp_path: Path, corpus)
     status = {i.display or str(i.path): i.status for i in found.inputs}
     assert status == {str(f): "analyzed", f"{f}!traces.txt": "analyzed", f"{f}!gfxinfo.txt": "analyzed"}
     whole = read_gfxinfo(corpus_file(corpus, GFXINFO).read_bytes())
-    assert found.gfxinfo[0].summary["frames"] == analyze([corpus_file(corpus, GFXINFO)]).gfxinfo[0].summary["frames"]
+    assert found.gfxinfo[0].summary.frames == analyze([corpus_file(corpus, GFXINFO)]).gfxinfo[0].summary.frames
     assert whole.processes
     assert found.hangs is not None and any(e.deadlock for e in found.hangs.events)
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from droidlag.errors import InputError, ReadWarning
 from droidlag.findings.inputs import analyze_hangs, causes_table, frames_from_file, frames_table
 from droidlag.findings.narrative import Headline, frames_headlines, gc_headlines, hang_headlines
-from droidlag.frames import FramesReport, analyze_frames
+from droidlag.frames import FramesConfig, FramesReport, analyze_frames
 from droidlag.gc.device import GcConfig, GcDumpReport, GcLogReport, summarize_gc_dumps, summarize_gc_log
 from droidlag.gc.evidence import hang_gc, hang_gc_from_dump
 from droidlag.gc.trace import TraceGcReport, analyze_trace_gc
@@ -25,6 +26,7 @@ from droidlag.io.inputs import InputFile, discover
 from droidlag.io.tempfiles import run_temp_dir
 from droidlag.models.gc import ArtGcDump, GcLog
 from droidlag.models.trace import Trace
+from droidlag.ui.layouts import LayoutFinding
 
 SCHEMA = "droidlag-findings"
 SCHEMA_VERSION = 1
@@ -56,10 +58,10 @@ class Findings:
     gc_logs: dict[str, GcLog] = field(default_factory=dict)   # input path -> its GC lines (for hang evidence)
     gc_dumps: dict[str, list[ArtGcDump]] = field(default_factory=dict)   # input path -> its dumps' GC parts
     warnings: list[str] = field(default_factory=list)
-    ui_layouts: list[dict] = field(default_factory=list)        # one per app source tree (droidlag.ui.layouts)
-    ui_hierarchies: list[dict] = field(default_factory=list)    # one per runtime view dump (droidlag.ui.hierarchy)
-    ui_reports: list = field(default_factory=list)              # the HierarchyReport of each ui_hierarchies entry
-    comparison: dict | None = None   # before/after traces of one app beside the UI findings fixed (add_comparison)
+    ui_layouts: list[dict[str, Any]] = field(default_factory=list)        # one per app source tree (droidlag.ui.layouts)
+    ui_hierarchies: list[dict[str, Any]] = field(default_factory=list)    # one per runtime view dump (droidlag.ui.hierarchy)
+    ui_reports: list[Any] = field(default_factory=list)              # the HierarchyReport of each ui_hierarchies entry
+    comparison: dict[str, Any] | None = None   # before/after traces of one app beside the UI findings fixed (add_comparison)
 
     def internal_error(self, name: str | None, stage: str, exc: BaseException) -> None:
         """A droidlag bug while `stage` ("analysing", "rendering", ...) the input shown as `name`: that input's
@@ -85,19 +87,19 @@ class Findings:
     def headlines(self) -> list[Headline]:
         """What was found, worst first, each in plain words."""
         out: list[Headline] = []
-        if self.hangs:
-            out += self.guarded(None, "writing the hang headlines", lambda: hang_headlines(self.hangs))
+        hangs, comparison = self.hangs, self.comparison
+        if hangs:
+            out += self.guarded(None, "writing the hang headlines", partial(hang_headlines, hangs))
         for t in self.traces:
-            out += self.guarded(t.path, "writing headlines", lambda t=t: frames_headlines(t.frames, t.path))
+            out += self.guarded(t.path, "writing headlines", partial(frames_headlines, t.frames, t.path))
         for g in self.gfxinfo:
-            out += self.guarded(g.path, "writing headlines", lambda g=g: frames_headlines(g, g.path))
+            out += self.guarded(g.path, "writing headlines", partial(frames_headlines, g, g.path))
         for r in self.gc:
             out += self.guarded(getattr(r, "source", None), "writing GC headlines",
-                                 lambda r=r: gc_headlines(r.to_dict()))
-        out += self.guarded(None, "writing UI headlines", lambda: ui_headlines(self.ui_layouts, self.ui_hierarchies))
-        if self.comparison:
-            out += self.guarded(None, "writing the comparison headline",
-                                 lambda: [comparison_headline(self.comparison)])
+                                partial(lambda r: gc_headlines(r.to_dict()), r))
+        out += self.guarded(None, "writing UI headlines", partial(ui_headlines, self.ui_layouts, self.ui_hierarchies))
+        if comparison:
+            out += self.guarded(None, "writing the comparison headline", lambda: [comparison_headline(comparison)])
         return sorted(out, key=lambda h: -h.severity)
 
 
@@ -238,12 +240,12 @@ def usable_inputs(items: list[InputFile]) -> list[InputFile]:
 
 
 def _each_input(paths: list[str | Path], kinds: tuple[str, ...], not_this_kind: str,
-                work: Callable[[InputFile, str], object]) -> tuple[list, list[InputFile]]:
+                work: Callable[[InputFile, str], object]) -> tuple[list[Any], list[InputFile]]:
     """`work(item, name)` on every input of one of `kinds` among `paths` (files, folders, archives, expanded as
     `analyze` does: one budget and one temp folder for the run); other kinds are skipped with
     "<kind> data<not_this_kind>", an InputError fails its input with the reason. Returns the results and the
     inputs."""
-    out: list = []
+    out: list[Any] = []
     with run_budget(), run_temp_dir() as tmp:
         items = _expand_archives(discover(paths), Path(tmp))
         for item in items:
@@ -261,12 +263,12 @@ def _each_input(paths: list[str | Path], kinds: tuple[str, ...], not_this_kind: 
     return out, items
 
 
-def trace_summaries(paths: list[str | Path]) -> tuple[list[dict], list[InputFile]]:
+def trace_summaries(paths: list[str | Path]) -> tuple[list[dict[str, Any]], list[InputFile]]:
     """`Trace.summary()` of every trace among the inputs (files, folders, zip archives), named as the user knows
     them; the inputs come back with their status and reason. Never raises for bad input."""
     from droidlag.io import read_trace
 
-    def summary(item: InputFile, name: str) -> dict:
+    def summary(item: InputFile, name: str) -> dict[str, Any]:
         info = read_trace(item.path).summary()
         info["path"] = name
         return info
@@ -274,7 +276,8 @@ def trace_summaries(paths: list[str | Path]) -> tuple[list[dict], list[InputFile
     return _each_input(paths, TRACE_KINDS, ", not a trace", summary)
 
 
-def frames_reports(paths: list[str | Path], config=None) -> tuple[list[FramesReport], list[InputFile]]:
+def frames_reports(paths: list[str | Path],
+                   config: FramesConfig | None = None) -> tuple[list[FramesReport], list[InputFile]]:
     """The frames report of every trace and gfxinfo text among the inputs (files, folders, zip archives), as
     `analyze` finds them; the inputs come back with their status and reason. Never raises for bad input."""
     from droidlag.io import read_trace
@@ -458,13 +461,13 @@ def _frame_counts(report: FramesReport | None) -> dict[str, Any]:
             for k, v in got.items()}
 
 
-def _finding_key(f, root: str) -> tuple:
+def _finding_key(f: LayoutFinding, root: str) -> tuple[Any, ...]:
     rel = str(Path(f.file).relative_to(root)) if f.file.startswith(root) else f.file
     return (Path(rel).parent.name, Path(rel).name, f.kind, f.view_class, f.view_id)
 
 
 def _compare_frames(before: str, report_before: FramesReport | None, after: str,
-                    report_after: FramesReport | None) -> dict:
+                    report_after: FramesReport | None) -> dict[str, Any]:
     """The SR/FF counts and rates of each side and their change (None where a side or a figure is missing)."""
     counts, apps = {}, {}
     for side, report in (("before", report_before), ("after", report_after)):
@@ -491,7 +494,7 @@ def _compare_frames(before: str, report_before: FramesReport | None, after: str,
             "not_possible_reason": None}
 
 
-def _compare_layouts(out: dict, layouts_before: list[str | Path], layouts_after: list[str | Path],
+def _compare_layouts(out: dict[str, Any], layouts_before: list[str | Path], layouts_after: list[str | Path],
                      context: list[str | Path] | None = None) -> None:
     """Fill `out` with the UI findings present before and gone after (fixed) and the new ones; each side's first
     folder is reported, the rest (and `context`) only resolve includes, styles and themes."""
@@ -512,7 +515,7 @@ def _compare_layouts(out: dict, layouts_before: list[str | Path], layouts_after:
 
 def compare_runs(before: str | Path, after: str | Path, layouts_before: list[str | Path] | None = None,
                  layouts_after: list[str | Path] | None = None,
-                 layouts_context: list[str | Path] | None = None) -> dict:
+                 layouts_context: list[str | Path] | None = None) -> dict[str, Any]:
     """Frames of the same app before and after a change (SR/FF counts and rates, buffer-aware and threshold-only),
     and when layout folders are given, the UI findings present before and gone after. Raises InputError for an
     unreadable trace."""
@@ -541,7 +544,7 @@ def _trace_of(findings: Findings, path: str | Path) -> tuple[TraceFindings | Non
 
 def add_comparison(findings: Findings, before: str | Path, after: str | Path,
                    layouts_before: list[str | Path] | None = None, layouts_after: list[str | Path] | None = None,
-                   layouts_context: list[str | Path] | None = None) -> dict:
+                   layouts_context: list[str | Path] | None = None) -> dict[str, Any]:
     """Pair two traces that `analyze` already read (the same app before and after a change) into
     `findings.comparison`: their SR/FF change beside the layout findings the change fixed (`compare_runs` without
     reading the traces again). Never raises for bad input: `not_possible_reason` says why a part is missing."""

@@ -34,10 +34,11 @@ class Headline:
 _FRAME = re.compile(r"^at\s+(?P<where>[\w$.<>]+)\((?P<src>[^)]*)\)")
 
 
-def cause_sentence(c: dict) -> str:
+def cause_sentence(c: dict[str, Any]) -> str:
     """One cause of one frame in words: what, how long on the critical path, what it cost over the budget, and
     how that compares with normal frames."""
-    ev = c.get("evidence") if isinstance(c.get("evidence"), dict) else {}
+    got = c.get("evidence")
+    ev: dict[str, Any] = got if isinstance(got, dict) else {}
     name = str(c.get("name") or "?")
     share, normal = c.get("share"), c.get("normal_share")
     if name.startswith(STAGE_PREFIX):    # gfxinfo: the stage that took the most of the frame
@@ -72,12 +73,12 @@ def _short_frame(frame: str | None) -> str | None:
     return ".".join(parts[-2:]) if len(parts) >= 2 else m.group("where")
 
 
-def _thread(t: dict | None) -> str:
+def _thread(t: dict[str, Any] | None) -> str:
     if not t:
         return "a thread"
     tid = t.get("tid")
     if not t.get("name") and tid is None and not t.get("sys_tid") and t.get("process"):
-        return t["process"]   # a remote process (a binder peer, a child process), no thread known
+        return str(t["process"])   # a remote process (a binder peer, a child process), no thread known
     name = t.get("name") or (f"thread {tid}" if tid is not None else "a native thread")
     proc = t.get("process")
     # the tid shown is the dump's `tid` (as in the JSON), else the Linux sysTid, said as such
@@ -91,7 +92,7 @@ def _thread(t: dict | None) -> str:
     return f"{name} ({where})" if where else name
 
 
-def _via_words(via: dict | None) -> str:
+def _via_words(via: dict[str, Any] | None) -> str:
     if not via:
         return "waited for"
     kind = via.get("kind")
@@ -112,7 +113,7 @@ def _via_words(via: dict | None) -> str:
     return f"waited ({kind}) for"
 
 
-def hang_sentence(ev: dict) -> str:
+def hang_sentence(ev: dict[str, Any]) -> str:
     """One sentence for an ANR/SNR event dict (the hangs JSON)."""
     proc = ev.get("process") or "an app the report does not name"
     chain = ev.get("chain") or []
@@ -266,7 +267,7 @@ def _frames_headline(report: FramesReport, path: str) -> list[Headline]:
     return [Headline(sev, kind, "bad" if ff else "warn", path, text + ".")]
 
 
-def _edge_label(via: dict) -> str | None:
+def _edge_label(via: dict[str, Any]) -> str | None:
     """A lock edge carries the lock's class (and address); a binder edge how its peer was found."""
     cls, lock = via.get("lock_class"), via.get("lock")
     if cls:
@@ -274,11 +275,11 @@ def _edge_label(via: dict) -> str | None:
     return lock or via.get("how") or via.get("kind")
 
 
-def wait_for_graph(ev: dict) -> dict:
+def wait_for_graph(ev: dict[str, Any]) -> dict[str, Any]:
     """Nodes and edges of an event's wait-for chain (and its deadlock cycle) for drawing."""
-    nodes: dict[str, dict] = {}
+    nodes: dict[str, dict[str, Any]] = {}
 
-    def node(t: dict, **flags) -> str:
+    def node(t: dict[str, Any], **flags: bool) -> str:
         nid = f"{t.get('pid')}:{t.get('sys_tid') or t.get('tid') or t.get('name')}"
         if nid not in nodes:
             state = (t.get("state") or "").lower()
@@ -313,7 +314,7 @@ def wait_for_graph(ev: dict) -> dict:
     return {"nodes": list(nodes.values()), "edges": edges}
 
 
-def _mb(b) -> str:
+def _mb(b: float | None) -> str:
     return f"{b / 1024**2:.0f} MB" if b is not None else "?"
 
 
@@ -323,7 +324,7 @@ def _dur(ns: int) -> str:
     return f"{ns / 1e6:.0f} ms" if ns >= 10_000_000 else f"{ns / 1e6:.2f} ms"
 
 
-def gc_sentence(p: dict) -> str:
+def gc_sentence(p: dict[str, Any]) -> str:
     """One process's GC cost in plain words (p: ProcessGc.to_dict())."""
     who = f"{p.get('process') or '?'} (pid {p['pid']})" if p.get("pid") is not None else (p.get("process") or "?")
     parts = []

@@ -4,6 +4,7 @@ its evidence as short sentences and small tables."""
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 from droidlag.findings.narrative import cause_sentence
 from droidlag.models.causes import CAUSE_WORDS, STAGE_PREFIX
@@ -235,7 +236,7 @@ def frame_detail(f: dict, t0: int) -> str:
     if gc:
         names = ", ".join(sorted({f"{s['slice']} on {s['thread']}" for s in gc.get("slices") or []}))
         body.append(f"<p>Blocking GC during the frame: {ms(gc.get('blocking_gc_ns'))} ({e(names)}).</p>")
-    shared = {}   # what every cause of the frame carries (threads on the path, call paths): shown once, at the end
+    shared: dict[str, Any] = {}   # what every cause of the frame carries (threads on the path, call paths): shown once, at the end
     for c in causes:
         body.append(f"<p>{e(cause_sentence(c))}</p>")
         ev = c.get("evidence")
