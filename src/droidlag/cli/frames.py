@@ -107,7 +107,8 @@ def _print(report) -> None:
         print(f"  {g['process']}: {g['total_frames_rendered']} frames rendered, Android counts "
               f"{g['janky_frames']} janky ({_fmt(g['janky_percent'], '%')}); histogram: SR {_fmt(g['sr_naive_histogram'])}"
               f", FF {_fmt(g['ff_naive_histogram'])}")
-    for p in s.sections.get("frame_pacing") or []:
+    from droidlag.report.frames_json import pacing_dict
+    for p in map(pacing_dict, s.sections.get("frame_pacing") or []):
         print(f"  pacing {p.get('process') or p['pid']} / {p.get('producer')}: {p['buffers']} buffers, target "
               f"{p['target_fps']} fps; over 1.5x {p['over_1.5x']} ({p['over_1.5x_pct']}%), over 2x {p['over_2.0x']}, "
               f"stutter runs {p['stutter_runs']}, longest interval {p['interval_ms']['max']} ms")

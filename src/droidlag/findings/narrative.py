@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from droidlag.frames import FramesReport
-from droidlag.frames.results import ComponentTimes, FramesSummary
+from droidlag.frames.results import ComponentTimes, FramesSummary, ProducerPacing
 from droidlag.hangs.analyze import HangReport, critical_key
 from droidlag.models.causes import CAUSE_WORDS, STAGE_PREFIX
 
@@ -170,20 +170,23 @@ RENDERER_WORDS = {
 }
 
 
-def pacing_headline(p: dict[str, Any], path: str) -> Headline:
-    """One producer of an app that draws without the Choreographer: its pacing against its target rate."""
-    over, over2 = p.get("over_1.5x", 0), p.get("over_2.0x", 0)
-    how = RENDERER_WORDS.get(p.get("renderer") or "", f"draws with {p.get('renderer')}")
-    who = f"{p.get('process') or p['pid']} {how} (thread {p.get('producer') or p['producer_tid']})"
-    text = (f"{path}: {who}: {p['buffers']} buffers at a {p['target_fps']} fps target ({p['target_ms']} ms); "
-            f"{over} interval(s) over 1.5x the target ({p.get('over_1.5x_pct')}%), {over2} over 2x, "
-            f"{p['stutter_runs']} stutter run(s), longest interval {p['interval_ms']['max']} ms")
-    if p.get("pauses"):
-        text += f"; {p['pauses']} pause(s) over 700 ms not counted"
+def pacing_headline(p: ProducerPacing, path: str) -> Headline:
+    """One producer of an app that draws without the Choreographer: its pacing against its target rate (figures as
+    the summary shows them)."""
+    over, over2 = p.over.get(1.5, 0), p.over.get(2.0, 0)
+    pct = p.over_pct.get(1.5)
+    pct = round(pct, 2) if pct is not None else None
+    fps = round(1e9 / p.target_ns, 1) if p.target_ns else None
+    how = RENDERER_WORDS.get(p.renderer or "", f"draws with {p.renderer}")
+    who = f"{p.process or p.pid} {how} (thread {p.producer or p.producer_tid})"
+    text = (f"{path}: {who}: {p.buffers} buffers at a {fps} fps target ({_shown_ms(p.target_ns)} ms); "
+            f"{over} interval(s) over 1.5x the target ({pct}%), {over2} over 2x, "
+            f"{p.stutter_runs} stutter run(s), longest interval {_shown_ms(p.interval_ns['max'])} ms")
+    if p.pauses:
+        text += f"; {p.pauses} pause(s) over 700 ms not counted"
     if not over:
         return Headline(2, "pacing", "ok", path, text + " (steady pacing).")
-    return Headline(SEVERITY["sr"] + min(19, p.get("over_1.5x_pct", 0) / 5), "pacing", "bad" if over2 else "warn",
-                    path, text + ".")
+    return Headline(SEVERITY["sr"] + min(19, (pct or 0) / 5), "pacing", "bad" if over2 else "warn", path, text + ".")
 
 
 def frames_headlines(report: FramesReport, path: str) -> list[Headline]:

@@ -118,10 +118,10 @@ class Compositor:
                 continue
             # A buffer waiting behind another (stuffing) is late without SurfaceFlinger being slow: only a
             # composition longer than a vsync period says SurfaceFlinger itself missed the frame.
-            why = (f"composition took {comp / 1e6:.2f} ms, over one vsync period ({p / 1e6:.2f} ms)"
-                   if comp > p else None)
-            self.windows[fid] = {"a": cend - comp, "b": cend, "source": "composition slice", "late": why is not None,
-                                 "ft_named": False, "signal": why, "app_on_time": None}
+            slow = comp > p
+            self.windows[fid] = {"a": cend - comp, "b": cend, "source": "composition slice", "late": slow,
+                                 "ft_named": False, "signal": None, "app_on_time": None,
+                                 "slow_composition": (comp, p) if slow else None}
 
     def window(self, frame_id: int) -> dict[str, Any] | None:
         return self.windows.get(frame_id)
@@ -202,7 +202,8 @@ class Compositor:
         display = ({"token": w["display_frame_token"], "jank_type": w["display_jank_type"],
                     "present_type": w["display_present_type"]} if w.get("display_jank_type") is not None else None)
         return CompositorEvidence(
-            compositor_late=w["signal"], window_source=w["source"], window_ns=m.window_ns, window_start_ns=a,
+            compositor_late=w["signal"], slow_composition=w.get("slow_composition"), window_source=w["source"],
+            window_ns=m.window_ns, window_start_ns=a,
             thread=f"{name(self.tid) or self.tid} ({self.tid})", states=m.states,
             cpu_ns={f"cpu{c}" + (f" ({cls[c]})" if c in cls else ""): v
                     for c, v in sorted(m.cpu_ns.items(), key=lambda kv: -kv[1])},

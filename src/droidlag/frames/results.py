@@ -79,9 +79,12 @@ class SfBaseline:
 
 @dataclass
 class CompositorEvidence:
-    """Why SurfaceFlinger was the cause: its composition window, states, CPUs, threads and slices."""
+    """Why SurfaceFlinger was the cause: its composition window, states, CPUs, threads and slices. The late signal
+    is FrameTimeline's jank types (compositor_late), or, without FrameTimeline, a composition longer than a vsync
+    period (slow_composition: its duration and the period, ns)."""
 
     compositor_late: str | None
+    slow_composition: tuple[int, int] | None
     window_source: str
     window_ns: int
     window_start_ns: int
@@ -242,3 +245,26 @@ class CompositorSummary:
     mean_share_sr_ff: float | None
     mean_share_app_on_time: float | None
     normal_by_pid: dict[str, SfBaseline] | None
+
+
+@dataclass
+class ProducerPacing:
+    """The pacing of one producer thread of an app that draws without the Choreographer (pacing.py): its buffers,
+    target interval, hitches over each factor of the target (count and percent of intervals), stutter runs,
+    interval percentiles (ns), pauses."""
+
+    pid: int
+    process: str | None
+    renderer: str | None
+    producer_tid: int
+    producer: str | None
+    buffers: int
+    intervals: int
+    target_ns: int
+    target_source: str
+    over: dict[float, int]          # factor of the target -> intervals longer
+    over_pct: dict[float, float]    # factor -> percent of the intervals
+    stutter_runs: int
+    longest_stutter_run: int
+    interval_ns: dict[str, float]   # p50, p90, p99, max
+    pauses: int

@@ -21,6 +21,7 @@ from droidlag.frames.results import (
     FramesSummary,
     Intervals,
     PlacementCpu,
+    ProducerPacing,
     RefreshStretch,
     SfBaseline,
     VsyncVerdicts,
@@ -138,8 +139,12 @@ def sf_baseline_dict(b: SfBaseline | None) -> dict[str, Any] | None:
 
 
 def compositor_evidence_dict(ev: CompositorEvidence) -> dict[str, Any]:
+    late = ev.compositor_late
+    if late is None and ev.slow_composition is not None:
+        comp, period = ev.slow_composition
+        late = f"composition took {comp / 1e6:.2f} ms, over one vsync period ({period / 1e6:.2f} ms)"
     out: dict[str, Any] = {
-        "compositor_late": ev.compositor_late, "window_source": ev.window_source, "window_ms": ms(ev.window_ns),
+        "compositor_late": late, "window_source": ev.window_source, "window_ms": ms(ev.window_ns),
         "window_start_ns": ev.window_start_ns, "thread": ev.thread, "states": ev.states,
         "cpu_ms": _ms_by(ev.cpu_ns), "threads_ms": _ms_by(ev.threads_ns), "slices_ms": _ms_by(ev.slices_ns),
         "critical_call_path": ev.critical_call_path}
@@ -182,6 +187,18 @@ def intervals_dict(i: Intervals | None) -> dict[str, Any]:
             "median_ff_to_preceding_sr_ms": ms(i.median_ff_to_preceding_sr_ns), "verdict_column": i.verdict_column}
 
 
+def pacing_dict(p: ProducerPacing) -> dict[str, Any]:
+    """One producer's pacing: the target as ms and fps, hitches per factor (`over_1.5x`, `over_1.5x_pct`, ...),
+    interval percentiles in ms."""
+    return ({"pid": p.pid, "process": p.process, "renderer": p.renderer, "producer_tid": p.producer_tid,
+             "producer": p.producer, "buffers": p.buffers, "intervals": p.intervals, "target_ms": ms(p.target_ns),
+             "target_fps": round(1e9 / p.target_ns, 1) if p.target_ns else None, "target_source": p.target_source}
+            | {f"over_{f}x": n for f, n in p.over.items()}
+            | {f"over_{f}x_pct": round(v, 2) for f, v in p.over_pct.items()}
+            | {"stutter_runs": p.stutter_runs, "longest_stutter_run": p.longest_stutter_run,
+               "interval_ms": {k: ms(v) for k, v in p.interval_ns.items()}, "pauses": p.pauses})
+
+
 def refresh_dict(r: RefreshStretch) -> dict[str, Any]:
     return {"hz": r.hz, "vsync_period_ms": ms(r.period_ns), "start_ns": r.start_ns, "end_ns": r.end_ns,
             "source": r.source, "frames": r.frames, "sr_vsync": r.sr_vsync}
@@ -197,6 +214,8 @@ def _section(value: Any) -> Any:
         return refresh_dict(value)
     if isinstance(value, ComponentTimes):
         return _ms_by(value.ns)
+    if isinstance(value, ProducerPacing):
+        return pacing_dict(value)
     if is_dataclass(value) and not isinstance(value, type):
         raise TypeError(f"no findings.json form for {type(value).__name__}: add one to report/frames_json.py "
                         f"(fields {[f.name for f in fields(value)]})")
