@@ -39,6 +39,7 @@ _ALL = (
     Cause("insufficient_memory", "insufficient memory"),
     Cause("slow_binder_peer", "a slow binder peer"),
     Cause("app_specific", "the app's own code"),
+    Cause("unknown", "unknown"),   # no rule matched the stacks (said as the word itself)
 )
 CAUSES: dict[str, Cause] = {c.name: c for c in _ALL}
 
