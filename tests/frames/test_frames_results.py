@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from conftest import corpus_file
 
+from conftest import corpus_file
 from droidlag.findings import frames_from_file
 from droidlag.frames.causes import SYSTEM_FACTORS
 from droidlag.frames.results import CauseEvidence, CauseRank, FrameCause, FramesSummary
