@@ -2,149 +2,36 @@
 
 Inputs are told apart by content (traces, thread dumps, bugreports, gfxinfo, folders and zip archives of them);
 every analysis that applies runs; one bad input is recorded with its reason and the rest go on. The result is a
-`Findings` object whose `to_dict()` is findings.json (schema in docs/findings-schema.md)."""
+`Findings` object (findings/results.py); `droidlag.report.findings_json.findings_dict` writes it as findings.json
+(schema in docs/findings-schema.md). Also here: the findings of one kind over many inputs (`frames_reports`,
+`trace_summaries`), file reading for the analyses (findings/inputs.py), before/after comparisons
+(findings/compare.py), findings in words (findings/narrative.py)."""
 from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from droidlag.errors import InputError, ReadWarning
+from droidlag.findings.compare import add_comparison, compare_runs
 from droidlag.findings.inputs import analyze_hangs, causes_table, frames_from_file, frames_table
-from droidlag.findings.narrative import Headline, frames_headlines, gc_headlines, hang_headlines
+from droidlag.findings.results import SCHEMA, SCHEMA_VERSION, Findings, TraceFindings
 from droidlag.frames import FramesConfig, FramesReport, analyze_frames
-from droidlag.gc.device import GcConfig, GcDumpReport, GcLogReport, summarize_gc_dumps, summarize_gc_log
+from droidlag.gc.device import GcConfig, summarize_gc_dumps, summarize_gc_log
 from droidlag.gc.evidence import hang_gc, hang_gc_from_dump
-from droidlag.gc.trace import TraceGcReport, analyze_trace_gc
+from droidlag.gc.trace import analyze_trace_gc
 from droidlag.hangs import HangReport, HangsConfig
 from droidlag.io.budget import current as current_budget
 from droidlag.io.budget import run_budget
 from droidlag.io.inputs import InputFile, discover
 from droidlag.io.tempfiles import run_temp_dir
-from droidlag.models.gc import ArtGcDump, GcLog
 from droidlag.models.trace import Trace
-from droidlag.ui.layouts import LayoutFinding
 
-SCHEMA = "droidlag-findings"
-SCHEMA_VERSION = 1
 TRACE_KINDS = ("perfetto", "systrace")
 HANG_KINDS = ("anr", "bugreport")
 GC_LOG_KINDS = ("logcat", "anr", "bugreport")   # texts that can hold ART GC log lines
 ARCHIVE_KINDS = ("zip", "tar")
-
-
-@dataclass
-class TraceFindings:
-    """One trace: what it holds, and its frames report."""
-
-    path: str
-    trace: Trace
-    frames: FramesReport
-
-
-@dataclass
-class Findings:
-    """Everything found in the inputs, as the analyses' typed results (tables stay tables: trace and frames);
-    `droidlag.report.findings_json.findings_dict` writes it as findings.json."""
-
-    inputs: list[InputFile] = field(default_factory=list)
-    traces: list[TraceFindings] = field(default_factory=list)
-    gfxinfo: list[FramesReport] = field(default_factory=list)
-    hangs: HangReport | None = None
-    gc: list[GcLogReport | GcDumpReport | TraceGcReport] = field(default_factory=list)
-    gc_logs: dict[str, GcLog] = field(default_factory=dict)   # input path -> its GC lines (for hang evidence)
-    gc_dumps: dict[str, list[ArtGcDump]] = field(default_factory=dict)   # input path -> its dumps' GC parts
-    warnings: list[str] = field(default_factory=list)
-    ui_layouts: list[dict[str, Any]] = field(default_factory=list)        # one per app source tree (droidlag.ui.layouts)
-    ui_hierarchies: list[dict[str, Any]] = field(default_factory=list)    # one per runtime view dump (droidlag.ui.hierarchy)
-    ui_reports: list[Any] = field(default_factory=list)              # the HierarchyReport of each ui_hierarchies entry
-    comparison: dict[str, Any] | None = None   # before/after traces of one app beside the UI findings fixed (add_comparison)
-
-    def internal_error(self, name: str | None, stage: str, exc: BaseException) -> None:
-        """A droidlag bug while `stage` ("analysing", "rendering", ...) the input shown as `name`: that input's
-        status becomes "error" (the run ends with exit 1) and the rest of the run is kept."""
-        reason = f"internal error while {stage} (a droidlag bug): {type(exc).__name__}: {exc}"[:500]
-        hit = [i for i in self.inputs if name is not None and (i.display or str(i.path)) == name]
-        if not hit and name is not None:   # a part named after a file inside an input (bugreport!entry)
-            hit = [i for i in self.inputs if name.startswith(i.display or str(i.path))][:1]
-        for i in hit:
-            i.status, i.reason = "error", reason
-        if not hit:
-            self.warnings.append(f"{name or 'run'}: {reason}")
-
-    def guarded(self, name: str | None, stage: str, make: Callable[[], list[Any]],
-                default: list[Any] | None = None) -> list[Any]:
-        """make(), or, when it hits a bug, `default` (else []) with the input `name` marked "error"."""
-        try:
-            return make()
-        except Exception as e:  # one input's rendering bug must not lose the others
-            self.internal_error(name, stage, e)
-            return default if default is not None else []
-
-    def headlines(self) -> list[Headline]:
-        """What was found, worst first, each in plain words."""
-        out: list[Headline] = []
-        hangs, comparison = self.hangs, self.comparison
-        if hangs:
-            out += self.guarded(None, "writing the hang headlines", partial(hang_headlines, hangs))
-        for t in self.traces:
-            out += self.guarded(t.path, "writing headlines", partial(frames_headlines, t.frames, t.path))
-        for g in self.gfxinfo:
-            out += self.guarded(g.path, "writing headlines", partial(frames_headlines, g, g.path))
-        for r in self.gc:
-            out += self.guarded(getattr(r, "source", None), "writing GC headlines",
-                                partial(lambda r: gc_headlines(r.to_dict()), r))
-        out += self.guarded(None, "writing UI headlines", partial(ui_headlines, self.ui_layouts, self.ui_hierarchies))
-        if comparison:
-            out += self.guarded(None, "writing the comparison headline", lambda: [comparison_headline(comparison)])
-        return sorted(out, key=lambda h: -h.severity)
-
-
-def comparison_headline(cmp: dict[str, Any]) -> Headline:
-    """One line for a before/after pair: the SR/FF change beside the number of UI findings fixed."""
-    if cmp.get("not_possible_reason"):
-        return Headline(5, "info", "warn", cmp.get("before_trace"),
-                        f"before/after comparison not possible: {cmp['not_possible_reason']}")
-    b, a = cmp.get("before") or {}, cmp.get("after") or {}
-
-    def side(k: str) -> str:
-        pct = f"{k} %"
-        return (f"{k} {b.get(k)} -> {a.get(k)}" + (f" ({b.get(pct)}% -> {a.get(pct)}% of frames)"
-                                                   if b.get(pct) is not None and a.get(pct) is not None else ""))
-    text = f"before -> after: {side('SR')}, {side('FF')}"
-    if "findings_before_counts" in cmp:
-        text += (f"; {len(cmp.get('fixed_findings') or [])} UI finding(s) fixed, "
-                 f"{len(cmp.get('new_findings') or [])} new")
-    return Headline(4, "info", "ok", cmp.get("after_trace"), text)
-
-
-def ui_headlines(layouts: list[dict[str, Any]], hierarchies: list[dict[str, Any]]) -> list[Headline]:
-    """One line per app's layouts and per view dump: redundant layers are a cause of heavy UI work, not jank by
-    themselves, so they rank below slow frames and hangs (severity 2-9)."""
-    out: list[Headline] = []
-    for lay in layouts:
-        n = len(lay.get("findings") or [])
-        kinds = ", ".join(f"{v} {k}" for k, v in sorted((lay.get("counts") or {}).items(), key=lambda kv: -kv[1]))
-        text = (f"{lay['path']}: {n} redundant UI layer(s) in {lay.get('files')} layout files ({kinds})" if n else
-                f"{lay['path']}: no redundant UI layer found in {lay.get('files')} layout files")
-        if lay.get("notes"):
-            text += "; " + "; ".join(lay["notes"])
-        out.append(Headline(min(9, 2 + n / 10) if n else 1, "ui" if n else "ok", "warn" if n else "ok", lay["path"],
-                            text))
-    for h in hierarchies:
-        share = h.get("overdraw_share") or {}
-        heavy = (share.get("3x") or 0) + (share.get("4x+") or 0)
-        chains = sum(c.get("redundant_layers") or 0 for c in h.get("same_bounds_chains") or [])
-        text = (f"{h['path']}: {h.get('mean_layers_per_pixel') or 0:.2f} layers per pixel"
-                f"{' (estimate)' if h.get('estimate') else ''}, {100 * heavy:.0f}% of the screen overdrawn 3x or "
-                f"more, {chains} redundant same-bounds container(s), {len(h.get('covered_views') or [])} fully "
-                "covered view(s)")
-        out.append(Headline(min(9, 2 + 20 * heavy + chains / 5), "ui", "warn" if heavy or chains else "ok",
-                            h["path"], text))
-    return out
 
 
 def _extract(item: InputFile, tmp: Path) -> tuple[list[InputFile], list[ReadWarning]]:
@@ -442,126 +329,6 @@ def _hang_gc_evidence(findings: Findings, config: GcConfig | None) -> None:
                                     bt.name if bt is not None else None, bt is not None and bt.tid == 1)
         if in_dump:
             ev.evidence["gc_in_dump"] = in_dump
-
-
-# --- Before/after a UI trim (issue 16): the SR/FF change beside the UI findings that were fixed. ---------------
-
-COMPARED = {"frames": "frames", "SR": "sr", "FF": "ff", "SR (threshold only)": "sr_naive",
-            "FF (threshold only)": "ff_naive", "SR %": "sr_pct", "FF %": "ff_pct"}   # shown name -> summary key
-
-
-def _frame_counts(report: FramesReport | None) -> dict[str, Any]:
-    """The compared figures of one side; all None when the side has no frames report. Rates in percent to 2
-    decimals, as the summary shows them."""
-    if report is None:
-        return {k: None for k in COMPARED}
-    s = report.summary
-    got = {k: getattr(s, v) for k, v in COMPARED.items()}
-    return {k: (v or 0) if k == "frames" else round(v, 2) if k.endswith("%") and v is not None else v
-            for k, v in got.items()}
-
-
-def _finding_key(f: LayoutFinding, root: str) -> tuple[Any, ...]:
-    rel = str(Path(f.file).relative_to(root)) if f.file.startswith(root) else f.file
-    return (Path(rel).parent.name, Path(rel).name, f.kind, f.view_class, f.view_id)
-
-
-def _compare_frames(before: str, report_before: FramesReport | None, after: str,
-                    report_after: FramesReport | None) -> dict[str, Any]:
-    """The SR/FF counts and rates of each side and their change (None where a side or a figure is missing)."""
-    counts, apps = {}, {}
-    for side, report in (("before", report_before), ("after", report_after)):
-        counts[side] = _frame_counts(report)
-        apps[side] = [a.get("process") for a in (report.summary.sections.get("apps") if report else None) or []
-                      if a.get("process")]
-    change = {}
-    for k in counts["before"]:
-        b, a = counts["before"][k], counts["after"][k]
-        change[k] = None if b is None or a is None else round(a - b, 3)
-    notes = []
-    if apps["before"] and apps["after"] and apps["before"][0] != apps["after"][0]:
-        notes.append(f"the busiest app differs: {apps['before'][0]} before, {apps['after'][0]} after: "
-                     "the change may not be the trim's")
-    if counts["before"]["frames"] and counts["after"]["frames"]:
-        notes.append("compare rates (SR %, FF %) when the two runs have different numbers of frames")
-    for side in ("before", "after"):
-        if report_before is not None and report_after is not None and not counts[side]["frames"]:
-            notes.append(f"the {side} trace has no app frames: its SR/FF say nothing of the change")
-    if Path(before).resolve() == Path(after).resolve():
-        notes.append("before and after are the same trace")
-    return {"before_trace": before, "after_trace": after, "apps": apps, "before": counts["before"],
-            "after": counts["after"], "change": change, "fixed_findings": [], "new_findings": [], "notes": notes,
-            "not_possible_reason": None}
-
-
-def _compare_layouts(out: dict[str, Any], layouts_before: list[str | Path], layouts_after: list[str | Path],
-                     context: list[str | Path] | None = None) -> None:
-    """Fill `out` with the UI findings present before and gone after (fixed) and the new ones; each side's first
-    folder is reported, the rest (and `context`) only resolve includes, styles and themes."""
-    from droidlag.io.android_res import read_app
-    from droidlag.ui.layouts import analyze_layouts
-
-    reports, counts = {}, {}
-    for side, roots in (("before", layouts_before), ("after", layouts_after)):
-        res, _ = read_app([*roots, *(context or [])])
-        report = analyze_layouts(res)
-        reports[side] = {_finding_key(f, str(roots[0])): f for f in report.findings}
-        counts[side] = report.counts()
-    out["layouts_before"], out["layouts_after"] = str(layouts_before[0]), str(layouts_after[0])
-    out["findings_before_counts"], out["findings_after_counts"] = counts["before"], counts["after"]
-    out["fixed_findings"] = [f.to_dict() for k, f in reports["before"].items() if k not in reports["after"]]
-    out["new_findings"] = [f.to_dict() for k, f in reports["after"].items() if k not in reports["before"]]
-
-
-def compare_runs(before: str | Path, after: str | Path, layouts_before: list[str | Path] | None = None,
-                 layouts_after: list[str | Path] | None = None,
-                 layouts_context: list[str | Path] | None = None) -> dict[str, Any]:
-    """Frames of the same app before and after a change (SR/FF counts and rates, buffer-aware and threshold-only),
-    and when layout folders are given, the UI findings present before and gone after. Raises InputError for an
-    unreadable trace."""
-    from droidlag.io import read_trace
-
-    out = _compare_frames(str(before), analyze_frames(read_trace(Path(before))), str(after),
-                          analyze_frames(read_trace(Path(after))))
-    if layouts_before and layouts_after:
-        _compare_layouts(out, layouts_before, layouts_after, layouts_context)
-    return out
-
-
-def _trace_of(findings: Findings, path: str | Path) -> tuple[TraceFindings | None, str | None]:
-    """The one trace `analyze` read from `path` (a trace file, or an archive holding one), or why there is none."""
-    want = Path(path).resolve()
-    found = [t for t in findings.traces
-             if Path(t.path.split("!")[0]).resolve() == want]
-    if len(found) == 1:
-        return found[0], None
-    if found:
-        return None, f"{path} holds {len(found)} traces: give one trace file"
-    why = [f"{i.reason or i.kind}" for i in findings.inputs
-           if Path(str(i.display or i.path).split("!")[0]).resolve() == want and i.status != "analyzed"]
-    return None, f"no trace was read from {path}" + (f": {why[0]}" if why else "")
-
-
-def add_comparison(findings: Findings, before: str | Path, after: str | Path,
-                   layouts_before: list[str | Path] | None = None, layouts_after: list[str | Path] | None = None,
-                   layouts_context: list[str | Path] | None = None) -> dict[str, Any]:
-    """Pair two traces that `analyze` already read (the same app before and after a change) into
-    `findings.comparison`: their SR/FF change beside the layout findings the change fixed (`compare_runs` without
-    reading the traces again). Never raises for bad input: `not_possible_reason` says why a part is missing."""
-    sides = {side: _trace_of(findings, p) for side, p in (("before", before), ("after", after))}
-    out = _compare_frames(str(before), sides["before"][0].frames if sides["before"][0] else None, str(after),
-                          sides["after"][0].frames if sides["after"][0] else None)
-    missing = [why for _, why in sides.values() if why]
-    if missing:
-        out["not_possible_reason"] = "; ".join(missing)
-        out["notes"] = []
-    if layouts_before and layouts_after:
-        try:
-            _compare_layouts(out, layouts_before, layouts_after, layouts_context)
-        except InputError as e:
-            out["notes"].append(f"layout findings not compared: {e}")
-    findings.comparison = out
-    return out
 
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "Findings", "TraceFindings", "analyze", "add_comparison", "compare_runs",

@@ -379,3 +379,47 @@ def gc_headlines(report: dict[str, Any]) -> list[Headline]:
     more = f" ({len(procs) - 1} more process(es) in the report)" if len(procs) > 1 else ""
     return [Headline(45 if main else 10, "gc", "warn" if main else "muted", report["source"],
                      f"{report['source']}: GC: {gc_sentence(p)}{more}")]
+
+
+def comparison_headline(cmp: dict[str, Any]) -> Headline:
+    """One line for a before/after pair: the SR/FF change beside the number of UI findings fixed."""
+    if cmp.get("not_possible_reason"):
+        return Headline(5, "info", "warn", cmp.get("before_trace"),
+                        f"before/after comparison not possible: {cmp['not_possible_reason']}")
+    b, a = cmp.get("before") or {}, cmp.get("after") or {}
+
+    def side(k: str) -> str:
+        pct = f"{k} %"
+        return (f"{k} {b.get(k)} -> {a.get(k)}" + (f" ({b.get(pct)}% -> {a.get(pct)}% of frames)"
+                                                   if b.get(pct) is not None and a.get(pct) is not None else ""))
+    text = f"before -> after: {side('SR')}, {side('FF')}"
+    if "findings_before_counts" in cmp:
+        text += (f"; {len(cmp.get('fixed_findings') or [])} UI finding(s) fixed, "
+                 f"{len(cmp.get('new_findings') or [])} new")
+    return Headline(4, "info", "ok", cmp.get("after_trace"), text)
+
+
+def ui_headlines(layouts: list[dict[str, Any]], hierarchies: list[dict[str, Any]]) -> list[Headline]:
+    """One line per app's layouts and per view dump: redundant layers are a cause of heavy UI work, not jank by
+    themselves, so they rank below slow frames and hangs (severity 2-9)."""
+    out: list[Headline] = []
+    for lay in layouts:
+        n = len(lay.get("findings") or [])
+        kinds = ", ".join(f"{v} {k}" for k, v in sorted((lay.get("counts") or {}).items(), key=lambda kv: -kv[1]))
+        text = (f"{lay['path']}: {n} redundant UI layer(s) in {lay.get('files')} layout files ({kinds})" if n else
+                f"{lay['path']}: no redundant UI layer found in {lay.get('files')} layout files")
+        if lay.get("notes"):
+            text += "; " + "; ".join(lay["notes"])
+        out.append(Headline(min(9, 2 + n / 10) if n else 1, "ui" if n else "ok", "warn" if n else "ok", lay["path"],
+                            text))
+    for h in hierarchies:
+        share = h.get("overdraw_share") or {}
+        heavy = (share.get("3x") or 0) + (share.get("4x+") or 0)
+        chains = sum(c.get("redundant_layers") or 0 for c in h.get("same_bounds_chains") or [])
+        text = (f"{h['path']}: {h.get('mean_layers_per_pixel') or 0:.2f} layers per pixel"
+                f"{' (estimate)' if h.get('estimate') else ''}, {100 * heavy:.0f}% of the screen overdrawn 3x or "
+                f"more, {chains} redundant same-bounds container(s), {len(h.get('covered_views') or [])} fully "
+                "covered view(s)")
+        out.append(Headline(min(9, 2 + 20 * heavy + chains / 5), "ui", "warn" if heavy or chains else "ok",
+                            h["path"], text))
+    return out
