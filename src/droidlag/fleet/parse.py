@@ -16,6 +16,7 @@ from droidlag.hangs.features import Features, reason_kind
 from droidlag.io.anr import read_anr
 from droidlag.io.bugreport import read_bugreport_zip
 from droidlag.io.device_meta import device_meta
+from droidlag.io.dump_units import load_units
 from droidlag.io.source import read_bytes
 from droidlag.models.dumps import DumpUnit
 
@@ -170,9 +171,10 @@ def parse_input(path: str | Path, config: HangsConfig | None = None) -> ParsedIn
 def _trace_sessions(path: Path) -> list[dict]:
     """One session per app process of a trace: its frames, and those droidlag.frames judged SR (slow) or FF
     (frozen) by the buffer-aware verdict."""
-    from droidlag.frames import frames_from_file
+    from droidlag.frames import frames_report
     from droidlag.frames.verdicts import FF, SR
-    frames = frames_from_file(path).frames
+    from droidlag.io.frames_input import read_frames_input
+    frames = frames_report(read_frames_input(path)).frames
     if not frames.height or "process" not in frames.columns:
         return []
     out = []
