@@ -13,12 +13,9 @@ from droidlag.errors import InputError
 from droidlag.hangs.analyze import events_from_unit
 from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import Features, reason_kind
-from droidlag.io.anr import read_anr
-from droidlag.io.bugreport import read_bugreport_zip
 from droidlag.io.device_meta import device_meta
 from droidlag.io.dump_units import load_units
 from droidlag.io.source import read_bytes
-from droidlag.models.dumps import DumpUnit
 
 # Frames slower than this are frozen (Android vitals: 700 ms); the histogram bucket edges are in ms.
 FROZEN_MS = 700
@@ -89,17 +86,10 @@ def _main_text(path: Path, data: bytes, kind: str) -> str:
     return ""
 
 
-def _units(path: Path, data: bytes) -> list[DumpUnit]:
-    """hangs.load_units on bytes already read (the file is read once: for its hash, sniffing and parsing)."""
-    if data[:4] == b"PK\x03\x04":
-        return read_bugreport_zip(path, data)
-    return read_anr(path, data)
-
-
 def _event_records(path: Path, data: bytes, config: HangsConfig) -> tuple[list[dict], int]:
     events: list[dict] = []
     warnings = 0
-    for unit in _units(path, data):
+    for unit in load_units(path, data):   # the bytes already read for the hash and the sniff
         warnings += len(unit.warnings)
         for e in events_from_unit(unit, config):
             f = e.features
