@@ -10,10 +10,11 @@ from datetime import datetime
 from pathlib import Path
 
 from droidlag.errors import InputError
-from droidlag.hangs.analyze import events_from_unit, load_units
+from droidlag.hangs.analyze import events_from_unit
 from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import Features, reason_kind
 from droidlag.io.device_meta import device_meta
+from droidlag.io.dump_units import load_units
 from droidlag.io.source import read_bytes
 
 # Frames slower than this are frozen (Android vitals: 700 ms); the histogram bucket edges are in ms.
@@ -85,10 +86,10 @@ def _main_text(path: Path, data: bytes, kind: str) -> str:
     return ""
 
 
-def _event_records(path: Path, config: HangsConfig) -> tuple[list[dict], int]:
+def _event_records(path: Path, data: bytes, config: HangsConfig) -> tuple[list[dict], int]:
     events: list[dict] = []
     warnings = 0
-    for unit in load_units(path):
+    for unit in load_units(path, data):   # the bytes already read for the hash and the sniff
         warnings += len(unit.warnings)
         for e in events_from_unit(unit, config):
             f = e.features
@@ -136,7 +137,7 @@ def parse_input(path: str | Path, config: HangsConfig | None = None) -> ParsedIn
         kind = _sniff(path, data)
         out.format = kind
         if kind in ("anr", "bugreport"):
-            out.events, out.warnings = _event_records(path, config)
+            out.events, out.warnings = _event_records(path, data, config)
             out.meta = device_meta(_main_text(path, data, kind))
             if kind == "bugreport":
                 out.sessions = _bugreport_sessions(path, data)
@@ -160,9 +161,10 @@ def parse_input(path: str | Path, config: HangsConfig | None = None) -> ParsedIn
 def _trace_sessions(path: Path) -> list[dict]:
     """One session per app process of a trace: its frames, and those droidlag.frames judged SR (slow) or FF
     (frozen) by the buffer-aware verdict."""
-    from droidlag.frames import frames_from_file
+    from droidlag.frames import frames_report
     from droidlag.frames.verdicts import FF, SR
-    frames = frames_from_file(path).frames
+    from droidlag.io.frames_input import read_frames_input
+    frames = frames_report(read_frames_input(path)).frames
     if not frames.height or "process" not in frames.columns:
         return []
     out = []
