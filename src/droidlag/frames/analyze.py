@@ -407,8 +407,9 @@ def _gfx_causes(f: pl.DataFrame) -> list[FrameCause]:
     """gfxinfo has no system events: the cause of a long frame is the stage that took the most time, compared
     with that stage's mean over normal frames."""
     stages = [s for s in list(_GFX_STAGES) + ["dequeue_buffer", "queue_buffer"] if s in f.columns]
-    bad = f.filter(pl.col("naive_verdict") != OK)
-    normal = f.filter(pl.col("naive_verdict") == OK)
+    cols = f.select("frame_id", "naive_verdict", "dur_ns", *stages)   # the filters copy only what is used here
+    bad = cols.filter(pl.col("naive_verdict") != OK)
+    normal = cols.filter(pl.col("naive_verdict") == OK)
     rows: list[FrameCause] = []
     # each stage's mean share over normal frames, once (per slow frame it made the analysis quadratic)
     normal_mean = normal.select([(pl.col(st).fill_null(0) / pl.col("dur_ns")).mean().alias(st) for st in stages]) \
