@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.conftest import corpus_file
 
-from droidlag.frames import frames_from_file
+from droidlag.findings import frames_from_file
 from droidlag.report.plots import IDLE_GAP_S, MAX_CUT_LABELS, frame_timeline
 
 GFXINFO = "gfxinfo/sailfish_android10_dumpsys_gfxinfo.txt"
