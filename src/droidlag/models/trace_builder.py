@@ -675,7 +675,9 @@ class TraceBuilder:
                       "runs to the trace end and is not counted)")
         computed = {"dur": pl.Series("dur", dur, dtype=pl.Int64), "ended": pl.Series("ended", found, dtype=pl.Boolean)}
         table = pl.DataFrame([computed[k] if k in computed else start.get_column(k) for k in FRAME_TIMELINE_SCHEMA])
-        return table[np.argsort(ts, kind="stable")]
+        if len(ts) > 1 and (np.diff(ts) < 0).any():
+            table = table[np.argsort(ts, kind="stable")]
+        return table
 
 
 def guess_cpu_classes(max_freq_khz: dict[int, int]) -> dict[int, str]:
