@@ -73,17 +73,12 @@ def _trace(decoder: PerfettoDecoder, size: int, path: str) -> Trace:
                      f"read the {cols['packets']} packet(s) before it", offset=stop)
     fill_builder(builder, cols)
     del cols     # the builder holds what it needs (numpy views of the same buffers)
-    return _warn_replaced_text(builder.build())
-
-
-def _warn_replaced_text(trace: Trace) -> Trace:
-    """Strings in the protobuf (atrace prints, track event names) are decoded with replacement by the native core;
-    say how many slice names lost bytes that way, as every text reader does."""
-    names = trace.slices["name"] if trace.slices.height else None
-    bad = int(names.str.contains("\ufffd", literal=True).sum()) if names is not None else 0
-    if bad:
-        trace.warnings.append(ReadWarning(trace.path, f"{bad} slice name(s) held invalid UTF-8; undecodable bytes "
-                                          "replaced (U+FFFD)"))
+    trace = builder.build()
+    if builder.replaced_slice_names:
+        # strings in the protobuf (atrace prints, track event names) are decoded with replacement by the native
+        # core; say how many slice names lost bytes that way, as every text reader does
+        trace.warnings.append(ReadWarning(trace.path, f"{builder.replaced_slice_names} slice name(s) held invalid "
+                                          "UTF-8; undecodable bytes replaced (U+FFFD)"))
     return trace
 
 

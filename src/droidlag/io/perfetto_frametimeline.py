@@ -87,7 +87,11 @@ def _distinct_codes(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     codes = np.empty(len(raw), dtype=np.int64)
     codes[~neg] = lut[present]
     if neg.any():
-        others, inverse = np.unique(raw[neg], return_inverse=True)
+        below = raw[neg]
+        if (below == below[0]).all():    # the usual case: only NONE (expected frames have no jank fields)
+            codes[neg] = len(distinct)
+            return np.append(distinct, below[0]), codes
+        others, inverse = np.unique(below, return_inverse=True)
         codes[neg] = inverse.reshape(-1) + len(distinct)
         distinct = np.concatenate([distinct, others])
     return distinct, codes

@@ -130,6 +130,8 @@ class TraceBuilder:
         self._ft_chunks: list[pl.DataFrame] = []        # bulk starts (frame_timeline_many), after the single ones
         self._ft_end_chunks: list[pl.DataFrame] = []
         self._cpu_max_freq: dict[int, int] = {}
+        # slices whose name holds U+FFFD (undecodable bytes replaced), counted when the slices are built
+        self.replaced_slice_names = 0
 
     # ---- time range ---------------------------------------------------------------------------------------
     def _see(self, ts: int) -> None:
@@ -522,6 +524,9 @@ class TraceBuilder:
         known = [(tid, t.pid) for tid, t in self._threads.items() if t.pid is not None]
         s = self._slice_ev.nest([k[0] for k in known], [k[1] for k in known], self._end)
         n = len(s["ts"]) // 8
+        distinct, codes = s["name"]
+        bad = [i for i, name in enumerate(distinct) if name and "\ufffd" in name]
+        self.replaced_slice_names = int(np.isin(columns.int64(codes), bad).sum()) if bad else 0
         slices = pl.DataFrame({
             "id": np.arange(n, dtype=np.int64),
             "ts": columns.int64(s["ts"]),
