@@ -53,6 +53,6 @@ def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], b
         io = io.scatter(rows, pl.Series([blocked_payload[i][1] for i in blocked[rows].tolist()], dtype=pl.Boolean))
     return pl.DataFrame({
         "ts": pl.Series(col("ts")), "dur": pl.Series(col("dur")), "tid": pl.Series(col("tid")),
-        "state": columns.take(pl.Series(names, dtype=pl.Utf8), col("state")),
+        "state": columns.take(pl.Series(names, dtype=pl.Categorical), col("state")),
         "cpu": columns.nullable(col("cpu"), pl.Int32), "blocked_function": fn, "io_wait": io, "waker_tid": columns.nullable(col("waker"), pl.Int64),
     }, schema=THREAD_STATE_SCHEMA)
