@@ -11,6 +11,7 @@ mod binder;
 mod ftrace_text;
 mod perfetto;
 mod states;
+mod systrace_text;
 mod wire;
 
 use perfetto::{Decl, Decoder};
@@ -431,6 +432,13 @@ impl FtraceText {
         self.inner.note_tgid(tid, tgid);
     }
 
+    /// set_tgid for each (tid, tgid) pair, in order.
+    fn set_tgids(&mut self, pairs: Vec<(i64, i64)>) {
+        for (tid, tgid) in pairs {
+            self.inner.note_tgid(tid, tgid);
+        }
+    }
+
     /// Every line of text; first_line: the file line of its first line.
     fn parse(&mut self, py: Python<'_>, text: &str, first_line: i64) {
         let inner = &mut self.inner;
@@ -501,6 +509,25 @@ fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i
     Ok(d)
 }
 
+/// JavaScript string escaping undone (the legacy systrace report's linuxPerfData string; see systrace_text.rs).
+#[pyfunction]
+fn unescape_js(py: Python<'_>, text: &str) -> String {
+    py.detach(|| systrace_text::unescape_js(text))
+}
+
+/// The rows of a systrace PROCESS DUMP in file order (see systrace_text.rs): (kind, pid, second, name) with kind 0
+/// for a `ps -T` thread row (second: tid) and 1 for a `ps` process row (second: ppid).
+#[pyfunction]
+fn process_dump(py: Python<'_>, text: &str) -> Vec<(u8, i64, i64, Option<String>)> {
+    let rows = py.detach(|| systrace_text::process_dump(text));
+    rows.into_iter()
+        .map(|row| match row {
+            systrace_text::DumpRow::Thread { pid, tid, name } => (0, pid, tid, name),
+            systrace_text::DumpRow::Process { pid, ppid, name } => (1, pid, ppid, name),
+        })
+        .collect()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PerfettoDecoder>()?;
@@ -510,5 +537,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(thread_state_actions, m)?)?;
     m.add_class::<StateActions>()?;
     m.add_function(wrap_pyfunction!(binder_calls, m)?)?;
+    m.add_function(wrap_pyfunction!(unescape_js, m)?)?;
+    m.add_function(wrap_pyfunction!(process_dump, m)?)?;
     Ok(())
 }

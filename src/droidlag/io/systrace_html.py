@@ -17,14 +17,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
+from droidlag._native import unescape_js as _native_unescape_js
 from droidlag.errors import ReadWarning
 from droidlag.io.source import GZIP_MAGIC, decode_text, gunzip, inflate_zlib
 
 FTRACE, PROCESS_DUMP, JSON_META, PROCFS = "ftrace", "process-dump", "json", "procfs"
 
 _LINUX_PERF_DATA = re.compile(r"linuxPerfData\s*=\s*\"")
-_JS_ESCAPE = re.compile(r"\\(\n|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|.)", re.DOTALL)
-_JS_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "\n": "", "\\": "\\", '"': '"', "'": "'", "/": "/", "0": "\0"}
 _BASE64_HEAD = re.compile(r"[A-Za-z0-9+/=\r\n]{64}")
 _PROCFS_LINE = re.compile(r"/?proc/\d+/task/\d+\s*$")
 _ZLIB_HEADS = (b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda")
@@ -54,7 +53,8 @@ def split_sections(data: bytes, path: str | Path, warnings: list[ReadWarning]) -
     if marker >= 0 and _only_text_before(head[:marker]):
         return "atrace-zlib", _classify(_after_trace_marker(data[marker + 6:], path, warnings), None)
     if looks_like_html(head) or b"trace-data" in head:
-        found = stream_html_sections(io.BytesIO(data), path, warnings)
+        # in memory already: one read of the whole (no chunked re-scan of a block megabytes long)
+        found = stream_html_sections(io.BytesIO(data), path, warnings, chunk=max(SCAN_CHUNK, len(data)))
         if found is not None:
             return found
     text = decode_text(data, path, warnings)
@@ -192,11 +192,11 @@ def stream_has_trace_blocks(stream: BinaryIO, chunk: int = SCAN_CHUNK) -> bool:
 
 def _classify_block(block: str, first_line: int, path: str | Path, warnings: list[ReadWarning]) -> list[Section]:
     """A trace-data block is plain text, or (newer systrace) base64 of zlib/gzip data."""
-    s = block.strip()
-    if s.startswith("TRACE:"):     # uncompressed atrace output pasted into the block
-        return _classify(s[6:].lstrip("\r\n"), None)
-    if _BASE64_HEAD.match(s) and " " not in s[:4096]:
-        raw = _decode_base64(s)
+    head = _head(block)
+    if head.startswith("TRACE:"):     # uncompressed atrace output pasted into the block
+        return _classify(block.strip()[6:].lstrip("\r\n"), None)
+    if _BASE64_HEAD.match(head) and " " not in head[:4096]:
+        raw = _decode_base64(block)
         if raw is not None:
             if raw[:2] == GZIP_MAGIC:
                 return _classify(gunzip(raw, path, warnings).decode("utf-8", "replace"), None)
@@ -212,8 +212,14 @@ def _decode_base64(s: str) -> bytes | None:
         return None
 
 
+def _head(text: str, size: int = 8192) -> str:
+    """The start of text after leading whitespace, at most `size` characters (no copy of a whole block)."""
+    head = text[:size].lstrip()
+    return head if head or len(text) <= size else text.lstrip()[:size]
+
+
 def _classify(text: str, first_line: int | None) -> list[Section]:
-    s = text.lstrip()
+    s = _head(text)
     if s.startswith("PROCESS DUMP") or (s.startswith("USER") and "PID" in s[:200]):
         return [Section(PROCESS_DUMP, text, first_line)]
     if s.startswith("{") or s.startswith("["):
@@ -266,24 +272,9 @@ def _looks_js_escaped(text: str) -> bool:
 
 
 def unescape_js(s: str) -> str:
-    """Undo JS string escaping. `\\n` + line continuation becomes one newline, so line numbers still match the
-    file's lines."""
-    s = s.replace("\r\n", "\n").replace("\\n\\\n", "\n")
-    if s.endswith("\\"):        # a dangling line continuation at the very end
-        s = s[:-1]
-    if "\\" not in s:
-        return s
-    return _JS_ESCAPE.sub(_js_char, s)
-
-
-def _js_char(m: re.Match) -> str:
-    c = m.group(1)
-    simple = _JS_SIMPLE.get(c)
-    if simple is not None:
-        return simple
-    if c[0] in "ux" and len(c) > 1:
-        return chr(int(c[1:], 16))
-    return c
+    """Undo JS string escaping (natively, one pass: the legacy report's whole ftrace text is one string).
+    `\\n` + line continuation becomes one newline, so line numbers still match the file's lines."""
+    return _native_unescape_js(s)
 
 
 # ---- files -------------------------------------------------------------------------------------------------
