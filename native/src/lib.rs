@@ -361,10 +361,10 @@ impl SliceEvents {
     }
 }
 
-fn slice_of<'a>(py: Python<'_>, buf: &'a PyBuffer<i64>) -> PyResult<&'a [i64]> {
-    let cells = buf.as_slice(py).ok_or_else(|| pyo3::exceptions::PyValueError::new_err("need a contiguous int64 array"))?;
-    // SAFETY: ReadOnlyCell<i64> has the layout of i64; the arrays are not written while this runs
-    Ok(unsafe { std::slice::from_raw_parts(cells.as_ptr() as *const i64, cells.len()) })
+fn slice_of<'a, T: pyo3::buffer::Element>(py: Python<'_>, buf: &'a PyBuffer<T>) -> PyResult<&'a [T]> {
+    let cells = buf.as_slice(py).ok_or_else(|| pyo3::exceptions::PyValueError::new_err("need a contiguous array"))?;
+    // SAFETY: ReadOnlyCell<T> has the layout of T; the arrays are not written while this runs
+    Ok(unsafe { std::slice::from_raw_parts(cells.as_ptr() as *const T, cells.len()) })
 }
 
 /// A sched stream's per-thread actions (see states.rs), made from ts, kind, cpu, a, b, aux int64 arrays in
@@ -394,12 +394,13 @@ impl StateActions {
     }
 }
 
-/// Per-thread actions of the sched stream: ts, kind, cpu, a, b, aux int64 arrays in insertion order; running /
+/// Per-thread actions of the sched stream: ts (int64), kind (uint8), cpu (int32, i32 min for none), a, b (int64),
+/// aux (int32) arrays in insertion order; running /
 /// runnable: the codes of "Running" and "R".
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-fn thread_state_actions(py: Python<'_>, ts: PyBuffer<i64>, kind: PyBuffer<i64>, cpu: PyBuffer<i64>, a: PyBuffer<i64>,
-                        b: PyBuffer<i64>, aux: PyBuffer<i64>, running: i64, runnable: i64) -> PyResult<StateActions> {
+fn thread_state_actions(py: Python<'_>, ts: PyBuffer<i64>, kind: PyBuffer<u8>, cpu: PyBuffer<i32>, a: PyBuffer<i64>,
+                        b: PyBuffer<i64>, aux: PyBuffer<i32>, running: i64, runnable: i64) -> PyResult<StateActions> {
     let inp = states::Input {
         ts: slice_of(py, &ts)?, kind: slice_of(py, &kind)?, cpu: slice_of(py, &cpu)?, a: slice_of(py, &a)?,
         b: slice_of(py, &b)?, aux: slice_of(py, &aux)?,

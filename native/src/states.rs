@@ -14,13 +14,15 @@ pub const CAT_RUNNABLE: u8 = 0;
 pub const CAT_D: u8 = 1;
 pub const CAT_OTHER: u8 = 2;
 
+/// The merged sched stream in insertion order, as narrow as each column allows (33 bytes an event, not 48: the
+/// stream of a long trace is the largest thing held while its thread states are derived). cpu: i32::MIN for none.
 pub struct Input<'a> {
     pub ts: &'a [i64],
-    pub kind: &'a [i64],
-    pub cpu: &'a [i64],
+    pub kind: &'a [u8],
+    pub cpu: &'a [i32],
     pub a: &'a [i64],
     pub b: &'a [i64],
-    pub aux: &'a [i64],
+    pub aux: &'a [i32],
 }
 
 #[derive(Default)]
@@ -98,18 +100,18 @@ pub fn actions(inp: &Input, running: i64, runnable: i64) -> Actions {
     let each_action = |f: &mut dyn FnMut(i64, Action)| {
         for &i in &order {
             let i = i as usize;
-            let (ts, kind) = (inp.ts[i], inp.kind[i] as u8);
-            if inp.kind[i] == SWITCH {
+            let (ts, kind) = (inp.ts[i], inp.kind[i]);
+            if kind as i64 == SWITCH {
                 if inp.a[i] != 0 {
-                    f(inp.a[i], Action { ts, kind, state: small(inp.aux[i]), cpu: i32::MIN, waker: NONE, aux: 0 });
+                    f(inp.a[i], Action { ts, kind, state: inp.aux[i], cpu: i32::MIN, waker: NONE, aux: 0 });
                 }
                 if inp.b[i] != 0 {
-                    f(inp.b[i], Action { ts, kind, state: small(running), cpu: small(inp.cpu[i]), waker: NONE, aux: 0 });
+                    f(inp.b[i], Action { ts, kind, state: small(running), cpu: inp.cpu[i], waker: NONE, aux: 0 });
                 }
             } else {
-                let waking = inp.kind[i] == WAKING;
+                let waking = kind as i64 == WAKING;
                 f(inp.a[i], Action {
-                    ts, kind, state: small(runnable), cpu: if waking { small(inp.cpu[i]) } else { i32::MIN },
+                    ts, kind, state: small(runnable), cpu: if waking { inp.cpu[i] } else { i32::MIN },
                     waker: if waking { inp.b[i] } else { NONE }, aux: inp.aux[i] as u32,
                 });
             }

@@ -18,6 +18,8 @@ from droidlag.models.trace import THREAD_STATE_SCHEMA
 SWITCH, WAKING, BLOCKED = 0, 1, 2
 # Stands for None in the integer sched columns (cpu, waker); no real tid, cpu or timestamp takes it.
 NONE = columns.NONE
+# The sched columns' types as the native pass takes them (cpu: int32 min for None)
+SCHED_DTYPES = (np.int64, np.uint8, np.int32, np.int64, np.int64, np.int32)
 RUNNING = "Running"
 # Thread-state categories deciding what a waking or a blocked reason does to the interval it finds open.
 _CAT_RUNNABLE, _CAT_D, _CAT_OTHER = 0, 1, 2
@@ -25,7 +27,7 @@ _CAT_RUNNABLE, _CAT_D, _CAT_OTHER = 0, 1, 2
 
 def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], blocked_payload: list[tuple],
                          end: int) -> pl.DataFrame:
-    """Intervals (THREAD_STATE_SCHEMA) from the sched columns [ts, kind, cpu, a, b, aux] in insertion order (sorted
+    """Intervals (THREAD_STATE_SCHEMA) from the sched columns [ts, kind, cpu, a, b, aux] (SCHED_DTYPES) in insertion order (sorted
     here by time, then kind, ties kept in insertion order): for a switch a=prev tid, b=next tid, aux=prev_state
     code, cpu=cpu; for a waking a=tid, b=waker, cpu=target cpu; for a blocked reason a=tid, aux=index into
     blocked_payload [(function, io_wait)]. Open intervals run to `end` (ns). The list is emptied: the columns are let
@@ -33,7 +35,7 @@ def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], b
     names = list(state_codes)
     cat = bytes(_CAT_RUNNABLE if s in (RUNNING, "R", "R+") else _CAT_D if s.startswith("D") else _CAT_OTHER
                 for s in names)
-    c = [np.ascontiguousarray(x, dtype=np.int64) for x in sched]
+    c = [np.ascontiguousarray(x, dtype=t) for x, t in zip(sched, SCHED_DTYPES)]
     sched.clear()
     actions = thread_state_actions(c[0], c[1], c[2], c[3], c[4], c[5], state_codes[RUNNING], state_codes["R"])
     del c       # the events are in the actions now: let them go before the intervals are written

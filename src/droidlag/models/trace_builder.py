@@ -43,6 +43,7 @@ _SLICE_KIND_NAMES = pl.Series(["thread", "async", "instant"], dtype=pl.Utf8)
 
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 MAX_CPU = (1 << 16) - 1   # far above any device; the thread-state cpu column is 32-bit
+_NONE_I32 = np.iinfo(np.int32).min     # None in the narrow (int32) sched cpu column
 
 
 def check_i64(*values: int | None) -> None:
@@ -111,6 +112,7 @@ class TraceBuilder:
         # a=tid, aux=index into _blocked. None is _NONE.
         self._sched_lists: tuple[list, ...] = ([], [], [], [], [], [])
         self._sched_chunks: list[tuple[np.ndarray, ...]] = []
+        self._bad_cpu_events = 0
         self._state_codes: dict[str, int] = {_RUNNING: 0, "R": 1}
         self._blocked: list[tuple[str | None, bool | None]] = []
         self._has_switch = False
@@ -336,18 +338,33 @@ class TraceBuilder:
                               np.full(n, _NONE, dtype=np.int64), np.arange(first, first + n, dtype=np.int64))
         self._has_blocked = True
 
-    def _add_sched_chunk(self, ts: np.ndarray, kind: int, cpu, a, b, aux) -> None:
+    def _add_sched_chunk(self, ts: np.ndarray, kind: int, cpu: np.ndarray, a: np.ndarray, b: np.ndarray,
+                         aux: np.ndarray) -> None:
         self._flush_sched_lists()
         self._see(int(ts.min()))
         self._see(int(ts.max()))
-        self._sched_chunks.append((ts, np.full(len(ts), kind, dtype=np.int64), cpu, a, b, aux))
+        self._keep_sched_chunk(ts, np.full(len(ts), kind, dtype=np.uint8), cpu, a, b, aux)
 
     def _flush_sched_lists(self) -> None:
         lists = self._sched_lists
         if lists[0]:
-            self._sched_chunks.append(tuple(np.array(col, dtype=np.int64) for col in lists))
+            cols = [np.array(col, dtype=np.int64) for col in lists]
             for col in lists:
                 col.clear()
+            self._keep_sched_chunk(cols[0], cols[1].astype(np.uint8), cols[2], cols[3], cols[4], cols[5])
+
+    def _keep_sched_chunk(self, ts: np.ndarray, kind: np.ndarray, cpu: np.ndarray, a: np.ndarray, b: np.ndarray,
+                          aux: np.ndarray) -> None:
+        """Keep a chunk of the sched stream in the native pass's narrow columns (_SCHED_DTYPES: 33 bytes an event,
+        the largest thing a long trace holds before its states are derived). Events on a CPU number no device has
+        (damaged input; the thread-state cpu column is 32-bit) are dropped here and counted for a warning."""
+        bad = (cpu != _NONE) & ((cpu < 0) | (cpu > MAX_CPU))
+        if bad.any():
+            self._bad_cpu_events += int(bad.sum())
+            keep = ~bad
+            ts, kind, cpu, a, b, aux = (x[keep] for x in (ts, kind, cpu, a, b, aux))
+        cpu32 = np.where(cpu == _NONE, _NONE_I32, cpu).astype(np.int32)
+        self._sched_chunks.append((_int64(ts), kind, cpu32, _int64(a), _int64(b), aux.astype(np.int32)))
 
     # ---- counters -----------------------------------------------------------------------------------------
     def counter(self, ts: int, name: str, value: float, cpu: int | None = None, pid: int | None = None) -> None:
@@ -573,11 +590,8 @@ class TraceBuilder:
             for c in chunks:
                 c[i] = None
         del chunks
-        cpu = merged[2]
-        bad = (cpu != _NONE) & ((cpu < 0) | (cpu > MAX_CPU))
-        if bad.any():   # damaged input: a CPU number no device has (the column is 32-bit)
-            self.warn(f"{int(bad.sum())} scheduling event(s) with a CPU number outside 0..{MAX_CPU} skipped")
-            merged = [x[~bad] for x in merged]
+        if self._bad_cpu_events:   # damaged input: a CPU number no device has (the column is 32-bit)
+            self.warn(f"{self._bad_cpu_events} scheduling event(s) with a CPU number outside 0..{MAX_CPU} skipped")
         table = derive_thread_states(merged, self._state_codes, self._blocked, self._end)
         self._states_built = (self._end, table)
         return table
