@@ -30,10 +30,13 @@ pub struct Rows {
     pub ts: Vec<i64>,
     pub dur: Vec<i64>,
     pub tid: Vec<i64>,
-    pub state: Vec<i64>,
-    pub cpu: Vec<i64>,
+    pub state: Vec<i32>,
+    pub cpu: Vec<i32>, // i32::MIN for none
     pub waker: Vec<i64>,
-    pub blocked: Vec<i64>, // index into the blocked-reason payloads, -1 none
+    // the few rows named by a blocked reason, ascending, and the index of its payload (narrow columns and a sparse
+    // pair: the rows of a long trace are the largest thing held while they are written)
+    pub blocked_rows: Vec<i64>,
+    pub blocked_payload: Vec<i64>,
 }
 
 /// A multiplicative hash for integer keys (thread ids): the standard library's SipHash guards against crafted keys
@@ -69,13 +72,9 @@ struct Action {
     kind: u8,
 }
 
-/// A CPU or state code as stored in an Action (NONE and out-of-range values as i32::MIN, read back as NONE).
+/// A state code as stored in an Action (NONE and out-of-range values as i32::MIN).
 fn small(v: i64) -> i32 {
     i32::try_from(v).ok().filter(|&x| x != i32::MIN).unwrap_or(i32::MIN)
-}
-
-fn wide(v: i32) -> i64 {
-    if v == i32::MIN { NONE } else { v as i64 }
 }
 
 /// Each thread's actions in time order, threads in tid order: everything the state machine needs, so the event
@@ -159,7 +158,7 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
     let mut out = Rows {
         ts: Vec::with_capacity(at), dur: Vec::with_capacity(at), tid: Vec::with_capacity(at),
         state: Vec::with_capacity(at), cpu: Vec::with_capacity(at), waker: Vec::with_capacity(at),
-        blocked: Vec::with_capacity(at),
+        blocked_rows: Vec::new(), blocked_payload: Vec::new(),
     };
     for &(tid, j, stop) in runs {
         let first_row = out.ts.len();
@@ -167,8 +166,7 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
         let mut triggered = false;
         let mut latest_d: Option<usize> = None;
         for (k, x) in acts[j..stop].iter().enumerate() {
-            let (x_ts, x_kind, x_state, x_cpu, x_waker, x_aux) =
-                (x.ts, x.kind as i64, wide(x.state), wide(x.cpu), x.waker, x.aux as i64);
+            let (x_ts, x_kind, x_state, x_waker, x_aux) = (x.ts, x.kind as i64, x.state as i64, x.waker, x.aux as i64);
             let is_sw = x_kind == SWITCH;
             if is_sw || k == 0 {
                 seg_cat = if is_sw { cat_of(x_state) } else { CAT_OTHER };
@@ -183,21 +181,26 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
                 if out.ts.len() > first_row {
                     let prev = out.ts.len() - 1;
                     out.dur[prev] = x_ts - out.ts[prev];
-                    if cat_of(out.state[prev]) == CAT_D {
+                    if cat_of(out.state[prev] as i64) == CAT_D {
                         latest_d = Some(prev);
                     }
                 }
                 out.ts.push(x_ts);
                 out.dur.push(end - x_ts);
                 out.tid.push(tid);
-                out.state.push(x_state);
-                out.cpu.push(if x_kind == BLOCKED { NONE } else { x_cpu });
+                out.state.push(x.state);
+                out.cpu.push(if x_kind == BLOCKED { i32::MIN } else { x.cpu });
                 out.waker.push(x_waker);
-                out.blocked.push(-1);
             }
             if x_kind == BLOCKED {
                 if let Some(row) = latest_d {
-                    out.blocked[row] = x_aux;
+                    // a thread's latest D row only moves forward: a repeat names the same row as the last pair
+                    if out.blocked_rows.last() == Some(&(row as i64)) {
+                        *out.blocked_payload.last_mut().unwrap() = x_aux;
+                    } else {
+                        out.blocked_rows.push(row as i64);
+                        out.blocked_payload.push(x_aux);
+                    }
                 }
             }
         }

@@ -43,18 +43,19 @@ def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], b
     del actions
     if not r["ts"]:
         return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
-    col = lambda k: columns.int64(r[k])  # noqa: E731
-    blocked = col("blocked")
-    # the few rows with a blocked reason get their payload scattered into all-null columns (a string column made by
-    # a take would hold a 16-byte view for every row, null or not)
-    rows = np.flatnonzero(blocked >= 0)
-    fn = pl.Series("blocked_function", dtype=pl.Utf8).extend_constant(None, len(blocked))
-    io = pl.Series("io_wait", dtype=pl.Boolean).extend_constant(None, len(blocked))
+    n = len(r["ts"]) // 8
+    # the few rows a blocked reason names get their payload scattered into all-null columns (a string column made
+    # by a take would hold a 16-byte view for every row, null or not)
+    rows, payload = columns.int64(r["blocked_rows"]), columns.int64(r["blocked_payload"]).tolist()
+    fn = pl.Series("blocked_function", dtype=pl.Utf8).extend_constant(None, n)
+    io = pl.Series("io_wait", dtype=pl.Boolean).extend_constant(None, n)
     if len(rows):
-        fn = fn.scatter(rows, pl.Series([blocked_payload[i][0] for i in blocked[rows].tolist()], dtype=pl.Utf8))
-        io = io.scatter(rows, pl.Series([blocked_payload[i][1] for i in blocked[rows].tolist()], dtype=pl.Boolean))
+        fn = fn.scatter(rows, pl.Series([blocked_payload[i][0] for i in payload], dtype=pl.Utf8))
+        io = io.scatter(rows, pl.Series([blocked_payload[i][1] for i in payload], dtype=pl.Boolean))
     return pl.DataFrame({
-        "ts": pl.Series(col("ts")), "dur": pl.Series(col("dur")), "tid": pl.Series(col("tid")),
-        "state": columns.take(pl.Series(names, dtype=pl.Categorical), col("state")),
-        "cpu": columns.nullable(col("cpu"), pl.Int32), "blocked_function": fn, "io_wait": io, "waker_tid": columns.nullable(col("waker"), pl.Int64),
+        "ts": pl.Series(columns.int64(r["ts"])), "dur": pl.Series(columns.int64(r["dur"])),
+        "tid": pl.Series(columns.int64(r["tid"])),
+        "state": columns.take(pl.Series(names, dtype=pl.Categorical), columns.int32(r["state"])),
+        "cpu": columns.nullable32(r["cpu"]), "blocked_function": fn, "io_wait": io,
+        "waker_tid": columns.nullable(columns.int64(r["waker"]), pl.Int64),
     }, schema=THREAD_STATE_SCHEMA)
