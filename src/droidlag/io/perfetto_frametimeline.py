@@ -4,6 +4,7 @@ names jank, present, prediction and severity values with Perfetto trace processo
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -120,7 +121,7 @@ _INT_FIELDS = ("ts", "cookie", "member", "pid", "token", "display_frame_token", 
                "on_time_finish", "gpu_composition", "prediction_type", "jank_severity")
 
 
-def frame_timeline_frame(cols: dict) -> pl.DataFrame:
+def frame_timeline_frame(cols: dict[str, Any]) -> pl.DataFrame:
     """The decoder's FrameTimeline start columns (member 1-4, raw enum values, int64 buffers with NONE for null) as
     a frame of TraceBuilder.frame_timeline_many's columns, with trace processor's names."""
     raw = {k: columns.int64(cols[k]) for k in _INT_FIELDS}

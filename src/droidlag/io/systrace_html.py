@@ -13,9 +13,10 @@ import binascii
 import io
 import re
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import BinaryIO
+from typing import Protocol
 
 from droidlag._native import unescape_js as _native_unescape_js
 from droidlag.errors import ReadWarning
@@ -33,6 +34,12 @@ _LEGACY_B = re.compile(rb"linuxPerfData\s{0,8}=\s{0,8}\"")
 _END_B = re.compile(rb"</script\s{0,8}>", re.IGNORECASE)
 _MARK_KEEP = 1200          # bytes kept between chunks so a marker split across two chunks is still found
 SCAN_CHUNK = 1 << 20
+
+
+class Readable(Protocol):
+    """What the HTML scan reads from: a binary stream's read(n)."""
+
+    def read(self, n: int, /) -> bytes: ...
 
 
 @dataclass(frozen=True)
@@ -104,7 +111,7 @@ def looks_like_html(head: bytes) -> bool:
     return s.startswith((b"<!doctype html", b"<html", b"<head", b"<meta", b"<script", b"<!--", b"<?xml"))
 
 
-def _next_marker(buf: bytes | bytearray) -> tuple[str, re.Match] | None:
+def _next_marker(buf: bytes | bytearray) -> tuple[str, re.Match[bytes]] | None:
     hits = [(m.start(), kind, m) for kind, rx in (("html", _TAG_B), ("html-legacy", _LEGACY_B))
             if (m := rx.search(buf)) is not None]
     if not hits:
@@ -113,7 +120,7 @@ def _next_marker(buf: bytes | bytearray) -> tuple[str, re.Match] | None:
     return kind, m
 
 
-def _script_bodies(stream: BinaryIO, chunk: int) -> Iterator[tuple[str, int, bytes, bool]]:
+def _script_bodies(stream: Readable, chunk: int) -> Iterator[tuple[str, int, bytes, bool]]:
     """(marker kind, file line where the body starts, body bytes, closed) for every trace-data block and legacy
     `linuxPerfData` string in the stream. Memory holds one chunk plus the block being read, never the viewer
     script around the blocks."""
@@ -154,7 +161,7 @@ def _script_bodies(stream: BinaryIO, chunk: int) -> Iterator[tuple[str, int, byt
             buf += more
 
 
-def stream_html_sections(stream: BinaryIO, path: str | Path, warnings: list[ReadWarning],
+def stream_html_sections(stream: Readable, path: str | Path, warnings: list[ReadWarning],
                          chunk: int = SCAN_CHUNK) -> tuple[str, list[Section]] | None:
     """The container kind and sections of an HTML systrace report read from a stream, or None when the stream
     holds no trace-data block and no linuxPerfData string."""
@@ -177,7 +184,7 @@ def stream_html_sections(stream: BinaryIO, path: str | Path, warnings: list[Read
     return ("html" if "html" in kinds else "html-legacy"), sections
 
 
-def stream_has_trace_blocks(stream: BinaryIO, chunk: int = SCAN_CHUNK) -> bool:
+def stream_has_trace_blocks(stream: Readable, chunk: int = SCAN_CHUNK) -> bool:
     """Whether a stream holds a trace-data block or a linuxPerfData string anywhere (bounded memory)."""
     tail = b""
     while True:
@@ -282,7 +289,7 @@ class _CappedStream:
     """A read-only view of a (possibly gzip) stream that refuses to expand past `limit` bytes (bombs) and turns
     a truncated or corrupt gzip stream into end-of-data plus a warning."""
 
-    def __init__(self, raw: BinaryIO, path: str | Path, warnings: list[ReadWarning], limit: int):
+    def __init__(self, raw: Readable, path: str | Path, warnings: list[ReadWarning], limit: int):
         self.raw, self.path, self.warnings, self.limit, self.total = raw, path, warnings, limit, 0
 
     def read(self, n: int) -> bytes:
@@ -301,7 +308,7 @@ class _CappedStream:
         return out
 
 
-def open_decompressed(path: str | Path, warnings: list[ReadWarning]):
+def open_decompressed(path: str | Path, warnings: list[ReadWarning]) -> AbstractContextManager[_CappedStream]:
     """A context-managed binary stream of the file's content, gunzipped on the fly when it is gzip."""
     import contextlib
     import gzip
@@ -309,7 +316,7 @@ def open_decompressed(path: str | Path, warnings: list[ReadWarning]):
     from droidlag.io.source import MAX_DECOMPRESSED_BYTES
 
     @contextlib.contextmanager
-    def _open():
+    def _open() -> Iterator[_CappedStream]:
         with open(path, "rb") as fh:
             if fh.read(2) == GZIP_MAGIC:
                 fh.seek(0)

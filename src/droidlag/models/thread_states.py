@@ -25,7 +25,7 @@ RUNNING = "Running"
 _CAT_RUNNABLE, _CAT_D, _CAT_OTHER = 0, 1, 2
 
 
-def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], blocked_payload: list[tuple],
+def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], blocked_payload: list[tuple[str | None, bool | None]],
                          end: int) -> pl.DataFrame:
     """Intervals (THREAD_STATE_SCHEMA) from the sched columns [ts, kind, cpu, a, b, aux] (SCHED_DTYPES) in insertion order (sorted
     here by time, then kind, ties kept in insertion order): for a switch a=prev tid, b=next tid, aux=prev_state

@@ -6,6 +6,7 @@ table has exactly one producer. The schemas below are the contract the analyses 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
@@ -154,7 +155,7 @@ class Trace:
         t = self.threads.get(pid)
         return t.name if t else None
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """What the trace holds, as counts (the `droidlag info` JSON)."""
         ft = self.frame_timeline
         counter_names = self.counters.get_column("name") if self.counters.height else pl.Series([], dtype=pl.Utf8)
