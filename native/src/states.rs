@@ -60,16 +60,32 @@ impl std::hash::Hasher for IntHasher {
 
 type IntMap<V> = std::collections::HashMap<i64, V, std::hash::BuildHasherDefault<IntHasher>>;
 
-/// One thread's view of one event: what the state machine reads, copied out of the event columns once (32 bytes:
-/// state codes and CPUs are small, a blocked reason's payload index fits the u32 event numbering).
+/// One thread's view of one event: what the state machine reads, copied out of the event columns once, in 24 bytes
+/// (the actions of a long trace are the largest thing held while its states are derived): the event kind rides in
+/// the top two bits of the state code, and `extra` is the waker of a waking or the payload index of a blocked
+/// reason (an event has one or neither).
 #[derive(Clone, Copy, Default)]
 struct Action {
     ts: i64,
-    waker: i64,
-    state: i32,
+    extra: i64,
+    kind_state: u32,
     cpu: i32,
-    aux: u32,
-    kind: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<Action>() == 24);
+const STATE_BITS: u32 = 30;
+const STATE_MASK: u32 = (1 << STATE_BITS) - 1;
+
+impl Action {
+    fn new(ts: i64, kind: u8, state: i32, cpu: i32, extra: i64) -> Action {
+        Action { ts, extra, kind_state: ((kind as u32) << STATE_BITS) | (state as u32 & STATE_MASK), cpu }
+    }
+    fn kind(&self) -> i64 {
+        (self.kind_state >> STATE_BITS) as i64
+    }
+    fn state(&self) -> i32 {
+        (self.kind_state & STATE_MASK) as i32
+    }
 }
 
 /// A state code as stored in an Action (NONE and out-of-range values as i32::MIN).
@@ -102,17 +118,15 @@ pub fn actions(inp: &Input, running: i64, runnable: i64) -> Actions {
             let (ts, kind) = (inp.ts[i], inp.kind[i]);
             if kind as i64 == SWITCH {
                 if inp.a[i] != 0 {
-                    f(inp.a[i], Action { ts, kind, state: inp.aux[i], cpu: i32::MIN, waker: NONE, aux: 0 });
+                    f(inp.a[i], Action::new(ts, kind, inp.aux[i], i32::MIN, 0));
                 }
                 if inp.b[i] != 0 {
-                    f(inp.b[i], Action { ts, kind, state: small(running), cpu: inp.cpu[i], waker: NONE, aux: 0 });
+                    f(inp.b[i], Action::new(ts, kind, small(running), inp.cpu[i], 0));
                 }
+            } else if kind as i64 == WAKING {
+                f(inp.a[i], Action::new(ts, kind, small(runnable), inp.cpu[i], inp.b[i]));
             } else {
-                let waking = kind as i64 == WAKING;
-                f(inp.a[i], Action {
-                    ts, kind, state: small(runnable), cpu: if waking { inp.cpu[i] } else { i32::MIN },
-                    waker: if waking { inp.b[i] } else { NONE }, aux: inp.aux[i] as u32,
-                });
+                f(inp.a[i], Action::new(ts, kind, small(runnable), i32::MIN, inp.aux[i] as i64));
             }
         }
     };
@@ -166,7 +180,9 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
         let mut triggered = false;
         let mut latest_d: Option<usize> = None;
         for (k, x) in acts[j..stop].iter().enumerate() {
-            let (x_ts, x_kind, x_state, x_waker, x_aux) = (x.ts, x.kind as i64, x.state as i64, x.waker, x.aux as i64);
+            let (x_ts, x_kind, x_state) = (x.ts, x.kind(), x.state() as i64);
+            let x_waker = if x_kind == WAKING { x.extra } else { NONE };
+            let x_aux = x.extra;
             let is_sw = x_kind == SWITCH;
             if is_sw || k == 0 {
                 seg_cat = if is_sw { cat_of(x_state) } else { CAT_OTHER };
@@ -188,7 +204,7 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
                 out.ts.push(x_ts);
                 out.dur.push(end - x_ts);
                 out.tid.push(tid);
-                out.state.push(x.state);
+                out.state.push(x.state());
                 out.cpu.push(if x_kind == BLOCKED { i32::MIN } else { x.cpu });
                 out.waker.push(x_waker);
             }
