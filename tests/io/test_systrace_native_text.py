@@ -108,3 +108,33 @@ def test_unescape_of_the_2012_report_keeps_every_line(corpus):
     # one output line per `\n\` continuation of the file, and the escaped quotes of the text come out plain
     assert out.count("\n") == body.count("\\n\\\n") + 1
     assert out.count('"') == body.count('\\"') and "\\" not in out.replace("\\\\", "")
+
+
+# ---- the block scan (candidates found by plain search, confirmed by the markers' regexes) ----------------------
+_FTRACE = "# tracer: nop\n          <idle>-0     [000] d..2   100.000000: sched_switch: prev_comm=swapper/0 " \
+          "prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=5 next_prio=120\n"
+
+
+def _scan(page: str) -> tuple[str, list[str]] | None:
+    import io
+
+    from droidlag.io.systrace_html import stream_html_sections
+    found = stream_html_sections(io.BytesIO(page.encode()), "mem.html", [], chunk=1 << 20)
+    return None if found is None else (found[0], [s.kind for s in found[1]])
+
+
+def test_block_end_is_found_in_any_case_after_decoys():
+    page = ('<html><script class="trace-data">\n' + _FTRACE + "a </b> </scrip> </script-x>\n" + "</SCRIPT  >"
+            + "<p>after</p>")
+    kind, sections = _scan(page)
+    assert kind == "html" and sections == ["ftrace"]
+
+
+def test_both_marker_kinds_are_found_in_either_order():
+    # the legacy marker is looked for only before the next tag: one after a tag must still be found, in its turn
+    legacy_js = 'var linuxPerfData = "\\\n' + _FTRACE.replace("\n", "\\n\\\n") + '";\n'
+    tag = '<script class="trace-data">\n' + _FTRACE + "</script>\n"
+    assert _scan("<html><script>" + legacy_js + "</script>" + tag) == ("html", ["ftrace", "ftrace"])
+    assert _scan("<html>" + tag + "<script>" + legacy_js + "</script>") == ("html", ["ftrace", "ftrace"])
+    assert _scan("<html><script>" + legacy_js + "</script>") == ("html-legacy", ["ftrace"])
+    assert _scan("<html><p>no trace here</p></html>") is None

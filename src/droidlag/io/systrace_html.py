@@ -32,6 +32,7 @@ _ZLIB_HEADS = (b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda")
 _TAG_B = re.compile(rb"<script\b[^>]{0,512}?\bclass\s{0,8}=\s{0,8}[\"']?trace-data[\"']?[^>]{0,512}>", re.IGNORECASE)
 _LEGACY_B = re.compile(rb"linuxPerfData\s{0,8}=\s{0,8}\"")
 _END_B = re.compile(rb"</script\s{0,8}>", re.IGNORECASE)
+_LEGACY_MAX = 40           # bytes a _LEGACY_B match can span at most
 _MARK_KEEP = 1200          # bytes kept between chunks so a marker split across two chunks is still found
 SCAN_CHUNK = 1 << 20
 
@@ -112,12 +113,26 @@ def looks_like_html(head: bytes) -> bool:
 
 
 def _next_marker(buf: bytes | bytearray) -> tuple[str, re.Match[bytes]] | None:
-    hits = [(m.start(), kind, m) for kind, rx in (("html", _TAG_B), ("html-legacy", _LEGACY_B))
-            if (m := rx.search(buf)) is not None]
-    if not hits:
-        return None
-    _, kind, m = min(hits, key=lambda h: h[0])
-    return kind, m
+    """The first trace-data tag or linuxPerfData string in buf. The legacy marker is looked for only before the
+    first tag (a scan of the whole rest of an in-memory file per block was the reader's largest cost)."""
+    tag = _TAG_B.search(buf)
+    legacy = _LEGACY_B.search(buf, 0, tag.start() + _LEGACY_MAX) if tag is not None else _LEGACY_B.search(buf)
+    if legacy is not None and (tag is None or legacy.start() < tag.start()):
+        return "html-legacy", legacy
+    return ("html", tag) if tag is not None else None
+
+
+def _find_end(buf: bytes | bytearray, start: int) -> re.Match[bytes] | None:
+    """The first `</script>` (any case, spaces before `>`) at or after start: candidates found by a plain `</`
+    search, each checked by the regex (a case-insensitive regex scan of a block megabytes long costs more than
+    reading it)."""
+    pos = buf.find(b"</", start)
+    while pos >= 0:
+        m = _END_B.match(buf, pos)
+        if m is not None:
+            return m
+        pos = buf.find(b"</", pos + 2)
+    return None
 
 
 def _script_bodies(stream: Readable, chunk: int) -> Iterator[tuple[str, int, bytes, bool]]:
@@ -145,7 +160,7 @@ def _script_bodies(stream: Readable, chunk: int) -> Iterator[tuple[str, int, byt
         body_line = line
         searched = 0
         while True:
-            e = _END_B.search(buf, max(0, searched - 16))
+            e = _find_end(buf, max(0, searched - 16))
             if e is not None:
                 body = bytes(buf[:e.start()])
                 line += buf.count(b"\n", 0, e.end())
