@@ -126,7 +126,7 @@ def frame_timeline_frame(cols: dict[str, Any]) -> pl.DataFrame:
     a frame of TraceBuilder.frame_timeline_many's columns, with trace processor's names."""
     raw = {k: columns.int64(cols[k]) for k in _INT_FIELDS}
     ts, cookie = raw["ts"], raw["cookie"]
-    if len(ts) > 1 and (np.diff(ts) < 0).any() and len(np.unique(cookie)) == len(cookie):
+    if len(ts) > 1 and (np.diff(ts) < 0).any() and not columns.has_repeats(cookie):
         # in time order already (the table's order), permuting int codes rather than the built table; only with
         # distinct cookies, as a repeated cookie's later start replaces its earlier one
         order = np.argsort(ts, kind="stable")

@@ -49,6 +49,13 @@ def strings(coded: tuple[list[str | None], Any]) -> pl.Series:
     return take(pl.Series(distinct, dtype=pl.Utf8), int64(codes))
 
 
+def has_repeats(values: np.ndarray) -> bool:
+    """Whether an int column holds a value twice (a sort and a neighbour compare: numpy's hash-based unique costs
+    several times more on the short columns of a small trace)."""
+    s = np.sort(values)
+    return bool((s[1:] == s[:-1]).any())
+
+
 def take(values: pl.Series, index: np.ndarray) -> pl.Series:
     """values[index] for a numpy index array: a direct take (Series.gather goes through the lazy engine, which costs
     a query plan per call, far more than the take itself on the small tables of a short trace)."""

@@ -687,7 +687,7 @@ class TraceBuilder:
         parts = [pl.DataFrame([s.get_column(k) for k in names]) for s in starts]
         start = pl.concat(parts) if len(parts) > 1 else parts[0]
         cookie = start.get_column("cookie").to_numpy()
-        if len(np.unique(cookie)) < len(cookie):     # a repeated cookie: its first place, its last values
+        if columns.has_repeats(cookie):     # a repeated cookie: its first place, its last values
             start = start.group_by("cookie", maintain_order=True).agg(pl.all().last())
             cookie = start.get_column("cookie").to_numpy()
         ts = start.get_column("ts").to_numpy()
