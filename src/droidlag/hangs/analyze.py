@@ -23,7 +23,7 @@ from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
 from droidlag.hangs.causes import FRAMEWORK, app_frame, label_cause, stalled_thread
-from droidlag.hangs.cluster import cluster_features
+from droidlag.hangs.cluster import cluster_features, mechanism_key
 from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import MIN_FRAMES, UNKNOWN_KEY, Features, event_features
 from droidlag.hangs.normalize import normalize_frame
@@ -249,7 +249,7 @@ class _EventMaker:
             key = "snr:" + subject
             cause_ev = {**cause_ev, "key": key}
         if not cycle:   # a deadlock's critical threads cluster by their own stacks (spec step 3)
-            vectors = [replace(v, key=key) for v in vectors]
+            vectors = [replace(v, key=mechanism_key(key, cause_ev, blocked, waits=len(steps) > 1)) for v in vectors]
         evidence = {"cause": cause_ev, "blocked_frames": blocked.raw_frames[:6], "app_frame": app_frame(blocked),
                     "critical_frames": {critical_key(t.name, t.sys_tid, t.tid): t.raw_frames[:8] for t in critical}}
         for k in ("reason", "load", "cpu_total_pct", "memory_kb", "abi"):
