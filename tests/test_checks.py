@@ -39,11 +39,26 @@ def test_ruff_finds_nothing():
 # theirs); add a package here once `mypy --follow-imports=silent -p PKG` is clean.
 MYPY_CLEAN = ["droidlag.iolab", "droidlag.cli", "droidlag.errors", "droidlag.ui", "droidlag.gc.lbo"]
 MYPY_CLEAN += ["droidlag.fleet"]
+MYPY_CLEAN += ["droidlag.frames", "droidlag.findings", "droidlag.report"]
 
 
 def test_mypy_clean_packages():
     args = [sys.executable, "-m", "mypy", "--follow-imports=silent"]
     for pkg in MYPY_CLEAN:
+        args += ["-p", pkg]
+    r = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+
+
+# Packages and modules held to `mypy --strict` (issue 17: analyses and the findings code; models and readers are
+# added by their owners as they become clean).
+MYPY_STRICT = ["droidlag.frames", "droidlag.findings", "droidlag.report.frames_json", "droidlag.report.findings_json",
+               "droidlag.models.causes", "droidlag.io.dump_units", "droidlag.io.frames_input"]
+
+
+def test_mypy_strict_packages():
+    args = [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent"]
+    for pkg in MYPY_STRICT:
         args += ["-p", pkg]
     r = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
