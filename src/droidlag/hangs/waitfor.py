@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from droidlag.models.dumps import BinderTransaction, Frame, LockLine, ProcessDump, ThreadDump
 
@@ -94,6 +95,15 @@ class Edge:
     def to_dict(self) -> dict[str, str | None]:
         return {"kind": self.kind, "lock": self.lock, "lock_class": self.lock_class, "frame": self.frame,
                 "how": self.how}
+
+
+class ChainStep(TypedDict):
+    """One step of a walk from the blocked thread: the node, the edge into it (None for the first), and its thread
+    dump (None for a remote process or an absent thread)."""
+
+    node: Node
+    edge: Edge | None
+    dump: ThreadDump | None
 
 
 @dataclass
