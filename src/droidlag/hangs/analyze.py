@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from droidlag.errors import InputError, ReadWarning
 from droidlag.hangs.causes import FRAMEWORK, CauseEvidence, HeaderNumbers, app_frame, label_cause, stalled_thread
@@ -134,7 +134,9 @@ class HangReport:
     files: int = 0
     bytes_read: int = 0
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, Any]:
+        """The report as findings.json holds it (docs/findings-schema.md). Any: the JSON boundary, where the
+        findings layer adds each event's graph and sentence to these dicts."""
         return {"events": [e.to_dict() for e in self.events], "clusters": self.clusters,
                 "warnings": [w.to_dict() for w in self.warnings],
                 "errors": [{"path": e.path, "line": e.line, "reason": e.reason} for e in self.errors],

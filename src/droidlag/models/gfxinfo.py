@@ -8,7 +8,6 @@ import polars as pl
 
 from droidlag.errors import ReadWarning
 
-
 # A summary line's value as the reader parsed it, by key: an int or float (`Total frames rendered: 1234`), a count with
 # its percent ({"count": 12, "percent": 3.5} for `Janky frames: 12 (3.50%)`), the frame-time histogram ({ms: frames}),
 # or the raw text. Consumers test the shape they expect (isinstance), so the values stay Any here.
