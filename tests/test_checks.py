@@ -115,3 +115,21 @@ def test_mypy_whole_package_once_every_strict_file_is_clean():
         pytest.skip(f"not yet all clean: {len(left)} file(s) of the strict packages not in STRICT_CLEAN, "
                     f"{sum(errors.values())} mypy error(s) in {len(errors)} file(s)")
     assert rc == 0, out[-4000:]
+
+
+def test_one_version_source(monkeypatch):
+    """pyproject.toml holds the version; droidlag.__version__ reads it (installed metadata, or the file itself from
+    a source tree that is not installed) and no module writes a version of its own."""
+    import importlib.metadata
+    import tomllib
+
+    import droidlag
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        declared = tomllib.load(f)["project"]["version"]
+    assert droidlag.__version__ == declared
+    assert not re.search(r"^__version__\s*=\s*['\"]", (ROOT / "src/droidlag/__init__.py").read_text(), re.M)
+
+    def not_installed(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    assert droidlag._version() == declared
