@@ -311,7 +311,7 @@ class _EventMaker:
             prefix = steps[:pos[n] + 1]
             vectors.append(event_features(kind, [(s["node"].process, s["dump"]) for s in prefix],
                                           [g.threads[n][1]] if n in g.threads else [],
-                                          [e.kind for s in prefix if (e := s["edge"])], deadlock, header,
+                                          [e.kind for s in prefix if (e := s["edge"])], deadlock, dict(header),
                                           frame_decay=self.config.frame_decay))
         return vectors
 
