@@ -95,7 +95,7 @@ def critical_ok(label: str, e) -> bool | None:
     return pc == lc
 
 
-def measure(root: Path, only: set[str] | None = None, per_file: bool = False) -> dict:
+def measure(root: Path, only: set[str] | None = None, per_file: bool = False, pairs: bool = False) -> dict:
     rows = [r for r in labels(root) if only is None or r["file"] in only]
     folder = root / "anr-reports"
     report = analyze_hangs([folder / r["file"] for r in rows], HangsConfig())
@@ -138,7 +138,36 @@ def measure(root: Path, only: set[str] | None = None, per_file: bool = False) ->
             clus.setdefault(Path(e.source.split("#")[0]).name, None if e.cluster in bucket else e.cluster)
         out["clusters"][t] = pairwise(clus, group)
     cluster_events(report, HangsConfig())
+    if pairs:
+        show_pairs(report, group)
     return out
+
+
+def show_pairs(report, group: dict[str, str]) -> None:
+    """Every false-positive and false-negative pair at the default threshold, with each file's cluster key, cause
+    and signature (to tell a code gap from a label doubt)."""
+    ev: dict[str, object] = {}
+    for e in report.events:
+        ev.setdefault(Path(e.source.split("#")[0]).name, e)
+    bucket = {c["id"] for c in report.clusters if c.get("unknown")}
+
+    def cl(name: str) -> int | None:
+        e = ev.get(name)
+        return None if e is None or e.cluster in bucket else e.cluster
+
+    def desc(name: str) -> str:
+        e = ev.get(name)
+        if e is None:
+            return f"{name}: no event"
+        sig = next((c["signature"] for c in report.clusters if c["id"] == e.cluster), [])
+        return (f"{name}: cluster {'unknown' if e.cluster in bucket else e.cluster} key={e.features.key} "
+                f"cause={e.cause} sig={sig[:2]}")
+
+    for a, b in combinations(sorted(group), 2):
+        same = group[a] == group[b] and not group[a].startswith("unknown_")
+        together = cl(a) is not None and cl(a) == cl(b)
+        if together != same:
+            print(f"  {'FP' if together else 'FN'} {group[a]} / {group[b]}\n      {desc(a)}\n      {desc(b)}")
 
 
 def pairwise(cluster_of: dict[str, int], group: dict[str, str]) -> tuple[float, float, int, int, int]:
@@ -159,11 +188,39 @@ def pairwise(cluster_of: dict[str, int], group: dict[str, str]) -> tuple[float, 
     return p, r, tp, fp, fn
 
 
-def anr_corpus(root: Path) -> tuple[int, int, int]:
+def anr_corpus(root: Path) -> tuple[int, int, int, dict[float, tuple[int, int, int]]]:
+    """(files, files that gave events, refused, {threshold: (tp, fp, fn)} against stackdedup/anr_weak_groups.csv)."""
     files = sorted(p for p in (root / "anr").iterdir() if p.suffix == ".txt")
     report = analyze_hangs(files, HangsConfig())
     got = {Path(e.source.split("#")[0]).name for e in report.events}
-    return len(files), len(got), len(report.errors)
+    weak: dict[float, tuple[int, int, int]] = {}
+    for t in THRESHOLDS:
+        cluster_events(report, HangsConfig(threshold=t))
+        weak[t] = weak_agreement(root, report)
+    cluster_events(report, HangsConfig())
+    return len(files), len(got), len(report.errors), weak
+
+
+def weak_agreement(root: Path, report) -> tuple[int, int, int]:
+    """Pairwise (tp, fp, fn) of the rows of stackdedup/anr_weak_groups.csv (one event per row: the row's pid) against
+    the clusters; a pair is together when the events' cluster sets meet (a deadlock is in several)."""
+    with open(root / "stackdedup" / "anr_weak_groups.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    by_file: dict[str, list] = {}
+    for e in report.events:
+        by_file.setdefault(Path(e.source.split("#")[0]).name, []).append(e)
+    items = []
+    for r in rows:
+        evs = by_file.get(r["file"], [])
+        e = next((x for x in evs if r["pid"] and x.pid == int(r["pid"])), evs[0] if evs else None)
+        items.append((r["group_id"], frozenset(e.clusters) if e is not None else frozenset()))
+    tp = fp = fn = 0
+    for (ga, ca), (gb, cb) in combinations(items, 2):
+        together = bool(ca & cb)
+        tp += ga == gb and together
+        fp += ga != gb and together
+        fn += ga == gb and not together
+    return tp, fp, fn
 
 
 def show(title: str, m: dict) -> None:
@@ -183,18 +240,23 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--holdout", action="store_true")
     ap.add_argument("--per-file", action="store_true")
+    ap.add_argument("--pairs", action="store_true", help="print every wrong pair at the default threshold")
     args = ap.parse_args()
     root = corpus_root()
     if root is None:
         sys.exit("corpus not found (../shared/corpus or $DROIDLAG_CORPUS)")
     names = [r["file"] for r in labels(root)]
-    show("anr-reports (all)", measure(root, per_file=args.per_file))
+    show("anr-reports (all)", measure(root, per_file=args.per_file, pairs=args.pairs))
     if args.holdout:
         held = holdout(names)
         show("  held out", measure(root, held))
         show("  development", measure(root, set(names) - held))
-    n, got, refused = anr_corpus(root)
-    print(f"anr/ (complete dumps): {got}/{n} files gave events, {refused} refused")
+    n, got, refused, weak = anr_corpus(root)
+    print(f"anr/ (complete dumps): {got}/{n} files gave events, {refused} refused; pairwise against "
+          "stackdedup/anr_weak_groups.csv:")
+    for t, (tp, fp, fn) in weak.items():
+        print(f"  threshold {t:.2f}: precision {tp / max(tp + fp, 1):.2f} recall {tp / max(tp + fn, 1):.2f} "
+              f"(tp {tp}, fp {fp}, fn {fn})")
 
 
 if __name__ == "__main__":

@@ -49,7 +49,8 @@ STRICT_CLEAN = [
     "io/detect.py", "io/ftrace_text.py", "io/inputs.py", "io/lbo.py", "io/perfetto_ftrace.py", "io/protowire.py",
     "io/source.py", "io/systrace.py", "io/tempfiles.py", "io/view_hierarchy.py", "io/xml_safe.py",
     "frames/__init__.py", "frames/config.py",
-    "hangs/__init__.py", "hangs/analyze.py", "hangs/causes.py", "hangs/config.py", "hangs/waitfor.py",
+    "hangs/__init__.py", "hangs/analyze.py", "hangs/causes.py", "hangs/cluster.py", "hangs/config.py",
+    "hangs/features.py", "hangs/normalize.py", "hangs/similarity.py", "hangs/waitfor.py",
 ]
 STRICT_PACKAGES = ["models", "io", "frames", "hangs"]
 # Packages outside the strict four that pass mypy at the defaults.

@@ -24,7 +24,7 @@ from typing import Any, TypedDict
 
 from droidlag.errors import InputError, ReadWarning
 from droidlag.hangs.causes import FRAMEWORK, CauseEvidence, HeaderNumbers, app_frame, label_cause, stalled_thread
-from droidlag.hangs.cluster import cluster_features
+from droidlag.hangs.cluster import cluster_features, mechanism_key
 from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import MIN_FRAMES, UNKNOWN_KEY, Features, event_features
 from droidlag.hangs.normalize import normalize_frame
@@ -282,7 +282,9 @@ class _EventMaker:
             key = "snr:" + subject
             cause_ev = {**cause_ev, "key": key}
         if not cycle:   # a deadlock's critical threads cluster by their own stacks (spec step 3)
-            vectors = [replace(v, key=key) for v in vectors]
+            # mechanism_key reads the evidence as a plain dict[str, object]: a copy of the typed one
+            mkey = mechanism_key(key, dict(cause_ev), blocked, waits=len(steps) > 1)
+            vectors = [replace(v, key=mkey) for v in vectors]
         self.count += 1
         name = Path(unit.source.split("#")[0].split("!")[0]).name
         tid = blocked.tid if blocked.tid is not None else blocked.sys_tid
@@ -311,7 +313,7 @@ class _EventMaker:
             prefix = steps[:pos[n] + 1]
             vectors.append(event_features(kind, [(s["node"].process, s["dump"]) for s in prefix],
                                           [g.threads[n][1]] if n in g.threads else [],
-                                          [e.kind for s in prefix if (e := s["edge"])], deadlock, dict(header),
+                                          [e.kind for s in prefix if (e := s["edge"])], deadlock, header,
                                           frame_decay=self.config.frame_decay))
         return vectors
 

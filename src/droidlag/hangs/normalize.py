@@ -5,11 +5,12 @@ they are removed whole, line numbers before thread numbers, and symbol offsets o
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _DIGITS = re.compile(r"\d+")
 
 # (name, pattern, replacement), applied in this order.
-RULES: tuple[tuple[str, re.Pattern, str], ...] = (
+RULES: tuple[tuple[str, re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
     ("build_id", re.compile(r"\s*\(BuildId: [0-9a-fA-F]+\)"), ""),
     ("lib_offset", re.compile(r"\s*\(offset (?:0x)?[0-9a-fA-F]+\)"), ""),
     ("frame_pc", re.compile(r"^(?:native: )?#\d+ pc [0-9a-fA-F]+\s+"), ""),
@@ -81,6 +82,8 @@ def _demangle_nested(s: str) -> str | None:
     parts = []
     while i < len(s) and s[i].isdigit():
         m = _NAME_LEN.match(s, i)
+        if m is None:
+            return None
         n = int(m.group(1))
         start = m.end()
         if n <= 0 or start + n > len(s):
@@ -90,6 +93,15 @@ def _demangle_nested(s: str) -> str | None:
         if not nested:
             break
     return "::".join(parts) if parts else None
+
+
+_SO_NAME = re.compile(r"^lib[\w+-]+$")
+
+
+def native_lib(lib: str) -> str:
+    """One spelling for a native library across formats: Sentry names `libc` what the runtime dump calls `libc.so`
+    (a `lib...` name without an extension gets `.so`); other names are kept."""
+    return lib + ".so" if _SO_NAME.match(lib) else lib
 
 
 def java_symbol(sym: str) -> str:
@@ -112,3 +124,42 @@ STATE_SPELLINGS = {
 def state_word(state: str | None) -> str:
     s = (state or "").strip().lower()
     return STATE_SPELLINGS.get(s, s)
+
+
+UNKNOWN_NAME = "?"
+_OBFUSCATED_PART = re.compile(r"^[a-z]{1,3}$")
+_OBFUSCATED_METHOD = re.compile(r"^[a-z]{1,2}$")
+
+
+def _class_part(part: str) -> str:
+    """One `$`-separated part of a class's simple name: an R8/ProGuard name (`a`, `ixx`: lower case, at most three
+    letters, where Java classes are capitalized) is unknown; anonymous-class numbers and real names are kept."""
+    return UNKNOWN_NAME if _OBFUSCATED_PART.match(part) else part
+
+
+def unobfuscated_class(cls: str) -> str:
+    """A class name with what an obfuscator named replaced by `?`: one-letter package segments
+    (`com.google.firebase.crashlytics.c.g.j`) and lower-case simple names of at most three letters (`ixx`,
+    `com.instabug.library.b`). Two builds name different code `a` and the same code differently, so `?` is an unknown
+    token (it says nothing), never evidence that two frames are the same; what is left (the package, the deobfuscated
+    names) is compared."""
+    cls = re.sub(r"^java\.lang\.Class<(.*)>$", r"\1", cls.strip())
+    *pkgs, simple = cls.split(".")
+    pkgs = [UNKNOWN_NAME if len(p) == 1 else p for p in pkgs]
+    simple = "$".join(_class_part(p) for p in simple.split("$"))
+    return ".".join([*pkgs, simple])
+
+
+def unobfuscated_method(sym: str) -> str:
+    """A Java method symbol `pkg.Class.method` (after `java_symbol`) with obfuscated class parts and method names
+    (one or two lower-case letters) replaced by `?` (see `unobfuscated_class`)."""
+    sym = java_symbol(sym)
+    if "." not in sym:
+        return sym
+    cls, method = sym.rsplit(".", 1)
+    return unobfuscated_class(cls) + "." + (UNKNOWN_NAME if _OBFUSCATED_METHOD.match(method) else method)
+
+
+def is_unknown_name(sym: str) -> bool:
+    """True when an unobfuscated class or method symbol keeps no known simple name (`com.x.?`, `com.x.?.?`)."""
+    return sym.rsplit(".", 1)[-1].split("$")[0] == UNKNOWN_NAME

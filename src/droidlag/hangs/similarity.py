@@ -9,7 +9,7 @@ from __future__ import annotations
 from droidlag.hangs.features import Features
 
 
-def jaccard(a: frozenset, b: frozenset) -> float:
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     """|A n B| / (|A| + |B| - |A n B|); 1.0 for two empty sets."""
     if not a and not b:
         return 1.0
@@ -17,7 +17,7 @@ def jaccard(a: frozenset, b: frozenset) -> float:
     return inter / (len(a) + len(b) - inter)
 
 
-def cosine(a: dict, b: dict, na: float, nb: float) -> tuple[float, int]:
+def cosine(a: dict[str, float], b: dict[str, float], na: float, nb: float) -> tuple[float, int]:
     """(a . b) / (|a| |b|) and the number of shared keys."""
     if len(a) > len(b):
         a, b = b, a
