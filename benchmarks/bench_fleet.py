@@ -37,9 +37,10 @@ from droidlag.fleet.ingest import ingest  # noqa: E402
 from droidlag.fleet.parse import signature_key  # noqa: E402
 from droidlag.fleet.pipeline import cluster_store, store_stats  # noqa: E402
 from droidlag.fleet.store import connect  # noqa: E402
-from droidlag.hangs import cluster_features, events_from_unit, load_units  # noqa: E402
+from droidlag.hangs import cluster_features, events_from_unit  # noqa: E402
 from droidlag.hangs.config import HangsConfig  # noqa: E402
 from droidlag.hangs.features import Features  # noqa: E402
+from droidlag.io.dump_units import load_units  # noqa: E402
 
 
 def rss_mb() -> float:

@@ -36,7 +36,7 @@ def main() -> int:
     for p in paths:
         t_read, trace = best_of(lambda p=p: read_trace(p))
         t_an, rep = best_of(lambda trace=trace: analyze_frames(trace))
-        n = rep.summary["frames"]
+        n = rep.summary.frames
         per_k = f"{t_an / n * 1e6:.0f}" if n else "-"
         tot_read += t_read
         tot_an += t_an

@@ -16,7 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from droidlag.hangs import analyze_hangs, cluster_features, similarity  # noqa: E402
+from droidlag.findings import analyze_hangs  # noqa: E402
+from droidlag.hangs import cluster_features, similarity  # noqa: E402
 from droidlag.hangs.features import Features  # noqa: E402
 from droidlag.io.anr import read_anr  # noqa: E402
 

@@ -26,8 +26,9 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _corpus import corpus_root  # noqa: E402
+from droidlag.findings import analyze_hangs  # noqa: E402
 from droidlag.hangs import HangsConfig  # noqa: E402
-from droidlag.hangs.analyze import analyze_hangs, cluster_events  # noqa: E402
+from droidlag.hangs.analyze import cluster_events  # noqa: E402
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 CAUSES = ("storage_sync", "system_lock_contention", "insufficient_memory", "slow_binder_peer", "app_specific",

@@ -75,8 +75,8 @@ t = time.perf_counter()
 if kind == 'baseline':
     data = open(path, 'rb').read(); lines = data.split(b'\n'); n = len(lines)
 elif kind == 'gfxinfo':
-    from droidlag.frames import frames_from_file
-    n = frames_from_file(path).summary['frames']
+    from droidlag.findings import frames_from_file
+    n = frames_from_file(path).summary.frames
 elif kind == 'dump':
     from droidlag.io.anr import read_anr
     n = sum(len(u.processes) for u in read_anr(path))
@@ -103,7 +103,7 @@ def bench_report(corpus: Path, gfx_mb: float, tmp: Path) -> None:
     t = time.perf_counter()
     found = analyze([f])
     t_frames = time.perf_counter() - t
-    n = found.gfxinfo[0].summary["frames"]
+    n = found.gfxinfo[0].summary.frames
     t = time.perf_counter()
     written = write_outputs(found, tmp / "report", force=True)
     t_report = time.perf_counter() - t

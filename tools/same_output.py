@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,11 +24,19 @@ def _run(rev: str, work: Path, inputs: list[str]) -> dict[str, bytes]:
     tree = work / f"tree-{rev.replace('/', '_')}"
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tree), rev], check=True)
     try:
+        # a checkout has no native core (maturin builds it into src/): both revisions use this tree's build, so a
+        # difference in outputs is the Python's (compare native changes with two built trees instead)
+        for lib in (ROOT / "src" / "droidlag").glob("_native*.so"):
+            if not (tree / "src" / "droidlag" / lib.name).exists():
+                shutil.copy2(lib, tree / "src" / "droidlag" / lib.name)
         out = work / f"out-{rev.replace('/', '_')}"
         env = dict(os.environ, PYTHONPATH=str(tree / "src"))
         r = subprocess.run([sys.executable, "-m", "droidlag.cli", "analyze", *inputs, "--out", str(out), "--quiet"],
                            env=env, capture_output=True)
         files = {"exit": str(r.returncode).encode()}
+        if not (out / "findings.json").exists():
+            print(f"{rev}: no findings.json (exit {r.returncode}):", r.stderr.decode("utf-8", "replace")[-2000:],
+                  file=sys.stderr)
         for name in ("findings.json", "report.html"):
             p = out / name
             files[name] = p.read_bytes().replace(str(out).encode(), b"<OUT>") if p.exists() else b"(missing)"

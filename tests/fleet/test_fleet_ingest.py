@@ -151,7 +151,7 @@ def test_parquet_export_has_every_table_with_its_rows(small_fleet_db, tmp_path):
 def test_trace_sessions_count_the_frames_verdicts(corpus, tmp_path):
     import polars as pl
 
-    from droidlag.frames import frames_from_file
+    from droidlag.findings import frames_from_file
     trace = corpus / "traces" / "nowinandroid_pixel7pro_a13_atrace_frametimeline.perfetto-trace"
     db = tmp_path / "f.duckdb"
     assert ingest([trace], db, jobs=1).sessions > 0

@@ -14,6 +14,7 @@ from droidlag.frames.causes import CauseAnalyzer
 from droidlag.frames.config import FramesConfig
 from droidlag.frames.critical_path import CriticalPathFinder
 from droidlag.io import read_trace
+from droidlag.report.frames_json import frames_dict, summary_dict
 
 KWORKER = 900
 
@@ -45,7 +46,7 @@ def _io_trace():
 
 def test_io_cause_names_the_block_requests():
     r = analyze_frames(_io_trace())
-    slow = [f for f in r.to_dict()["frames"] if f["naive_verdict"] != "ok"][0]
+    slow = [f for f in frames_dict(r)["frames"] if f["naive_verdict"] != "ok"][0]
     io = [c for c in slow["causes"] if c["name"] == "io"][0]
     blk = io["evidence"]["block"]
     assert blk["requests"] == 2 and blk["bytes"] == 128 * 512 + 8 * 512
@@ -57,8 +58,8 @@ def test_io_cause_names_the_block_requests():
     assert blk["top_requests"][1]["why"] == "issued_by_path_thread"
     # the same measure over normal frames, for comparison: none of them saw a request
     assert blk["normal"]["mean_requests"] == 0 and blk["normal"]["frames"] == 8
-    assert r.summary["block_io"]["sr_ff"]["frames_with_requests"] == 1
-    assert json.dumps(r.to_dict())
+    assert summary_dict(r.summary)["block_io"]["sr_ff"]["frames_with_requests"] == 1
+    assert json.dumps(frames_dict(r))
 
 
 def _brute_force(block: pl.DataFrame, path, threads, window) -> tuple[set, int, int]:
@@ -88,14 +89,14 @@ def test_meizu_block_evidence_agrees_with_trace_block(corpus):
     trace = read_trace(corpus_file(corpus, "traces/systrace_meizu_flyme_2019_list_jank.dataonly.html.gz"))
     assert trace.block.height == 41
     r = analyze_frames(trace)
-    assert r.summary["block_io"]["sr_ff"]["frames"] == r.frames.filter(pl.col("verdict") == "SR").height
+    assert summary_dict(r.summary)["block_io"]["sr_ff"]["frames"] == r.frames.filter(pl.col("verdict") == "SR").height
     analyzer = CauseAnalyzer(trace, r.frames, FramesConfig())
     for row in r.frames.iter_rows(named=True):
         fs = analyzer.shares(row)
-        ev = fs.evidence["io"]["block"]
+        ev = fs.evidence.block
         threads = {s.tid for s in fs.path}
         picked, nbytes, covered = _brute_force(trace.block, fs.path, threads, (row["start_ns"], row["end_ns"]))
-        assert ev["requests"] == len(picked) and ev["bytes"] == nbytes and ev["overlap_ns"] == covered
+        assert ev.requests == len(picked) and ev.bytes == nbytes and ev.overlap_ns == covered
     # The frames' paths never enter D state here, so also check the join where it has work to do: the D-state
     # time of the threads that sleep in D most (kworkers, jbd2), over the whole trace.
     idx = BlockIndex(trace.block)
@@ -107,6 +108,6 @@ def test_meizu_block_evidence_agrees_with_trace_block(corpus):
         path = finder.own_states(tid, trace.start_ns, trace.end_ns)
         ev = idx.evidence(path, {tid}, (trace.start_ns, trace.end_ns))
         picked, nbytes, covered = _brute_force(trace.block, path, {tid}, (trace.start_ns, trace.end_ns))
-        assert ev["requests"] == len(picked) and ev["bytes"] == nbytes and ev["overlap_ns"] == covered
-        nonzero += ev["requests"] > 0
+        assert ev.requests == len(picked) and ev.bytes == nbytes and ev.overlap_ns == covered
+        nonzero += ev.requests > 0
     assert nonzero >= 1

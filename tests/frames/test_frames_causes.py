@@ -8,6 +8,7 @@ import json
 from frames_fixtures import APP, MS, RT, UI, frame, new_builder, run_on, sched_smooth, slice_, smooth_frames
 
 from droidlag.frames import analyze_frames
+from droidlag.report.frames_json import frames_dict
 
 N_NORMAL = 8
 PERIOD = 16_666_667
@@ -29,7 +30,7 @@ def _long_frame_rt(b, t, ui_ms):
 
 def _top_cause(b):
     r = analyze_frames(b.build())
-    slow = [f for f in r.to_dict()["frames"] if f["naive_verdict"] != "ok"]
+    slow = [f for f in frames_dict(r)["frames"] if f["naive_verdict"] != "ok"]
     assert len(slow) == 1
     return slow[0]["causes"], r
 
@@ -153,6 +154,6 @@ def test_causes_are_not_claimed_without_sched_data():
     frame(b, t, 30, 5, measure_ms=25, component="Inflate")
     r = analyze_frames(b.build())
     assert any("no sched_switch" in n for n in r.notes)
-    slow = [f for f in r.to_dict()["frames"] if f["naive_verdict"] != "ok"][0]
+    slow = [f for f in frames_dict(r)["frames"] if f["naive_verdict"] != "ok"][0]
     assert [c["name"] for c in slow["causes"]] == ["app_work"]
     assert json.dumps(slow["causes"])  # serializable

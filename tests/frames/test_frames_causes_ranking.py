@@ -6,13 +6,14 @@ from __future__ import annotations
 from frames_fixtures import MS, RT, UI, frame, new_builder, run_on
 
 from droidlag.frames import analyze_frames
+from droidlag.report.frames_json import frames_dict
 
 PERIOD = 16_666_667
 
 
 def _slow(b):
     r = analyze_frames(b.build())
-    slow = [f for f in r.to_dict()["frames"] if f["verdict"] not in ("ok",) and f["naive_verdict"] != "ok"]
+    slow = [f for f in frames_dict(r)["frames"] if f["verdict"] not in ("ok",) and f["naive_verdict"] != "ok"]
     assert len(slow) == 1
     return {c["name"]: c for c in slow[0]["causes"]}, [c["name"] for c in slow[0]["causes"]], r
 

@@ -9,7 +9,9 @@ import polars as pl
 from frames_fixtures import APP, MS, RT, SF_PID, UI, frame, new_builder, run_on, slice_
 
 from conftest import corpus_file
-from droidlag.frames import analyze_frames, frames_from_file
+from droidlag.findings import frames_from_file
+from droidlag.frames import analyze_frames
+from droidlag.report.frames_json import evidence_dict, frames_dict, summary_dict
 
 PERIOD = 16_666_667
 N = 8
@@ -80,7 +82,7 @@ def _trace(with_ft=True, d_present=None):
 
 
 def _frame(r, vsync):
-    return [f for f in r.to_dict()["frames"] if f["vsync_id"] == vsync][0]
+    return [f for f in frames_dict(r)["frames"] if f["vsync_id"] == vsync][0]
 
 
 def test_app_on_time_but_compositor_late_keeps_verdict_and_says_so():
@@ -98,10 +100,10 @@ def test_app_on_time_but_compositor_late_keeps_verdict_and_says_so():
     assert ev["display_frame"]["jank_type"] == SF_JANK
     assert f["causes"][0]["share"] > f["causes"][0]["normal_share"]
     # not counted as SR: the summary's cause ranking is over SR/FF frames only
-    assert r.summary["sr"] == 1
-    comp = r.summary["compositor"]
+    assert r.summary.sr == 1
+    comp = summary_dict(r.summary)["compositor"]
     assert comp["cause_app_on_time_frames"] == 1 and comp["cause_sr_ff_frames"] == 1
-    assert json.dumps(r.to_dict())
+    assert json.dumps(frames_dict(r))
 
 
 def test_sr_frame_with_late_compositor_gets_both_sides():
@@ -110,7 +112,7 @@ def test_sr_frame_with_late_compositor_gets_both_sides():
     assert f["verdict"] == "SR"
     names = [c["name"] for c in f["causes"]]
     assert names[-1] == "surfaceflinger" and len(names) >= 2   # app-side cause(s) first, then the compositor
-    assert {c["name"] for c in r.summary["causes"]} >= {"surfaceflinger"}
+    assert {c["name"] for c in summary_dict(r.summary)["causes"]} >= {"surfaceflinger"}
 
 
 def test_sf_jank_type_on_a_display_frame_that_presented_early_blames_no_compositor():
@@ -136,12 +138,12 @@ def test_without_frametimeline_a_long_composition_is_the_signal():
 
 def test_pixel6_a12_frametimeline_sf_jank_without_atrace(corpus):
     r = frames_from_file(corpus_file(corpus, "traces/perfetto_pixel6_a12_sched_frametimeline_perfsamples.pftrace"))
-    comp = r.summary["compositor"]
+    comp = summary_dict(r.summary)["compositor"]
     assert comp["late_frametimeline_frames"] > 0 and comp["window_sources"] == ["frametimeline display frame"]
     sfc = r.causes.filter(pl.col("name") == "surfaceflinger")
     assert sfc.height == comp["cause_sr_ff_frames"] + comp["cause_app_on_time_frames"] > 0
-    ev = json.loads(sfc["evidence"][0])
+    ev = evidence_dict(next(c for c in r.frame_causes if c.name == "surfaceflinger").evidence)
     assert ev["thread"].endswith(f"({comp['sf_main_tid']})") and ev["slices_ms"] == {}
     ok_rows = r.frames.filter(pl.col("frame_id").is_in(sfc["frame_id"].implode()) & (pl.col("verdict") == "ok"))
     assert ok_rows.height == comp["cause_app_on_time_frames"]
-    assert json.dumps(r.to_dict())
+    assert json.dumps(frames_dict(r))

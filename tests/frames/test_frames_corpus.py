@@ -10,7 +10,8 @@ import pytest
 
 from conftest import corpus_file
 from droidlag.cli import main
-from droidlag.frames import frames_from_file
+from droidlag.findings import frames_from_file
+from droidlag.report.frames_json import summary_dict
 
 TRACES = "traces/"
 
@@ -21,7 +22,7 @@ def _report(corpus, name):
 
 def test_list_jank_counts_and_bufferqueue_signal(corpus):
     r = _report(corpus, "systrace_meizu_flyme_2019_list_jank.dataonly.html.gz")
-    s = r.summary
+    s = summary_dict(r.summary)
     # 247 doFrame; 17 frames longer than 16.67 ms from doFrame start to the end of their DrawFrame (max 35.45 ms)
     assert s["frames"] == 247
     assert s["sr_naive"] == 17 and s["ff_naive"] == 0
@@ -33,7 +34,7 @@ def test_list_jank_counts_and_bufferqueue_signal(corpus):
 def test_list_jank_causes_are_ranked_against_normal_frames(corpus):
     r = _report(corpus, "systrace_meizu_flyme_2019_list_jank.dataonly.html.gz")
     assert r.causes.height > 0
-    top = r.summary["causes"][0]
+    top = summary_dict(r.summary)["causes"][0]
     assert top["mean_normal_share"] is not None
     # every SR/FF frame has at least one cause with its numbers
     bad = r.frames.filter(pl.col("verdict").is_in(["SR", "FF"]))["frame_id"].to_list()
@@ -42,13 +43,13 @@ def test_list_jank_causes_are_ranked_against_normal_frames(corpus):
 
 def test_launcher_scroll_is_the_smooth_control(corpus):
     r = _report(corpus, "systrace_meizu_flyme_2019_launcher_scroll.dataonly.html.gz")
-    assert r.summary["frames"] == 36
-    assert r.summary["sr_naive"] == 0 and r.summary["sr"] == 0
+    assert r.summary.frames == 36
+    assert r.summary.sr_naive == 0 and r.summary.sr == 0
 
 
 def test_flutter_app_is_not_miscounted(corpus):
     r = _report(corpus, "systrace_meizu_flyme_2019_flutter_wanandroid.dataonly.html.gz")
-    flutter = [a for a in r.summary["non_hwui_apps"] if a["process"] == "com.thl.fluwanandroid"]
+    flutter = [a for a in r.summary.sections["non_hwui_apps"] if a["process"] == "com.thl.fluwanandroid"]
     assert flutter and flutter[0]["renderer"] == "flutter"
     assert r.frames.filter(pl.col("process") == "com.thl.fluwanandroid").height == 0
 
@@ -57,7 +58,7 @@ def test_nowinandroid_agreement_with_frametimeline(corpus):
     """FrameTimeline is ground truth: 17 app-deadline-missed frames (12 alone + 5 with Buffer Stuffing) and 47
     Buffer Stuffing frames that are late but not jank."""
     r = _report(corpus, "nowinandroid_pixel7pro_a13_atrace_frametimeline.perfetto-trace")
-    s = r.summary
+    s = summary_dict(r.summary)
     agree = s["frametimeline_agreement"]
     assert agree["frametimeline_app_jank"] == 17
     assert agree["buffer_stuffing_only"] == 47
@@ -72,7 +73,7 @@ def test_nowinandroid_agreement_with_frametimeline(corpus):
 
 def test_pixel6a_startup_one_app_deadline_missed(corpus):
     r = _report(corpus, "perfetto_pixel6a_a13_warm_startup_sched_binder_freq_frametimeline.perfetto-trace")
-    s = r.summary
+    s = summary_dict(r.summary)
     assert s["frames"] == 30
     assert s["frametimeline_agreement"]["frametimeline_app_jank"] == 1
     assert s["sr"] == 1
@@ -83,13 +84,13 @@ def test_traces_without_frames_say_so(corpus):
     for name in ("perfetto_samsung_s20_a11_sched_idle_freq_only.perfetto-trace",
                  "systrace_legacy_2017_2cpu_blockio_writeback_sf.dataonly.html.gz"):
         r = _report(corpus, name)
-        assert r.summary["frames"] == 0
-        assert r.summary["no_frames_reason"]
+        assert r.summary.frames == 0
+        assert r.summary.no_frames_reason
 
 
 def test_gfxinfo_android10(corpus):
     r = frames_from_file(corpus_file(corpus, "gfxinfo/sailfish_android10_dumpsys_gfxinfo.txt"))
-    s = r.summary
+    s = summary_dict(r.summary)
     # 125 rows, 6 with Flags != 0; of 119, 16 over 16.67 ms (IntendedVsync -> FrameCompleted), max 107.5 ms
     assert s["frames"] == 119 and s["flagged_rows_excluded"] == 6
     assert s["sr_naive"] == 16 and s["ff_naive"] == 0

@@ -11,6 +11,7 @@ import polars as pl
 from conftest import corpus_file
 from droidlag.frames import analyze_frames
 from droidlag.io import read_trace
+from droidlag.report.frames_json import summary_dict
 
 NOWINANDROID = "traces/nowinandroid_pixel7pro_a13_atrace_frametimeline.perfetto-trace"
 PIXEL6A = "traces/perfetto_pixel6a_a13_warm_startup_sched_binder_freq_frametimeline.perfetto-trace"
@@ -70,7 +71,7 @@ def _frame_timeline_events(data: bytes):
 def test_every_app_surface_frame_is_a_frame(corpus):
     trace = read_trace(corpus_file(corpus, NOWINANDROID))
     r = analyze_frames(trace)
-    s = r.summary
+    s = summary_dict(r.summary)
     assert s["frames"] + s["incomplete_frames"] == sum(NOWINANDROID_JANK.values()) == 1068
     # the jank types of all frames (complete or not) are FrameTimeline's, one for one
     got = r.frames.group_by("ft_jank_type").len().to_dicts()
@@ -104,7 +105,7 @@ def test_two_layers_of_one_process_in_one_vsync_are_two_frames(corpus):
     n_actual = rows.filter(pl.col("kind") == "actual").height
     assert n_actual == 2
     after = analyze_frames(doubled)
-    assert after.summary["frames"] == before.summary["frames"] + n_actual
+    assert after.summary.frames == before.summary.frames + n_actual
     f = after.frames.filter(pl.col("pid") == app)
     assert f.filter(pl.col("layer_name") == "TX - second layer#1").height == n_actual
     # the original layer kept its own (clean) verdict: the janky copy did not overwrite it
@@ -113,7 +114,7 @@ def test_two_layers_of_one_process_in_one_vsync_are_two_frames(corpus):
     ft_frames = after.frames.filter(pl.col("ft_jank_type").is_not_null()).height
     surface_actual = doubled.frame_timeline.filter((pl.col("scope") == "surface") & (pl.col("kind") == "actual"))
     assert ft_frames == surface_actual.height
-    assert after.summary["frametimeline_agreement"]["frametimeline_app_jank"] == 1 + n_actual
+    assert after.summary.frametimeline_agreement["frametimeline_app_jank"] == 1 + n_actual
 
 
 def test_frame_without_end_event_is_incomplete_not_frozen(corpus, tmp_path):
@@ -128,9 +129,9 @@ def test_frame_without_end_event_is_incomplete_not_frozen(corpus, tmp_path):
     a, b = ends[0]
     cut = tmp_path / "cut.perfetto-trace"
     cut.write_bytes(data[:a] + data[b:])
-    whole = analyze_frames(read_trace(corpus_file(corpus, NOWINANDROID))).summary
+    whole = summary_dict(analyze_frames(read_trace(corpus_file(corpus, NOWINANDROID))).summary)
     r = analyze_frames(read_trace(cut))
-    s = r.summary
+    s = summary_dict(r.summary)
     assert s["incomplete_frames"] == whole["incomplete_frames"] + 1
     assert s["frames"] == whole["frames"] - 1
     assert s["ff"] == s["ff_naive"] == 0
@@ -154,8 +155,8 @@ def test_slow_frame_outside_the_sched_data_gets_no_cause(corpus):
     fid = slow2["frame_id"][0]
     assert r2.causes.filter(pl.col("frame_id") == fid).height == 0
     assert slow2["cause_note"][0] == "not possible: no sched data in this window"
-    assert r2.summary["causes_not_possible_frames"] == 1
-    assert r2.summary["causes"] == []
+    assert r2.summary.sections["causes_not_possible_frames"] == 1
+    assert summary_dict(r2.summary)["causes"] == []
 
 
 def test_slow_frame_with_no_data_of_its_threads_gets_no_cause(corpus):
@@ -173,7 +174,7 @@ def test_slow_frame_with_no_data_of_its_threads_gets_no_cause(corpus):
             assert n_causes == 0 and row["cause_note"].startswith("not possible: no sched data and no atrace")
         else:
             assert n_causes >= 1 and row["cause_note"] is None
-    assert r.summary["causes_not_possible_frames"] >= 1
+    assert r.summary.sections["causes_not_possible_frames"] >= 1
 
 
 def test_doframes_without_vsync_ids_are_not_counted_twice(corpus):
@@ -185,8 +186,8 @@ def test_doframes_without_vsync_ids_are_not_counted_twice(corpus):
     n_do = sum(1 for n in names if re.fullmatch(r"Choreographer#doFrame( \d+)?", n or ""))
     cut = trace.slices.with_columns(pl.col("name").str.replace(r"^(Choreographer#doFrame|DrawFrames?) \d+$", "${1}"))
     r = analyze_frames(dataclasses.replace(trace, slices=cut))
-    outer = analyze_frames(trace).summary["frames"]
-    assert r.summary["frames"] == outer <= n_do
+    outer = analyze_frames(trace).summary.frames
+    assert r.summary.frames == outer <= n_do
     assert any("carry no vsync id" in n for n in r.notes)
 
 
@@ -204,7 +205,7 @@ def test_app_is_found_by_its_layer_package_when_the_trace_names_no_process(corpu
     ft = trace.frame_timeline.filter((pl.col("kind") == "actual") & (pl.col("scope") == "surface"))
     splash_jank = ft.filter(pl.col("layer_name").str.contains("Splash Screen")
                             & pl.col("jank_type").str.contains("App Deadline Missed")).height
-    assert r.summary["frametimeline_agreement"]["frametimeline_app_jank"] == 12 + 5 - splash_jank == 16
+    assert r.summary.frametimeline_agreement["frametimeline_app_jank"] == 12 + 5 - splash_jank == 16
 
 
 def test_doframe_still_open_at_the_end_is_incomplete():
@@ -216,7 +217,7 @@ def test_doframe_still_open_at_the_end_is_incomplete():
     b.atrace(t, UI, f"B|{APP}|Choreographer#doFrame")      # never ended
     b.counter(t + 3_000 * MS, "idle", 0, pid=APP)            # the trace goes on for 3 s
     r = analyze_frames(b.build())
-    s = r.summary
+    s = summary_dict(r.summary)
     assert s["frames"] == 6 and s["incomplete_frames"] == 1
     assert s["sr_naive"] == 0 and s["ff_naive"] == 0 and s["frame_time_ms"]["max"] < 16
 
@@ -224,12 +225,12 @@ def test_doframe_still_open_at_the_end_is_incomplete():
 def test_headline_names_the_slices_that_took_the_time_without_sched(corpus):
     """No sched data: the headline's cause is the app's own work, and it names the main-thread slices that took
     the slow frames' time (Compose's measure/layout and recomposition in this app)."""
-    from droidlag.report.narrative import frames_headlines
+    from droidlag.findings.narrative import frames_headlines
     trace = read_trace(corpus_file(corpus, NOWINANDROID))
     r = analyze_frames(trace)
-    comps = r.summary["app_work_components_ms"]
+    comps = summary_dict(r.summary)["app_work_components_ms"]
     main_names = set(trace.slices.filter(pl.col("tid") == 9305)["name"].to_list())
     assert comps and set(comps) <= main_names
     assert "AndroidOwner:measureAndLayout" in comps      # the top slice of SOURCES.md's list
-    text = frames_headlines(r, "t")[0]["text"]
+    text = frames_headlines(r, "t")[0].text
     assert "the slices that took it: " in text and list(comps)[0] in text

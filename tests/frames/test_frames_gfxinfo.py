@@ -8,6 +8,7 @@ from droidlag.cli import main
 from droidlag.errors import InputError
 from droidlag.frames import analyze_gfxinfo
 from droidlag.io.gfxinfo import read_gfxinfo
+from droidlag.report.frames_json import summary_dict
 
 A12_HEADER = ("Flags,FrameTimelineVsyncId,IntendedVsync,Vsync,InputEventId,HandleInputStart,AnimationStart,"
               "PerformTraversalsStart,DrawStart,FrameDeadline,FrameInterval,FrameStartTime,SyncQueued,SyncStart,"
@@ -37,7 +38,7 @@ def test_android12_columns_by_header_and_deadline_signal():
             _row(0, t0 + 40 * MS, 25, 16.6), _row(1, t0 + 80 * MS, 90, 16.6)]   # missed; Flags=1 excluded
     dump = read_gfxinfo(_a12_text(rows))
     r = analyze_gfxinfo(dump)
-    s = r.summary
+    s = summary_dict(r.summary)
     assert s["frames"] == 3 and s["flagged_rows_excluded"] == 1
     assert s["sr_naive"] == 2 and s["sr"] == 1
     assert s["buffer_signal"] == "deadline"

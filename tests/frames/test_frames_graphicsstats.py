@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 from droidlag.cli import main
-from droidlag.frames import frames_from_file
+from droidlag.findings import frames_from_file
 
 GSTATS = "gfxinfo/sailfish_android10_dumpsys_graphicsstats.txt"
 
@@ -26,7 +26,7 @@ def test_graphicsstats_packages_and_histogram_counts(corpus: Path):
     text = (corpus / GSTATS).read_text()
     raw = _raw_packages(text)
     report = frames_from_file(corpus / GSTATS)
-    got = report.summary["gfxinfo_summaries"]
+    got = report.summary.sections["gfxinfo_summaries"]
     assert [g["process"] for g in got] == [name for name, _ in raw] and len(got) == 22
     ui = got[0]
     assert (ui["process"], ui["total_frames_rendered"], ui["janky_frames"], ui["janky_percent"]) == \
@@ -36,7 +36,7 @@ def test_graphicsstats_packages_and_histogram_counts(corpus: Path):
         assert g["total_frames_rendered"] == r["total"] and g["janky_frames"] == r["janky"], name
         assert g["sr_naive_histogram"] == sum(n for ms, n in r["hist"].items() if 16.67 < ms < 700), name
         assert g["ff_naive_histogram"] == sum(n for ms, n in r["hist"].items() if ms >= 700), name
-    assert report.summary["frames"] == 0 and "framestats" in report.summary["no_frames_reason"]
+    assert report.summary.frames == 0 and "framestats" in report.summary.no_frames_reason
 
 
 def test_frames_cli_json_on_graphicsstats(corpus: Path, capsys):

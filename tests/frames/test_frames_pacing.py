@@ -9,9 +9,10 @@ import re
 from frames_fixtures import MS, RT, UI, frame, new_builder, run_on
 
 from conftest import corpus_file
+from droidlag.findings.narrative import frames_headlines
 from droidlag.frames import FramesConfig, analyze_frames
 from droidlag.io import read_trace
-from droidlag.report.narrative import frames_headlines
+from droidlag.report.frames_json import summary_dict
 
 LEGACY = "traces/systrace_legacy_2017_2cpu_blockio_writeback_sf.dataonly.html.gz"
 
@@ -24,13 +25,13 @@ def test_gl_app_without_choreographer_slices_is_paced_from_its_swaps(corpus):
     queues = len(re.findall(r"-2067 .*B\|2067\|queueBuffer", raw))
     assert swaps == 60 and queues == 60
     r = analyze_frames(read_trace(path))
-    pacing = {p["pid"]: p for p in r.summary["frame_pacing"]}
+    pacing = {p["pid"]: p for p in summary_dict(r.summary)["frame_pacing"]}
     launcher = pacing[2067]
     assert launcher["buffers"] == swaps                  # not swaps + queues
     assert launcher["intervals"] + launcher["pauses"] == swaps - 1
     assert launcher["over_2.0x"] <= launcher["over_1.5x"] <= launcher["intervals"]
     assert [n for n in r.notes if "2067" in n or "launcher" in n and "60 buffers" in n]
-    heads = frames_headlines(r, "t")
+    heads = [h.to_dict() for h in frames_headlines(r, "t")]
     assert any(h["kind"] == "pacing" and "ndroid.launcher" in h["text"] and "60 buffers" in h["text"]
                for h in heads)
     assert not any("none slow" in h["text"] for h in heads)
@@ -41,9 +42,9 @@ def test_app_matches_comm_cut_to_15_characters_and_pid(corpus):
     assert trace.process_name(2067) == "ndroid.launcher"
     for app in ("com.android.launcher", "2067"):
         r = analyze_frames(trace, FramesConfig(app=app))
-        assert [p["pid"] for p in r.summary["frame_pacing"]] == [2067], app
+        assert [p["pid"] for p in summary_dict(r.summary)["frame_pacing"]] == [2067], app
     r = analyze_frames(trace, FramesConfig(app="com.example.other"))
-    assert r.summary["frame_pacing"] == []
+    assert summary_dict(r.summary)["frame_pacing"] == []
 
 
 GAME, GFX = 300, 301
@@ -79,13 +80,13 @@ def test_game_pacing_hitches_and_stutter_runs():
     # intervals 10 and 11 are 2.5x the target (a run of two), 40 is 1.6x: 3 over 1.5x, 2 over 2x, one run
     trace = _game_trace({10: 50 * MS, 11: 50 * MS, 40: 20 * MS})
     r = analyze_frames(trace)
-    assert r.summary["frames"] == 3 and r.summary["sr_naive"] == 0
-    (p,) = r.summary["frame_pacing"]
+    assert r.summary.frames == 3 and r.summary.sr_naive == 0
+    (p,) = summary_dict(r.summary)["frame_pacing"]
     assert p["renderer"] == "unity" and p["producer"] == "UnityGfxDeviceW"
     assert p["buffers"] == 80
     assert abs(p["target_ms"] - 2 * PERIOD / 1e6) < 0.01 and p["target_fps"] == 30.0
     assert (p["over_1.5x"], p["over_2.0x"], p["stutter_runs"], p["longest_stutter_run"]) == (3, 2, 1, 2)
-    heads = frames_headlines(r, "game")
+    heads = [h.to_dict() for h in frames_headlines(r, "game")]
     pacing = [h for h in heads if h["kind"] == "pacing"]
     assert len(pacing) == 1 and pacing[0]["level"] == "bad" and "Unity" in pacing[0]["text"]
     # the three HWUI frames are fine, but the headline no longer reads as an all-clear for the trace
@@ -95,9 +96,9 @@ def test_game_pacing_hitches_and_stutter_runs():
 
 def test_steady_game_is_reported_as_paced_not_as_missing():
     r = analyze_frames(_game_trace({}))
-    (p,) = r.summary["frame_pacing"]
+    (p,) = summary_dict(r.summary)["frame_pacing"]
     assert p["over_1.5x"] == 0 and p["stutter_runs"] == 0
-    assert any(h["kind"] == "pacing" and "steady" in h["text"] for h in frames_headlines(r, "g"))
+    assert any(h["kind"] == "pacing" and "steady" in h["text"] for h in map(vars, frames_headlines(r, "g")))
 
 
 
@@ -110,10 +111,10 @@ def test_android_41_launcher_in_catapult_systrace_is_paced(corpus):
     swaps = len(re.findall(r"B\|655\|eglSwapBuffers", raw))
     assert swaps == len(re.findall(r"B\|655\|queueBuffer", raw)) == 181
     r = analyze_frames(read_trace(path))
-    (p,) = [p for p in r.summary["frame_pacing"] if p["pid"] == 655]
+    (p,) = [p for p in summary_dict(r.summary)["frame_pacing"] if p["pid"] == 655]
     assert p["buffers"] == swaps
     assert p["target_fps"] == 60.0                 # VSYNC counter of SurfaceFlinger: a 60 Hz panel
-    assert any(h["kind"] == "pacing" and "launcher" in h["text"] for h in frames_headlines(r, "t"))
+    assert any(h["kind"] == "pacing" and "launcher" in h["text"] for h in map(vars, frames_headlines(r, "t")))
 
 
 def test_surfaceview_beside_hwui_frames_is_paced_apart():
@@ -134,6 +135,6 @@ def test_surfaceview_beside_hwui_frames_is_paced_apart():
         b.atrace(ts + 8 * MS + 300_000, 777, "E")
         b.atrace(ts + 8 * MS + 400_000, 777, "E")
     r = analyze_frames(b.build())
-    assert r.summary["frames"] == 30
-    (p,) = r.summary["frame_pacing"]
+    assert r.summary.frames == 30
+    (p,) = summary_dict(r.summary)["frame_pacing"]
     assert p["producer"] == "GLThread 777" and p["buffers"] == 30 and p["over_1.5x"] == 0

@@ -8,13 +8,14 @@ from conftest import corpus_file
 from droidlag.frames import analyze_frames
 from droidlag.io import read_trace
 from droidlag.report import plots
+from droidlag.report.frames_json import frames_dict, summary_dict
 
 NOWINANDROID = "traces/nowinandroid_pixel7pro_a13_atrace_frametimeline.perfetto-trace"
 
 
 def test_pixel7pro_trace_is_120hz_and_its_second_line_uses_it(corpus):
     r = analyze_frames(read_trace(corpus_file(corpus, NOWINANDROID)))
-    s = r.summary
+    s = summary_dict(r.summary)
     assert [x["hz"] for x in s["refresh_rates"]] == [120.0]      # Pixel 7 Pro panel, 120 Hz during the capture
     vs = s["naive_vsync_period"]
     assert vs["vsync_period_ms"] == 8.333
@@ -47,13 +48,13 @@ def _changing_panel():
 def test_rate_change_during_the_trace():
     trace, starts = _changing_panel()
     r = analyze_frames(trace)
-    rates = r.summary["refresh_rates"]
+    rates = summary_dict(r.summary)["refresh_rates"]
     assert [x["hz"] for x in rates] == [60.0, 90.0]
     assert abs(rates[1]["start_ns"] - 1_000_000_000) <= 500_000_000
     in_90 = sum(1 for ts in starts if ts >= rates[1]["start_ns"])
     assert rates[1]["frames"] == in_90 and rates[1]["sr_vsync"] == in_90     # 14 ms > 11.1 ms
     assert rates[0]["sr_vsync"] == 0                                          # 14 ms < 16.7 ms
-    assert r.summary["sr_naive"] == 0
-    f = r.to_dict()["frames"]
+    assert r.summary.sr_naive == 0
+    f = frames_dict(r)["frames"]
     svg = plots.frame_timeline(f, "t", 0)
     assert "vsync period (60/90 Hz)" in svg or "vsync period (90 Hz)" in svg

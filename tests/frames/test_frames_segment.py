@@ -7,6 +7,7 @@ from frames_fixtures import APP, MS, RT, SF_PID, UI, frame, new_builder, slice_,
 
 from droidlag.frames import FramesConfig, analyze_frames
 from droidlag.frames.segment import segment_frames
+from droidlag.report.frames_json import frames_dict
 
 
 def test_frames_match_drawframe_by_containment_and_measure_wall_time():
@@ -48,8 +49,8 @@ def test_naive_and_bufferqueue_verdicts():
     f = r.frames
     assert f["naive_verdict"].to_list() == ["ok", "ok", "ok", "SR", "SR"]
     assert f["verdict"].to_list() == ["ok", "ok", "ok", "SR", "ok"]
-    assert r.summary["buffer_signal"] == "bufferqueue"
-    assert (r.summary["sr"], r.summary["sr_naive"]) == (1, 2)
+    assert r.summary.buffer_signal == "bufferqueue"
+    assert (r.summary.sr, r.summary.sr_naive) == (1, 2)
 
 
 def test_long_frame_without_buffer_signal_is_not_possible_not_guessed():
@@ -58,8 +59,8 @@ def test_long_frame_without_buffer_signal_is_not_possible_not_guessed():
     frame(b, t, 30, 10)
     r = analyze_frames(b.build())
     assert r.frames["verdict"].to_list()[-1] == "not possible"
-    assert r.summary["sr"] is None and r.summary["sr_naive"] == 1
-    assert "not_possible_reason" in r.summary
+    assert r.summary.sr is None and r.summary.sr_naive == 1
+    assert r.summary.not_possible_reason is not None
 
 
 def test_frozen_frame_over_700ms():
@@ -67,7 +68,7 @@ def test_frozen_frame_over_700ms():
     t = smooth_frames(b, 10 * MS, 2)
     frame(b, t, 750, 5)
     r = analyze_frames(b.build())
-    assert r.summary["ff_naive"] == 1 and r.summary["sr_naive"] == 0
+    assert r.summary.ff_naive == 1 and r.summary.sr_naive == 0
 
 
 def test_frametimeline_is_the_buffer_aware_signal_and_buffer_stuffing_is_not_jank():
@@ -86,9 +87,9 @@ def test_frametimeline_is_the_buffer_aware_signal_and_buffer_stuffing_is_not_jan
     f = r.frames
     assert f["verdict"].to_list() == ["ok", "ok", "SR", "ok"]
     assert f["naive_verdict"].to_list()[2:] == ["SR", "SR"]
-    agree = r.summary["frametimeline_agreement"]
+    agree = r.summary.frametimeline_agreement
     assert agree["naive_16ms"]["fp"] == 1 and agree["naive_16ms"]["tp"] == 1
-    assert r.summary["buffer_signal"] == "frametimeline"
+    assert r.summary.buffer_signal == "frametimeline"
 
 
 def test_flutter_app_is_detected_not_counted():
@@ -100,8 +101,8 @@ def test_flutter_app_is_detected_not_counted():
         slice_(b, UI, ts, 1 * MS, "Choreographer#doFrame")
         slice_(b, 111, ts + 2 * MS, 1 * MS, "queueBuffer")
     r = analyze_frames(b.build())
-    assert r.summary["frames"] == 0
-    assert r.summary["non_hwui_apps"][0]["renderer"] == "flutter"
+    assert r.summary.frames == 0
+    assert r.summary.sections["non_hwui_apps"][0]["renderer"] == "flutter"
     assert any("flutter" in n for n in r.notes)
 
 
@@ -110,9 +111,9 @@ def test_trace_without_frames_says_so():
     b.sched_switch(1 * MS, 0, 0, "R", UI)
     b.sched_switch(2 * MS, 0, UI, "S", 0)
     r = analyze_frames(b.build())
-    assert r.summary["frames"] == 0
-    assert "no_frames_reason" in r.summary
-    d = r.to_dict()
+    assert r.summary.frames == 0
+    assert r.summary.no_frames_reason is not None
+    d = frames_dict(r)
     assert d["frames"] == [] and d["summary"]["buffer_signal"] == "none"
 
 
@@ -120,9 +121,9 @@ def test_app_filter_and_json_shape():
     b = new_builder()
     smooth_frames(b, 10 * MS, 3)
     r = analyze_frames(b.build(), FramesConfig(app="com.other"))
-    assert r.summary["frames"] == 0
+    assert r.summary.frames == 0
     r = analyze_frames(b.build(), FramesConfig(app="com.example.app"))
-    d = r.to_dict()
+    d = frames_dict(r)
     assert d["summary"]["frames"] == 3
     for k in ("frames", "sr", "ff", "sr_naive", "ff_naive", "buffer_signal", "causes"):
         assert k in d["summary"]

@@ -10,6 +10,7 @@ from droidlag.cli import main
 from droidlag.findings import analyze
 from droidlag.gc.evidence import dump_time_ns, hang_gc
 from droidlag.models.gc import GcLog, GcLogEvent
+from droidlag.report.findings_json import findings_dict
 
 
 def test_analyze_reads_every_logcat_and_the_bugreport(corpus: Path, tmp_path: Path):
@@ -19,7 +20,7 @@ def test_analyze_reads_every_logcat_and_the_bugreport(corpus: Path, tmp_path: Pa
     f = analyze(logs + sorted((corpus / "bugreport").glob("*.zip")))
     kinds = {Path(i.path).name: (i.kind, i.status) for i in f.inputs}
     assert all(kinds[p.name] == ("logcat", "analyzed") for p in logs)
-    d = f.to_dict()
+    d = findings_dict(f)
     sources = {r["source"] for r in d["gc"]}
     assert {str(p) for p in logs} <= sources
     assert any(s.endswith(".zip") for s in sources)

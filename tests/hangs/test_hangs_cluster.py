@@ -7,7 +7,8 @@ import itertools
 import pytest
 
 from conftest import corpus_file
-from droidlag.hangs import HangsConfig, analyze_hangs, cluster_features, similarity
+from droidlag.findings import analyze_hangs
+from droidlag.hangs import HangsConfig, cluster_features, similarity
 from droidlag.hangs.features import Features
 from droidlag.hangs.similarity import cosine, jaccard
 

@@ -9,7 +9,8 @@ import re
 import pytest
 
 from conftest import corpus_file
-from droidlag.hangs import HangsConfig, analyze_hangs, cluster_features
+from droidlag.findings import analyze_hangs
+from droidlag.hangs import HangsConfig, cluster_features
 from droidlag.hangs.features import Features
 from droidlag.hangs.normalize import normalize_frame
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from droidlag.findings import analyze_hangs
 from droidlag.hangs import HangsConfig
-from droidlag.hangs.analyze import analyze_hangs, events_from_unit
+from droidlag.hangs.analyze import events_from_unit
 from droidlag.hangs.causes import binder_peer
 from droidlag.io.anr import parse_dump, read_anr
 from droidlag.io.anr_paste import canonicalize, lock_line, looks_like_anr_paste
@@ -276,7 +277,7 @@ def test_cluster_keys_group_the_same_mechanism_across_formats(tmp_path):
 
 
 def test_report_words_signature_and_lock_edge_class(tmp_path):
-    from droidlag.report.narrative import hang_sentence, wait_for_graph
+    from droidlag.findings.narrative import hang_sentence, wait_for_graph
     f = tmp_path / "p.txt"
     f.write_text('"main" prio=5 tid=1 Blocked\n  at com.x.A.f(A.java:1)\n'
                  "  - waiting to lock <0x1> (a com.x.Lock) held by thread 44\n  at com.x.B.g(B.java:2)\n")

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from conftest import corpus_file
-from droidlag.hangs import analyze_hangs
-from droidlag.hangs.analyze import events_from_unit, load_units
+from droidlag.findings import analyze_hangs
+from droidlag.hangs.analyze import events_from_unit
 from droidlag.hangs.waitfor import build_wait_for_graph
+from droidlag.io.dump_units import load_units
 
 
 def _events(corpus, name):

@@ -135,7 +135,7 @@ def test_zip_missing_a_byte_before_its_central_directory(tmp_path: Path, corpus)
     status = {i.display or str(i.path): i.status for i in found.inputs}
     assert status == {str(f): "analyzed", f"{f}!traces.txt": "analyzed", f"{f}!gfxinfo.txt": "analyzed"}
     whole = read_gfxinfo(corpus_file(corpus, GFXINFO).read_bytes())
-    assert found.gfxinfo[0].summary["frames"] == analyze([corpus_file(corpus, GFXINFO)]).gfxinfo[0].summary["frames"]
+    assert found.gfxinfo[0].summary.frames == analyze([corpus_file(corpus, GFXINFO)]).gfxinfo[0].summary.frames
     assert whole.processes
     assert found.hangs is not None and any(e.deadlock for e in found.hangs.events)
 
@@ -272,7 +272,7 @@ def _zip_of(corpus, rel: str) -> bytes:
 def test_truncated_deadlock_dump_says_so(tmp_path, corpus, cut):
     """A dump cut inside the deadlocked process loses the cycle; the reader must say the dump was truncated (two
     such ANR dumps lost a deadlock with no warning)."""
-    from droidlag.hangs import analyze_hangs
+    from droidlag.findings import analyze_hangs
     raw = corpus_file(corpus, DEADLOCK).read_bytes()
     k = raw.index(b"- waiting to lock <0x4064b378>")
     f = tmp_path / "cut.txt"

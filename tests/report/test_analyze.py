@@ -56,7 +56,7 @@ def test_verdicts_agree_across_json_and_perfetto_export(corpus: Path, tmp_path: 
 
 def test_deadlock_headline_names_every_member(corpus: Path):
     findings = analyze([corpus / AIDL])
-    heads = findings.headlines()
+    heads = [h.to_dict() for h in findings.headlines()]
     assert heads[0]["kind"] == "deadlock"
     # the tid shown is the one the JSON calls `tid` (issue 11), each member with its process where it differs
     (ev,) = [e for e in findings.hangs.to_dict()["events"] if e["deadlock"]]

@@ -29,11 +29,11 @@ def _inputs(out: Path) -> dict[str, dict]:
 
 # ---- isolation and the exit-code contract ----------------------------------------------------------------------
 def test_bug_while_analysing_one_input_is_an_error_entry(tmp_path, corpus, monkeypatch, capsys):
-    import droidlag.frames
+    import droidlag.findings
 
     def broken(*a, **k):
         raise RuntimeError("injected bug")
-    monkeypatch.setattr(droidlag.frames, "frames_from_file", broken)
+    monkeypatch.setattr(droidlag.findings, "frames_from_file", broken)
     out = tmp_path / "out"
     rc = main(["analyze", str(corpus_file(corpus, GFXINFO)), str(corpus_file(corpus, DEADLOCK)), "--out", str(out),
                "--quiet"])
@@ -169,13 +169,38 @@ def test_kill_9_never_leaves_a_mixed_generation(tmp_path, corpus):
         time.sleep(full * (0.6 + 0.06 * k))
         p.send_signal(signal.SIGKILL)
         p.wait()
-        if (out / MARKER).exists():
+        if (out / MARKER).exists() and json.loads((out / MARKER).read_text())["generation"] is not None:
             _assert_one_generation(out)
-        else:
+        else:   # killed while swapping files: the marker names no generation (incomplete, detectable)
             assert json.loads((out / "findings.json").read_text())   # whole files only: renamed, never cut
     assert subprocess.run(args(1), timeout=600).returncode == 0      # the next run cleans up and completes
     _assert_one_generation(out)
     assert json.loads((out / MARKER).read_text())["generation"] != first
+
+
+def test_run_killed_while_swapping_files_leaves_a_folder_the_next_run_takes(tmp_path, corpus, monkeypatch):
+    """A kill between the first rename and the last marker (simulated: the second rename never returns) leaves a
+    marker naming no generation that still lists the files as droidlag's: the next run, without --force, replaces
+    them (with no marker at all, the folder was refused as foreign: exit 2)."""
+    import droidlag.report.writer as writer
+
+    out = tmp_path / "out"
+    gfx = str(corpus_file(corpus, GFXINFO))
+    assert main(["analyze", gfx, "--out", str(out), "--quiet"]) == 0
+    real, calls = os.replace, []
+
+    def dies(a, b):
+        calls.append(b)
+        if len(calls) == 2:   # the pending marker is in place, findings.json is not yet renamed
+            raise KeyboardInterrupt("killed")
+        return real(a, b)
+    monkeypatch.setattr(writer.os, "replace", dies)
+    assert main(["analyze", gfx, str(corpus_file(corpus, DEADLOCK)), "--out", str(out), "--quiet"]) == 130
+    monkeypatch.setattr(writer.os, "replace", real)
+    marker = json.loads((out / MARKER).read_text())
+    assert marker["generation"] is None and "findings.json" in marker["files"]
+    assert main(["analyze", gfx, "--out", str(out), "--quiet"]) == 0
+    _assert_one_generation(out)
 
 
 # ---- the terminal ----------------------------------------------------------------------------------------------

@@ -139,8 +139,8 @@ def test_cli_compare_before_after(corpus: Path, tmp_path: Path, capsys):
     d = json.loads(capsys.readouterr().out)
     sb = analyze_frames(read_trace(before)).summary
     sa = analyze_frames(read_trace(after)).summary
-    assert d["before"]["SR"] == sb["sr"] and d["after"]["SR"] == sa["sr"]
-    assert d["change"]["SR"] == sa["sr"] - sb["sr"] and d["change"]["FF"] == sa["ff"] - sb["ff"]
+    assert d["before"]["SR"] == sb.sr and d["after"]["SR"] == sa.sr
+    assert d["change"]["SR"] == sa.sr - sb.sr and d["change"]["FF"] == sa.ff - sb.ff
     assert sorted(Path(f["file"]).name for f in d["fixed_findings"]) == [
         "empty_list.xml", "file_preview.xml", "grid_image.xml", "preview_image_fragment.xml",
         "text_file_preview.xml"]
@@ -159,7 +159,7 @@ def test_ui_headlines_in_analyze(corpus: Path):
     from droidlag.findings import analyze
     f = analyze([corpus / "viewhierarchy/rico/rico_3366.json",
                  corpus / "layouts/nextcloud_android/fixes/remove-useless-parents/before"])
-    heads = [h for h in f.headlines() if h["kind"] == "ui"]
+    heads = [h.to_dict() for h in f.headlines() if h.kind == "ui"]
     assert len(heads) == 2
     assert any("5 redundant UI layer(s) in 5 layout files (5 useless-parent)" in h["text"] for h in heads)
     assert any("(estimate)" in h["text"] for h in heads)

@@ -92,14 +92,14 @@ def run(args) -> int:
 
 
 def _print_summary(findings, written: dict, n_used: int) -> None:
-    heads = [h for h in findings.headlines() if h["severity"] > 0]
+    heads = [h for h in findings.headlines() if h.severity > 0]
     skipped = [i for i in findings.inputs if i.status in ("skipped", "failed", "error")]
     print(f"droidlag: {n_used} input(s) analyzed, {len(skipped)} skipped")
     if not heads and n_used:
         print("  no slow frames, frozen frames, ANRs or SNRs found")
     for h in heads[:10]:
-        mark = {"bad": "!!", "warn": "! ", "ok": "ok"}.get(h.get("level"), "  ")
-        print(f" {mark} {h['text']}")
+        mark = {"bad": "!!", "warn": "! ", "ok": "ok"}.get(h.level, "  ")
+        print(f" {mark} {h.text}")
     if len(heads) > 10:
         print(f"    ... and {len(heads) - 10} more in the report")
     for i in skipped[:5]:

@@ -35,9 +35,10 @@ def run(args) -> int:
               file=sys.stderr)
         return EXIT_NO_INPUT
     if args.json:
-        print_json(reports[0].to_dict() if len(reports) == 1 and len(args.paths) == 1 and not
+        from droidlag.report.frames_json import frames_dict
+        print_json(frames_dict(reports[0]) if len(reports) == 1 and len(args.paths) == 1 and not
                    any(i.kind == "zip" for i in inputs) else
-                   {"reports": [r.to_dict() for r in reports], "inputs": [i.to_dict() for i in inputs]})
+                   {"reports": [frames_dict(r) for r in reports], "inputs": [i.to_dict() for i in inputs]})
         return 0
     for report in reports:
         _print(report)
@@ -51,30 +52,36 @@ def _fmt(v, suffix="") -> str:
     return "n/a" if v is None else f"{v}{suffix}"
 
 
+def _pct(v: float | None) -> str:
+    return _fmt(None if v is None else round(v, 2), "%")
+
+
 def _print(report) -> None:
+    from droidlag.report.frames_json import ms
+
     s = report.summary
-    print(f"{report.path}: {report.source}, {s['frames']} frames; buffer signal: {s['buffer_signal']}")
-    if s["frames"]:
-        print(f"  naive (16.67 ms / 700 ms):  SR {s['sr_naive']} ({_fmt(s['sr_naive_pct'], '%')}), "
-              f"FF {s['ff_naive']} ({_fmt(s['ff_naive_pct'], '%')})")
-        vs = s.get("naive_vsync_period")
-        rates = s.get("refresh_rates") or []
+    print(f"{report.path}: {report.source}, {s.frames} frames; buffer signal: {s.buffer_signal}")
+    if s.frames:
+        print(f"  naive (16.67 ms / 700 ms):  SR {s.sr_naive} ({_pct(s.sr_naive_pct)}), "
+              f"FF {s.ff_naive} ({_pct(s.ff_naive_pct)})")
+        vs = s.naive_vsync_period
+        rates = s.sections.get("refresh_rates") or []
         if len(rates) > 1:
             print("  panel:                      " + ", ".join(
-                f"{r['hz']:g} Hz ({r['frames']} frames, SR {r['sr_vsync']})" for r in rates))
+                f"{r.hz:g} Hz ({r.frames} frames, SR {r.sr_vsync})" for r in rates))
         if vs:
-            hz = f", {1000 / vs['vsync_period_ms']:.0f} Hz" if vs['vsync_period_ms'] else ""
-            print(f"  naive (vsync {vs['vsync_period_ms']} ms{hz}{' and others' if len(rates) > 1 else ''}): "
-                  f"SR {vs['sr']} ({_fmt(vs['sr_pct'], '%')})")
-        if s.get("incomplete_frames"):
-            print(f"  incomplete (no end in the trace, not counted): {s['incomplete_frames']}")
-        print(f"  buffer-aware:               SR {_fmt(s['sr'])} ({_fmt(s['sr_pct'], '%')}), "
-              f"FF {_fmt(s['ff'])} ({_fmt(s['ff_pct'], '%')})")
-        if s.get("not_possible_reason"):
-            print(f"    {s['not_possible_reason']}")
-        ft = s["frame_time_ms"]
-        print("  frame time ms:              " + " ".join(f"{k} {v}" for k, v in ft.items()))
-        agree = s.get("frametimeline_agreement")
+            period = ms(vs.vsync_period_ns)
+            hz = f", {1000 / period:.0f} Hz" if period else ""
+            print(f"  naive (vsync {period} ms{hz}{' and others' if len(rates) > 1 else ''}): "
+                  f"SR {vs.sr} ({_pct(vs.sr_pct)})")
+        if s.incomplete_frames:
+            print(f"  incomplete (no end in the trace, not counted): {s.incomplete_frames}")
+        print(f"  buffer-aware:               SR {_fmt(s.sr)} ({_pct(s.sr_pct)}), "
+              f"FF {_fmt(s.ff)} ({_pct(s.ff_pct)})")
+        if s.not_possible_reason:
+            print(f"    {s.not_possible_reason}")
+        print("  frame time ms:              " + " ".join(f"{k} {ms(v)}" for k, v in s.frame_time_ns.items()))
+        agree = s.frametimeline_agreement
         if agree:
             n = agree["naive_16ms"]
             print(f"  vs FrameTimeline ({agree['frames']} frames, {agree['frametimeline_app_jank']} app jank, "
@@ -84,21 +91,24 @@ def _print(report) -> None:
                 print(f"    layer {layer['process'] or layer['pid']} / {layer['layer']}: {layer['frames']} frames, "
                       f"{layer['frametimeline_app_jank']} app jank; over 16.67 ms {layer['naive_sr_ff']}, agree "
                       f"{layer['agree']}, false alarms {layer['naive_fp']}, missed {layer['naive_fn']}")
-        for c in s["causes"][:6]:
-            print(f"  cause {c['name']:<18} led {c.get('leading')} of {c['frames']} SR/FF frames it was in, "
-                  f"{_fmt(c.get('cost_over_budget_ms'), ' ms')} over budget, mean share {_fmt(c['mean_share'])} "
-                  f"(normal {_fmt(c['mean_normal_share'])})")
-        r = s.get("paper_rollups") or {}
+        for c in s.causes[:6]:
+            share = None if c.mean_share is None else round(c.mean_share, 4)
+            normal = None if c.mean_normal_share is None else round(c.mean_normal_share, 4)
+            print(f"  cause {c.name:<18} led {c.leading} of {c.frames} SR/FF frames it was in, "
+                  f"{_fmt(ms(c.cost_over_budget_ns), ' ms')} over budget, mean share {_fmt(share)} "
+                  f"(normal {_fmt(normal)})")
+        r = s.sections.get("paper_rollups") or {}
         if r.get("sr_ff_frames"):
             cc, ds, cpu = r["cause_classes"], r["dominant_stage"], r.get("cpu_utilisation") or {}
             print(f"  paper roll-ups: cause classes {cc['pct']} (paper {cc['paper_pct']}); dominant stage "
                   f"{ds.get('dominant')} (paper {ds['paper']}); CPU busy SR {_fmt(cpu.get('sr_pct'), '%')}, "
                   f"FF {_fmt(cpu.get('ff_pct'), '%')}, normal {_fmt(cpu.get('normal_pct'), '%')}")
-    for g in s.get("gfxinfo_summaries") or []:
+    for g in s.sections.get("gfxinfo_summaries") or []:
         print(f"  {g['process']}: {g['total_frames_rendered']} frames rendered, Android counts "
               f"{g['janky_frames']} janky ({_fmt(g['janky_percent'], '%')}); histogram: SR {_fmt(g['sr_naive_histogram'])}"
               f", FF {_fmt(g['ff_naive_histogram'])}")
-    for p in s.get("frame_pacing") or []:
+    from droidlag.report.frames_json import pacing_dict
+    for p in map(pacing_dict, s.sections.get("frame_pacing") or []):
         print(f"  pacing {p.get('process') or p['pid']} / {p.get('producer')}: {p['buffers']} buffers, target "
               f"{p['target_fps']} fps; over 1.5x {p['over_1.5x']} ({p['over_1.5x_pct']}%), over 2x {p['over_2.0x']}, "
               f"stutter runs {p['stutter_runs']}, longest interval {p['interval_ms']['max']} ms")

@@ -76,7 +76,7 @@ def run(args) -> int:
 
 
 def _print(reports, skipped, top: int) -> None:
-    from droidlag.report.narrative import gc_sentence
+    from droidlag.findings.narrative import gc_sentence
 
     for r in reports:
         d = r.to_dict()

@@ -17,8 +17,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args) -> int:
     from droidlag.cli.common import EXIT_NO_INPUT, EXIT_USAGE, print_json
-    from droidlag.hangs.analyze import analyze_hangs, expand_paths
+    from droidlag.findings import analyze_hangs
     from droidlag.hangs.config import HangsConfig
+    from droidlag.io.dump_units import expand_paths
 
     try:
         config = HangsConfig(threshold=args.threshold)
@@ -34,7 +35,7 @@ def run(args) -> int:
     if bar is not None:
         bar.close()
     if args.json:
-        from droidlag.report.narrative import hang_sentence, wait_for_graph
+        from droidlag.findings.narrative import hang_sentence, wait_for_graph
         d = report.to_dict()
         for ev in d["events"]:   # as in findings.json (docs/findings-schema.md)
             ev["wait_for_graph"] = wait_for_graph(ev)

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from droidlag.hangs.analyze import events_from_unit, load_units
+from droidlag.hangs.analyze import events_from_unit
 from droidlag.hangs.cluster import cluster_features
+from droidlag.io.dump_units import load_units
 
 _PID_LINE = re.compile(r"^----- pid (\d+) at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(\.\d+)? -----$", re.M)
 _CMD = re.compile(r"^Cmd line: (.+)$", re.M)

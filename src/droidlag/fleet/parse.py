@@ -10,10 +10,11 @@ from datetime import datetime
 from pathlib import Path
 
 from droidlag.errors import InputError
-from droidlag.hangs.analyze import events_from_unit, load_units
+from droidlag.hangs.analyze import events_from_unit
 from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import Features, reason_kind
 from droidlag.io.device_meta import device_meta
+from droidlag.io.dump_units import load_units
 from droidlag.io.source import read_bytes
 
 # Frames slower than this are frozen (Android vitals: 700 ms); the histogram bucket edges are in ms.
@@ -160,9 +161,10 @@ def parse_input(path: str | Path, config: HangsConfig | None = None) -> ParsedIn
 def _trace_sessions(path: Path) -> list[dict]:
     """One session per app process of a trace: its frames, and those droidlag.frames judged SR (slow) or FF
     (frozen) by the buffer-aware verdict."""
-    from droidlag.frames import frames_from_file
+    from droidlag.frames import frames_report
     from droidlag.frames.verdicts import FF, SR
-    frames = frames_from_file(path).frames
+    from droidlag.io.frames_input import read_frames_input
+    frames = frames_report(read_frames_input(path)).frames
     if not frames.height or "process" not in frames.columns:
         return []
     out = []

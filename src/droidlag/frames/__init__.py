@@ -1,43 +1,22 @@
 """Slow rendering (SR) and frozen frames (FF): segmentation, naive and buffer-aware verdicts, root causes.
 
-Notebook API: `analyze_frames(trace)` / `analyze_gfxinfo(dump)` return a FramesReport whose `frames` and `causes`
-are polars tables; `frames_table(path)` reads any supported file and returns the frame table directly.
+Notebook API: `analyze_frames(trace)` / `analyze_gfxinfo(dump)` (or `frames_report(model)` for either) return a
+FramesReport whose `frames` and `causes` are polars tables. Reading files is the findings layer's:
+`droidlag.findings.frames_from_file(path)`.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-import polars as pl
-
 from droidlag.frames.analyze import FramesReport, analyze_frames, analyze_gfxinfo
 from droidlag.frames.config import FramesConfig
+from droidlag.models.gfxinfo import GfxinfoDump
+from droidlag.models.trace import Trace
 
 
-def frames_from_file(path: str | Path, config: FramesConfig | None = None) -> FramesReport:
-    """Read a trace or `dumpsys gfxinfo` text (chosen by content) and analyze its frames. InputError for files
-    that are neither."""
-    from droidlag.io import read_trace
-    from droidlag.io.detect import GFXINFO, load, sniff_path
-
-    if sniff_path(path) == GFXINFO:   # traces are read once, by read_trace (streamed where it can)
-        kind, data, warnings = load(path)
-        from droidlag.io.gfxinfo import read_gfxinfo
-        dump = read_gfxinfo(data, str(path))
-        del data   # the analysis needs the dump only (memory at scale)
-        dump.warnings[:0] = warnings
-        return analyze_gfxinfo(dump, config)
-    return analyze_frames(read_trace(path), config)
+def frames_report(source: Trace | GfxinfoDump, config: FramesConfig | None = None) -> FramesReport:
+    """The frames of a trace or of a `dumpsys gfxinfo` dump."""
+    if isinstance(source, GfxinfoDump):
+        return analyze_gfxinfo(source, config)
+    return analyze_frames(source, config)
 
 
-def frames_table(path: str | Path, config: FramesConfig | None = None) -> pl.DataFrame:
-    """One row per frame (ns times, stages, verdicts) for a trace or gfxinfo file."""
-    return frames_from_file(path, config).frames
-
-
-def causes_table(path: str | Path, config: FramesConfig | None = None) -> pl.DataFrame:
-    """One row per (SR/FF frame, cause), ranked, with shares against normal frames."""
-    return frames_from_file(path, config).causes
-
-
-__all__ = ["FramesConfig", "FramesReport", "analyze_frames", "analyze_gfxinfo", "frames_from_file",
-           "frames_table", "causes_table"]
+__all__ = ["FramesConfig", "FramesReport", "analyze_frames", "analyze_gfxinfo", "frames_report"]

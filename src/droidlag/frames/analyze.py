@@ -1,25 +1,38 @@
 """The public entry points: `analyze_frames(trace, config)` and `analyze_gfxinfo(dump, config)` -> FramesReport.
 
-Pure functions: no file access, no printing. The report holds polars tables (frames, causes) and a summary dict;
-`to_dict()` is the JSON the CLI prints.
+Pure functions: no file access, no printing. The report holds polars tables (frames, causes), each cause as a
+typed record with its evidence, and a typed summary; times in ns. `droidlag.report.frames_json.frames_dict` is the
+JSON the CLI prints.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
 from droidlag.frames.block_io import block_baseline
-from droidlag.frames.causes import SYSTEM_FACTORS, CauseAnalyzer, baseline, rank_causes
-from droidlag.frames.config import FramesConfig
+from droidlag.frames.causes import SYSTEM_FACTORS, Baseline, CauseAnalyzer, Ranked, baseline, rank_causes
+from droidlag.frames.compositor import Compositor
+from droidlag.frames.config import NS_PER_MS, FramesConfig
 from droidlag.frames.pacing import frame_pacing
 from droidlag.frames.refresh import main_period, period_at, refresh_segments, vsync_ticks
+from droidlag.frames.results import (
+    BlockEvidence,
+    CauseEvidence,
+    Components,
+    ComponentTimes,
+    CompositorSummary,
+    FrameCause,
+    FramesSummary,
+    RefreshStretch,
+)
 from droidlag.frames.rollups import paper_rollups
-from droidlag.frames.segment import STAGES, segment_frames, surfaceflinger_pids
+from droidlag.frames.segment import segment_frames, surfaceflinger_pids
 from droidlag.frames.summary import summarize
 from droidlag.frames.verdicts import FF, NOT_POSSIBLE, OK, SR, apply_verdicts, naive_expr
 from droidlag.gc.evidence import frames_with_gc
+from droidlag.models.causes import STAGE_PREFIX
 from droidlag.models.gfxinfo import GfxinfoDump
 from droidlag.models.trace import Trace
 
@@ -28,7 +41,7 @@ MIN_SCHED_COVERAGE = 0.5
 NO_SCHED_NOTE = "not possible: no sched data in this window"
 NO_DATA_NOTE = "not possible: no sched data and no atrace slices of the frame's threads in this window"
 CAUSE_SCHEMA = {"frame_id": pl.Int64, "rank": pl.Int32, "name": pl.Utf8, "share": pl.Float64,
-                "normal_share": pl.Float64, "evidence": pl.Utf8}
+                "normal_share": pl.Float64, "cost_over_budget_ns": pl.Float64}
 
 
 @dataclass
@@ -36,7 +49,8 @@ class FramesReport:
     """Frames of one trace or gfxinfo dump.
 
     frames: one row per frame (times and stage durations in ns, naive and buffer-aware verdicts, evidence).
-    causes: one row per (SR/FF frame, cause), ranked; evidence as JSON text.
+    frame_causes: each SR/FF frame's causes, ranked, with their typed evidence (ns); `causes` is the same as a
+    table (one row per frame and cause: shares, cost over budget in ns) for notebooks.
     summary: counts, rates, percentiles, causes ranked, intervals, FrameTimeline agreement.
     notes: what could not be done and why (missing data, non-HWUI apps)."""
 
@@ -44,33 +58,16 @@ class FramesReport:
     path: str
     frames: pl.DataFrame
     causes: pl.DataFrame
-    summary: dict
+    summary: FramesSummary
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    frame_causes: list[FrameCause] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
-        by_frame: dict[int, list[dict]] = {}
-        for r in self.causes.iter_rows(named=True):
-            by_frame.setdefault(r["frame_id"], []).append(
-                {"name": r["name"], "share": r["share"], "normal_share": r["normal_share"],
-                 "evidence": json.loads(r["evidence"]) if r["evidence"] else None})
-        stage_cols = [c for c in STAGES if c in self.frames.columns]
-        keep = [c for c in ("pid", "process", "window", "layer_name", "vsync_id", "ft_jank_type", "ft_present_type",
-                            "buffer_signal", "buffer_evidence", "naive_vsync_verdict", "vsync_period_ns", "complete",
-                            "cause_note")
-                if c in self.frames.columns]
-        frames = []
-        for r in self.frames.iter_rows(named=True):
-            d = {"start_ns": r["start_ns"], "dur_ns": r["dur_ns"],
-                 "stages": {c: r[c] for c in stage_cols if r[c] is not None},
-                 "verdict": r["verdict"], "naive_verdict": r["naive_verdict"],
-                 "causes": by_frame.get(r["frame_id"], [])}
-            d.update({k: r[k] for k in keep})
-            if r.get("gc_blocking"):   # the frame overlapped a blocking GC on its own threads
-                d["gc_blocking"] = json.loads(r["gc_blocking"])
-            frames.append(d)
-        return {"source": self.source, "path": self.path, "summary": self.summary, "notes": self.notes,
-                "warnings": self.warnings, "frames": frames}
+
+def causes_frame(causes: list[FrameCause]) -> pl.DataFrame:
+    """The causes as a table: one row per frame and cause."""
+    return pl.DataFrame([(c.frame_id, c.rank, c.name, c.share, c.normal_share, c.evidence.cost_over_budget_ns)
+                         for c in causes], schema=CAUSE_SCHEMA, orient="row")
 
 
 def _buffer_signal(frames: pl.DataFrame) -> str:
@@ -95,7 +92,8 @@ def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesRe
         refresh, seg.frames["start_ns"].to_numpy(), seg.vsync_period_ns), dtype=pl.Int64))
     frames, counters_used = apply_verdicts(trace, frames, config, seg.vsync_period_ns, sf)
     frames = frames_with_gc(trace, frames)
-    causes, cause_extra = _causes(trace, frames, config, notes, seg.vsync_period_ns)
+    frame_causes, cause_extra = _causes(trace, frames, config, notes, seg.vsync_period_ns)
+    causes = causes_frame(frame_causes)
     no_sched = cause_extra.pop("_no_sched_frames", [])
     no_data = cause_extra.pop("_no_data_frames", [])
     frames = frames.with_columns(pl.when(pl.col("frame_id").is_in(no_sched)).then(pl.lit(NO_SCHED_NOTE))
@@ -107,19 +105,20 @@ def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesRe
              "refresh_rates": _refresh_summary(refresh, frames),
              "non_hwui_apps": seg.non_hwui_apps,
              "frame_pacing": frame_pacing(trace, seg.non_hwui_apps, seg.vsync_period_ns),
-             "apps": _apps(frames), "app_work_components_ms": _app_work_components(causes)}
+             "apps": _apps(frames), "app_work_components_ms": _app_work_components(frame_causes)}
     bad_ids = frames.filter(frames["verdict"].is_in([SR, FF]) | (frames["verdict"] == NOT_POSSIBLE))["frame_id"] \
         if frames.height else pl.Series([], dtype=pl.Int64)
     # causes of on-time app frames whose compositor was late are evidence, not SR/FF: not in the ranking
-    summary = summarize(frames, causes.filter(pl.col("frame_id").is_in(bad_ids.implode())),
-                        _buffer_signal(frames), seg.vsync_period_ns, extra)
+    bad = set(bad_ids.to_list())
+    summary = summarize(frames, [c for c in frame_causes if c.frame_id in bad], _buffer_signal(frames),
+                        seg.vsync_period_ns, extra)
     if not frames.height:
-        summary["no_frames_reason"] = notes[-1] if notes else "no app frames"
+        summary.no_frames_reason = notes[-1] if notes else "no app frames"
     return FramesReport("trace", trace.path, frames, causes, summary, notes,
-                        [str(w) for w in trace.warnings[:20]])
+                        [str(w) for w in trace.warnings[:20]], frame_causes)
 
 
-def _refresh(trace: Trace, config: FramesConfig, period: int | None) -> list[dict]:
+def _refresh(trace: Trace, config: FramesConfig, period: int | None) -> list[dict[str, Any]]:
     """The refresh-rate stretches of the trace; one stretch when the user gave the period."""
     if config.vsync_period_ns:
         return [{"start_ns": trace.start_ns, "end_ns": trace.end_ns, "period_ns": config.vsync_period_ns,
@@ -129,30 +128,33 @@ def _refresh(trace: Trace, config: FramesConfig, period: int | None) -> list[dic
     return [s | {"source": source} for s in segs]
 
 
-def _refresh_summary(refresh: list[dict], frames: pl.DataFrame) -> list[dict]:
+def _refresh_summary(refresh: list[dict[str, Any]], frames: pl.DataFrame) -> list[RefreshStretch]:
     """Each stretch with its frames and its SR count against its own period (complete frames only)."""
     out = []
     done = frames.filter(pl.col("complete").fill_null(True)) if "complete" in frames.columns else frames
     for r in refresh:
         part = done.filter(pl.col("vsync_period_ns") == r["period_ns"]) if done.height else done
-        out.append({"hz": r["hz"], "vsync_period_ms": round(r["period_ns"] / 1e6, 3), "start_ns": r["start_ns"],
-                    "end_ns": r["end_ns"], "source": r.get("source"),
-                    "frames": part.height if done.height else 0,
-                    "sr_vsync": int((part["naive_vsync_verdict"] == SR).sum()) if part.height else 0})
+        out.append(RefreshStretch(r["hz"], r["period_ns"], r["start_ns"], r["end_ns"], r.get("source"),
+                                  part.height if done.height else 0,
+                                  int((part["naive_vsync_verdict"] == SR).sum()) if part.height else 0))
     return out
 
 
-def _app_work_components(causes: pl.DataFrame, top: int = 5) -> dict[str, float]:
+def _app_work_components(causes: list[FrameCause], top: int = 5) -> ComponentTimes:
     """The UI components (slices) that took the most time in the slow frames whose cause is the app's own work,
-    summed over those frames (ms): where redundant UI work shows up (the paper's step 5)."""
+    summed over those frames: where redundant UI work shows up (the paper's step 5)."""
     total: dict[str, float] = {}
-    for ev in causes.filter(pl.col("name") == "app_work")["evidence"].to_list() if causes.height else []:
-        for k, v in (json.loads(ev).get("components_ms") or {}).items() if ev else ():
-            total[k] = total.get(k, 0.0) + float(v)
-    return {k: round(v, 3) for k, v in sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))[:top]}
+    for c in causes:
+        comps = c.evidence.components
+        if c.name != "app_work" or comps is None:
+            continue
+        for k, v in comps.components_ns.items():
+            # findings.json v1 sums each frame's time as it shows it (whole microseconds): kept so outputs stay
+            total[k] = total.get(k, 0.0) + round(v / 1e6, 3)
+    return ComponentTimes({k: v * 1e6 for k, v in sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))[:top]})
 
 
-def _apps(frames: pl.DataFrame) -> list[dict]:
+def _apps(frames: pl.DataFrame) -> list[dict[str, Any]]:
     if not frames.height:
         return []
     g = frames.group_by("pid", "process").agg(pl.len().alias("frames"),
@@ -162,108 +164,133 @@ def _apps(frames: pl.DataFrame) -> list[dict]:
 
 
 def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: list[str],
-            vsync_period_ns: int | None = None) -> tuple[pl.DataFrame, dict]:
+            vsync_period_ns: int | None = None) -> tuple[list[FrameCause], dict[str, Any]]:
     """Cause rows for SR/FF frames (and long undecided ones), plus, as evidence only, the `surfaceflinger` cause
     of frames FrameTimeline calls on time for the app but late on the display. Also the summary's block_io and
     compositor sections."""
     if not frames.height:
-        return pl.DataFrame(schema=CAUSE_SCHEMA), {}
+        return [], {}
     bad_mask = frames["verdict"].is_in([SR, FF]) | ((frames["verdict"] == NOT_POSSIBLE)
                                                     & (frames["naive_verdict"] != OK))
     bad = frames.filter(bad_mask)
     ok_ft = frames.filter((frames["verdict"] == OK) & frames["ft_jank_type"].is_not_null())
     if not bad.height and not ok_ft.height:
-        return pl.DataFrame(schema=CAUSE_SCHEMA), {}
+        return [], {}
     normal = frames.filter((frames["verdict"] == OK) & (frames["naive_verdict"] == OK))
     analyzer = CauseAnalyzer(trace, frames, config, vsync_period_ns)
-    comp = analyzer.comp
     ok_late = [r for r in ok_ft.iter_rows(named=True)
-               if (w := comp.window(r["frame_id"])) is not None and w["ft_named"] and w["app_on_time"]]
+               if (w := analyzer.comp.window(r["frame_id"])) is not None and w["ft_named"] and w["app_on_time"]]
     if not bad.height and not ok_late:
-        return pl.DataFrame(schema=CAUSE_SCHEMA), {}
+        return [], {}
     if bad.height:
         by_reason: dict[str, list[str]] = {}
         for k, why in analyzer.missing.items():
             by_reason.setdefault(why, []).append(k)
         for why, ks in by_reason.items():
             notes.append(f"cause{'s' if len(ks) > 1 else ''} {', '.join(ks)} not possible: {why}")
-    base_by_pid: dict[int, dict] = {}
-    rows, bad_block, late_sf = [], [], {"sr_ff": [], "app_on_time": []}
-
-    def base(pid):
-        if pid not in base_by_pid:
-            base_by_pid[pid] = baseline(analyzer, normal.filter(pl.col("pid") == pid).to_dicts(),
-                                        config.max_normal_frames)
-        return base_by_pid[pid]
-
-    def emit(fid, ranked):
-        for i, c in enumerate(ranked):
-            rows.append((fid, i + 1, c["name"], c["share"], c["normal_share"],
-                         json.dumps(c["evidence"] | {"label": c["label"]}, default=str)))
-
-    budget = vsync_period_ns or config.sr_threshold_ns
-    no_sched: list[int] = []
-    no_data: list[int] = []
+    run = _CauseRun(analyzer, normal, config, vsync_period_ns or config.sr_threshold_ns)
     for r in bad.iter_rows(named=True):
+        run.slow_frame(r)
+    for r in ok_late:
+        run.on_time_frame(r)
+    return run.rows, run.extra(bad.height > 0, notes)
+
+
+class _CauseRun:
+    """The causes of one trace's frames, frame by frame: the rows, and what the summary needs of them (block
+    requests and SurfaceFlinger shares of the slow frames, frames without the data to give a cause)."""
+
+    def __init__(self, analyzer: CauseAnalyzer, normal: pl.DataFrame, config: FramesConfig, budget_ns: int):
+        self.analyzer, self.normal, self.config, self.budget_ns = analyzer, normal, config, budget_ns
+        self.base_by_pid: dict[int, Baseline] = {}
+        self.rows: list[FrameCause] = []
+        self.bad_block: list[BlockEvidence] = []
+        self.late_sf: dict[str, list[float]] = {"sr_ff": [], "app_on_time": []}
+        self.no_sched: list[int] = []
+        self.no_data: list[int] = []
+
+    def base(self, pid: int) -> Baseline:
+        """The normal frames' shares of the app `pid` (sampled once per app)."""
+        if pid not in self.base_by_pid:
+            self.base_by_pid[pid] = baseline(self.analyzer, self.normal.filter(pl.col("pid") == pid).to_dicts(),
+                                             self.config.max_normal_frames)
+        return self.base_by_pid[pid]
+
+    def emit(self, fid: int, ranked: list[Ranked]) -> None:
+        self.rows.extend(FrameCause(fid, i + 1, c.name, c.share, c.normal_share, c.evidence)
+                         for i, c in enumerate(ranked))
+
+    def slow_frame(self, r: dict[str, Any]) -> None:
+        """An SR/FF (or long undecided) frame: its ranked causes, or why it can have none."""
+        analyzer = self.analyzer
         fs = analyzer.shares(r)
         if fs.coverage is not None and fs.coverage < MIN_SCHED_COVERAGE:
-            no_sched.append(r["frame_id"])     # a cause from a window without sched data would be invented
-            continue
+            self.no_sched.append(r["frame_id"])     # a cause from a window without sched data would be invented
+            return
         components = analyzer.app_components(r)
         if fs.coverage is None and not _has_slices(components):
-            no_data.append(r["frame_id"])      # no sched and no atrace slice of the frame's threads in its window
-            continue
-        sfc = analyzer.compositor_cause(r, fs, base(r["pid"]))
+            self.no_data.append(r["frame_id"])      # no sched and no atrace slice of the frame's threads in its window
+            return
+        sfc = analyzer.compositor_cause(r, fs, self.base(r["pid"]))
         if sfc:
-            late_sf["sr_ff"].append(sfc["share"])
-        if "block" in fs.evidence["io"]:
-            bad_block.append(fs.evidence["io"]["block"])
-        emit(r["frame_id"], rank_causes(fs, base(r["pid"]), config, components, sfc,
-                                        max(0, r["dur_ns"] - budget)))
-    for r in ok_late:
-        fs = analyzer.compositor_only(r)
-        sfc = analyzer.compositor_cause(r, fs, base(r["pid"]))
+            self.late_sf["sr_ff"].append(sfc.share or 0.0)
+        if fs.evidence.block is not None:
+            self.bad_block.append(fs.evidence.block)
+        self.emit(r["frame_id"], rank_causes(fs, self.base(r["pid"]), self.config, components, sfc,
+                                             max(0, r["dur_ns"] - self.budget_ns)))
+
+    def on_time_frame(self, r: dict[str, Any]) -> None:
+        """A frame on time for the app whose display frame FrameTimeline calls late: the compositor, as evidence."""
+        fs = self.analyzer.compositor_only(r)
+        sfc = self.analyzer.compositor_cause(r, fs, self.base(r["pid"]))
         if sfc:
-            late_sf["app_on_time"].append(sfc["share"])
-            emit(r["frame_id"], [sfc])
-    factors = [k for b in base_by_pid.values() for k, v in b.items() if k in SYSTEM_FACTORS and v is not None]
-    if bad.height and (not base_by_pid or not factors):
-        notes.append("no normal frames to compare with: cause shares are compared against 0")
-    extra: dict = {"_no_sched_frames": no_sched, "_no_data_frames": no_data}
-    if no_data:
-        notes.append(f"{len(no_data)} slow frame(s) have neither sched data nor atrace slices of their threads in "
-                     "their window: cause not possible")
-    if no_sched:
-        notes.append(f"{len(no_sched)} slow frame(s) lie outside the sched data (before its first or after its last "
-                     "event on the frame's threads): cause not possible: no sched data in this window")
-    if analyzer.block is not None:
-        extra["block_io"] = {"sr_ff": block_baseline(bad_block), "normal": block_baseline(analyzer.normal_block)}
-    if comp.tid is not None and comp.windows:
-        extra["compositor"] = _compositor_summary(comp, late_sf, base_by_pid)
-    elif bad.height and comp.tid is None:
-        notes.append("cause 'surfaceflinger' not possible: no SurfaceFlinger main thread in the trace")
-    elif bad.height:
-        notes.append("cause 'surfaceflinger' not possible: no FrameTimeline display frames and no SurfaceFlinger "
-                     "composition slices to give the frames' composition windows")
-    return pl.DataFrame(rows, schema=CAUSE_SCHEMA, orient="row"), extra
+            self.late_sf["app_on_time"].append(sfc.share or 0.0)
+            self.emit(r["frame_id"], [sfc])
+
+    def extra(self, any_bad: bool, notes: list[str]) -> dict[str, Any]:
+        """The summary's block_io and compositor sections and the frames without a cause; notes on what was
+        missing."""
+        analyzer, comp = self.analyzer, self.analyzer.comp
+        factors = [k for b in self.base_by_pid.values() for k, v in b.shares.items()
+                   if k in SYSTEM_FACTORS and v is not None]
+        if any_bad and (not self.base_by_pid or not factors):
+            notes.append("no normal frames to compare with: cause shares are compared against 0")
+        extra: dict[str, Any] = {"_no_sched_frames": self.no_sched, "_no_data_frames": self.no_data}
+        if self.no_data:
+            notes.append(f"{len(self.no_data)} slow frame(s) have neither sched data nor atrace slices of their "
+                         "threads in their window: cause not possible")
+        if self.no_sched:
+            notes.append(f"{len(self.no_sched)} slow frame(s) lie outside the sched data (before its first or after "
+                         "its last event on the frame's threads): cause not possible: no sched data in this window")
+        if analyzer.block is not None:
+            extra["block_io"] = {"sr_ff": block_baseline(self.bad_block),
+                                 "normal": block_baseline(analyzer.normal_block)}
+        if comp.tid is not None and comp.windows:
+            extra["compositor"] = _compositor_summary(comp, self.late_sf, self.base_by_pid)
+        elif any_bad and comp.tid is None:
+            notes.append("cause 'surfaceflinger' not possible: no SurfaceFlinger main thread in the trace")
+        elif any_bad:
+            notes.append("cause 'surfaceflinger' not possible: no FrameTimeline display frames and no SurfaceFlinger "
+                         "composition slices to give the frames' composition windows")
+        return extra
 
 
-def _has_slices(components: dict) -> bool:
-    path = components.get("critical_call_path") or {}
-    return bool(components.get("components_ms")) or any(path.values())
+def _has_slices(components: Components) -> bool:
+    return bool(components.components_ns) or any(components.critical_call_path.values())
 
 
-def _compositor_summary(comp, late_sf: dict, base_by_pid: dict) -> dict:
+def _compositor_summary(comp: Compositor, late_sf: dict[str, list[float]],
+                        base_by_pid: dict[int, Baseline]) -> CompositorSummary:
     w = comp.windows.values()
-    normals = {str(pid): b["surfaceflinger"] for pid, b in base_by_pid.items() if b.get("surfaceflinger")}
-    mean = (lambda xs: round(sum(xs) / len(xs), 4) if xs else None)
-    return {"sf_main_tid": comp.tid, "frames_with_window": len(comp.windows),
-            "window_sources": sorted({x["source"] for x in w}),
-            "late_signal_frames": sum(1 for x in w if x["late"]),
-            "late_frametimeline_frames": sum(1 for x in w if x["ft_named"]),
-            "cause_sr_ff_frames": len(late_sf["sr_ff"]), "cause_app_on_time_frames": len(late_sf["app_on_time"]),
-            "mean_share_sr_ff": mean(late_sf["sr_ff"]), "mean_share_app_on_time": mean(late_sf["app_on_time"]),
-            "normal_by_pid": normals or None}
+    normals = {str(pid): b.surfaceflinger for pid, b in base_by_pid.items() if b.surfaceflinger}
+
+    def mean(xs: list[float]) -> float | None:
+        # findings.json v1 averages each frame's share as it shows it (4 decimals): kept so that outputs stay the same
+        return sum(round(x, 4) for x in xs) / len(xs) if xs else None
+    return CompositorSummary(comp.tid, len(comp.windows), sorted({x["source"] for x in w}),
+                             sum(1 for x in w if x["late"]), sum(1 for x in w if x["ft_named"]),
+                             len(late_sf["sr_ff"]), len(late_sf["app_on_time"]), mean(late_sf["sr_ff"]),
+                             mean(late_sf["app_on_time"]), normals or None)
 
 
 # ---- gfxinfo -------------------------------------------------------------------------------------------------
@@ -282,10 +309,9 @@ def analyze_gfxinfo(dump: GfxinfoDump, config: FramesConfig | None = None) -> Fr
         empty = pl.DataFrame(schema={"frame_id": pl.Int64, "start_ns": pl.Int64, "dur_ns": pl.Int64,
                                      "verdict": pl.Utf8, "naive_verdict": pl.Utf8, "naive_vsync_verdict": pl.Utf8,
                                      "buffer_signal": pl.Utf8, "ft_jank_type": pl.Utf8})
-        summary = summarize(empty, pl.DataFrame(schema=CAUSE_SCHEMA), "none", None,
-                            {"gfxinfo_summaries": _gfx_summaries(dump, config)})
-        summary["no_frames_reason"] = notes[0]
-        return FramesReport("gfxinfo", dump.path, empty, pl.DataFrame(schema=CAUSE_SCHEMA), summary, notes,
+        summary = summarize(empty, [], "none", None, {"gfxinfo_summaries": _gfx_summaries(dump, config)})
+        summary.no_frames_reason = notes[0]
+        return FramesReport("gfxinfo", dump.path, empty, causes_frame([]), summary, notes,
                             [str(w) for w in dump.warnings])
     flagged = int((fs["Flags"] != 0).sum())
     if flagged:
@@ -302,8 +328,8 @@ def analyze_gfxinfo(dump: GfxinfoDump, config: FramesConfig | None = None) -> Fr
     sr, ff = config.sr_threshold_ns, config.ff_threshold_ns
     f = f.with_columns(naive_expr(pl.col("dur_ns"), sr, ff).alias("naive_verdict"),
                        pl.lit(None, pl.Utf8).alias("ft_jank_type"))
-    period = config.vsync_period_ns or (int(f["FrameInterval"].median()) if "FrameInterval" in f.columns and
-                                        f["FrameInterval"].median() else None)
+    interval = f["FrameInterval"].median() if "FrameInterval" in f.columns else None
+    period = config.vsync_period_ns or (int(interval) if interval else None)   # type: ignore[arg-type]
     f = f.with_columns((naive_expr(pl.col("dur_ns"), period, ff) if period else pl.lit(None, pl.Utf8))
                        .alias("naive_vsync_verdict"))
     if "FrameDeadline" in f.columns:
@@ -324,13 +350,14 @@ def analyze_gfxinfo(dump: GfxinfoDump, config: FramesConfig | None = None) -> Fr
                                              "count in gfxinfo")).alias("buffer_evidence"))
         notes.append("buffer-aware verdicts not possible: these framestats have no FrameDeadline column "
                      "(added in Android 12) and gfxinfo has no buffer count")
-    causes = _gfx_causes(f)
-    summary = summarize(f, causes, _buffer_signal(f), period,
+    frame_causes = _gfx_causes(f)
+    summary = summarize(f, frame_causes, _buffer_signal(f), period,
                         {"gfxinfo_summaries": _gfx_summaries(dump, config), "flagged_rows_excluded": flagged,
                          "apps": f.group_by("pid", "process", "window").agg(
                              pl.len().alias("frames"), (pl.col("naive_verdict") != OK).sum().alias("sr_ff_naive"))
                          .sort(["frames", "pid", "window"], descending=[True, False, False]).to_dicts()})
-    return FramesReport("gfxinfo", dump.path, f, causes, summary, notes, [str(w) for w in dump.warnings])
+    return FramesReport("gfxinfo", dump.path, f, causes_frame(frame_causes), summary, notes,
+                        [str(w) for w in dump.warnings], frame_causes)
 
 
 # framestats column pairs -> stage (ns): Android's own breakdown of a frame.
@@ -360,13 +387,13 @@ def _gfx_stages(f: pl.DataFrame) -> list[pl.Expr]:
     return out
 
 
-def _gfx_causes(f: pl.DataFrame) -> pl.DataFrame:
+def _gfx_causes(f: pl.DataFrame) -> list[FrameCause]:
     """gfxinfo has no system events: the cause of a long frame is the stage that took the most time, compared
     with that stage's mean over normal frames."""
     stages = [s for s in list(_GFX_STAGES) + ["dequeue_buffer", "queue_buffer"] if s in f.columns]
     bad = f.filter(pl.col("naive_verdict") != OK)
     normal = f.filter(pl.col("naive_verdict") == OK)
-    rows = []
+    rows: list[FrameCause] = []
     # each stage's mean share over normal frames, once (per slow frame it made the analysis quadratic)
     normal_mean = normal.select([(pl.col(st).fill_null(0) / pl.col("dur_ns")).mean().alias(st) for st in stages]) \
         .row(0, named=True) if normal.height and stages else {}
@@ -374,16 +401,16 @@ def _gfx_causes(f: pl.DataFrame) -> pl.DataFrame:
         shares = {s: (r[s] or 0) / r["dur_ns"] for s in stages if r["dur_ns"]}
         if not shares:
             continue
-        top = max(shares, key=shares.get)
+        top = max(shares, key=lambda k: shares[k])
         nb = normal_mean.get(top)
-        base = round(float(nb), 4) if nb is not None else None
-        rows.append((r["frame_id"], 1, f"stage:{top}", round(shares[top], 4), base,
-                     json.dumps({"stage_ms": round((r[top] or 0) / 1e6, 3), "frame_ms": round(r["dur_ns"] / 1e6, 3),
-                                 "note": "gfxinfo has no sched/binder/I/O data; system causes not possible"})))
-    return pl.DataFrame(rows, schema=CAUSE_SCHEMA, orient="row")
+        rows.append(FrameCause(r["frame_id"], 1, f"{STAGE_PREFIX}{top}", shares[top],
+                               float(nb) if nb is not None else None,
+                               CauseEvidence(None, stage=top, stage_ns=r[top] or 0, frame_ns=r["dur_ns"],
+                                             note="gfxinfo has no sched/binder/I/O data; system causes not possible")))
+    return rows
 
 
-def _gfx_summaries(dump: GfxinfoDump, config: FramesConfig | None = None) -> list[dict]:
+def _gfx_summaries(dump: GfxinfoDump, config: FramesConfig | None = None) -> list[dict[str, Any]]:
     """Android's own aggregate counters per process (gfxinfo) or package (graphicsstats), with SR/FF counted from
     the frame-time histogram at its resolution (1 ms buckets up to 32 ms, 50 ms buckets from 150 ms)."""
     config = config or FramesConfig()
@@ -393,16 +420,19 @@ def _gfx_summaries(dump: GfxinfoDump, config: FramesConfig | None = None) -> lis
         if "total_frames_rendered" in s:
             janky = s.get("janky_frames")
             hist = s.get("histogram") if isinstance(s.get("histogram"), dict) else {}
-            sr_ms, ff_ms = config.sr_threshold_ns / 1e6, config.ff_threshold_ns / 1e6
+            sr_ns, ff_ns = config.sr_threshold_ns, config.ff_threshold_ns
             out.append({"pid": p.pid if p.pid >= 0 else None, "process": p.name,
                         "total_frames_rendered": s.get("total_frames_rendered"),
                         "janky_frames": janky.get("count") if isinstance(janky, dict) else janky,
                         "janky_percent": janky.get("percent") if isinstance(janky, dict) else None,
                         "percentiles_ms": {k: s.get(k) for k in ("50th_percentile", "90th_percentile",
                                                                  "95th_percentile", "99th_percentile") if k in s},
-                        # a bucket labelled N ms holds frames up to N ms: SR buckets are those above the budget
-                        "sr_naive_histogram": sum(n for ms, n in hist.items() if sr_ms < ms < ff_ms) if hist else None,
-                        "ff_naive_histogram": sum(n for ms, n in hist.items() if ms >= ff_ms) if hist else None})
+                        # a bucket labelled N ms (Android's unit) holds frames up to N ms: SR buckets are those above
+                        # the budget
+                        "sr_naive_histogram": sum(n for ms, n in hist.items() if sr_ns < ms * NS_PER_MS < ff_ns)
+                        if hist else None,
+                        "ff_naive_histogram": sum(n for ms, n in hist.items() if ms * NS_PER_MS >= ff_ns)
+                        if hist else None})
     return out
 
 

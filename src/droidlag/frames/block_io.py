@@ -11,6 +11,7 @@ import numpy as np
 import polars as pl
 
 from droidlag.frames.critical_path import UNINTERRUPTIBLE, Segment, state_class
+from droidlag.frames.results import BlockBaseline, BlockEvidence, BlockRequest
 
 
 def merge_intervals(iv: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -53,10 +54,10 @@ class BlockIndex:
         hi = int(np.searchsorted(self.ts, b, side="left"))
         return range(lo, hi)
 
-    def evidence(self, path: list[Segment], threads: set[int], window: tuple[int, int], top: int = 5) -> dict:
+    def evidence(self, path: list[Segment], threads: set[int], window: tuple[int, int], top: int = 5) -> BlockEvidence:
         """Block requests in flight during the path's D-state segments, or issued by `threads` inside `window`.
 
-        requests/bytes/by_direction count each request once; overlap_ms is the D-state time of the path during
+        requests/bytes/by_direction count each request once; overlap_ns is the D-state time of the path during
         which at least one request was in flight (overlap_share: that over the path time); each named request
         carries its own overlap with the D-state time."""
         d_iv = merge_intervals([(s.ts, s.ts + s.dur) for s in path if state_class(s.state) == UNINTERRUPTIBLE])
@@ -81,38 +82,28 @@ class BlockIndex:
             if self.complete[i]:
                 flight.append((int(self.ts[i]), int(self.end[i])))
         covered = sum(overlap_with(s, e, d_iv) for s, e in merge_intervals(flight))
-        by_dir: dict[str, dict] = {}
+        by_dir: dict[str, dict[str, int]] = {}
         for i in chosen:
             d = by_dir.setdefault(self.direction[i] or "other", {"requests": 0, "bytes": 0})
             d["requests"] += 1
             d["bytes"] += int(self.bytes[i])
         path_ns = sum(s.dur for s in path)
         named = sorted(chosen.items(), key=lambda kv: (-kv[1][0], -int(self.bytes[kv[0]]), int(self.ts[kv[0]])))
-        return {
-            "requests": len(chosen),
-            "bytes": int(sum(int(self.bytes[i]) for i in chosen)),
-            "by_direction": by_dir,
-            "d_state_ms": round(d_ns / 1e6, 3),
-            "overlap_ms": round(covered / 1e6, 3),
-            "overlap_ns": covered,
-            "overlap_share": round(covered / path_ns, 4) if path_ns else 0.0,
-            "top_requests": [{"ts": int(self.ts[i]),
-                              "dur_ms": round((int(self.end[i]) - int(self.ts[i])) / 1e6, 3)
-                              if self.complete[i] else None,
-                              "direction": self.direction[i], "bytes": int(self.bytes[i]), "tid": self.tid[i],
-                              "comm": self.comm[i], "overlap_ms": round(ov / 1e6, 3), "why": why}
-                             for i, (ov, why) in named[:top]],
-        }
+        return BlockEvidence(
+            requests=len(chosen), bytes=int(sum(int(self.bytes[i]) for i in chosen)), by_direction=by_dir,
+            d_state_ns=d_ns, overlap_ns=covered, overlap_share=covered / path_ns if path_ns else 0.0,
+            top_requests=[BlockRequest(int(self.ts[i]),
+                                       int(self.end[i]) - int(self.ts[i]) if self.complete[i] else None,
+                                       self.direction[i], int(self.bytes[i]), self.tid[i], self.comm[i], ov, why)
+                          for i, (ov, why) in named[:top]])
 
 
-def block_baseline(evidence: list[dict]) -> dict | None:
+def block_baseline(evidence: list[BlockEvidence]) -> BlockBaseline | None:
     """The same block measure averaged over (sampled) normal frames."""
     if not evidence:
         return None
     n = len(evidence)
-    return {"frames": n,
-            "frames_with_requests": sum(1 for e in evidence if e["requests"]),
-            "mean_requests": round(sum(e["requests"] for e in evidence) / n, 3),
-            "mean_bytes": round(sum(e["bytes"] for e in evidence) / n, 1),
-            "mean_overlap_ms": round(sum(e["overlap_ns"] for e in evidence) / n / 1e6, 3),
-            "mean_overlap_share": round(sum(e["overlap_share"] for e in evidence) / n, 4)}
+    # findings.json v1 averages each frame's share as it shows it (4 decimals): kept so that outputs stay the same
+    return BlockBaseline(n, sum(1 for e in evidence if e.requests), sum(e.requests for e in evidence) / n,
+                         sum(e.bytes for e in evidence) / n, sum(e.overlap_ns for e in evidence) / n,
+                         sum(round(e.overlap_share, 4) for e in evidence) / n)

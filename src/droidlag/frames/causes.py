@@ -8,7 +8,8 @@ cause, from SurfaceFlinger's main thread over the composition window (compositor
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -28,19 +29,35 @@ from droidlag.frames.critical_path import (
     state_class,
 )
 from droidlag.frames.placement import CpuPlacement, placement_evidence
+from droidlag.frames.results import (
+    BlockBaseline,
+    BlockEvidence,
+    CauseEvidence,
+    Components,
+    PlacementCpu,
+    SfBaseline,
+    SfMeasure,
+)
+from droidlag.models.causes import CAUSE_LABELS
 from droidlag.models.trace import Trace
 
 SYSTEM_FACTORS = ("binder", "io", "runnable", "sleeping", "little_saturated", "cpu_placement", "gc")
-CAUSE_LABELS = {
-    "binder": "binder transactions", "io": "I/O or uninterruptible sleep", "runnable": "scheduling delay (runnable)",
-    "sleeping": "sleeping (idle, waiting)", "little_saturated": "on saturated LITTLE cores while a big core idled",
-    "cpu_placement": "running on a slower core or at low frequency while a faster core idled",
-    "gc": "garbage collection", "app_work": "the app's own work (slices below)",
-    "surfaceflinger": "SurfaceFlinger (the compositor) was late",
-}
 GC_SLICE_RE = re.compile(r"(\bGC\b|WaitForGcToComplete|concurrent copying|mark sweep|mark compact|"
                          r"CollectorTransition|Heap trim|semispace|young gen)", re.IGNORECASE)
 GC_THREADS = ("HeapTaskDaemon",)
+
+
+@dataclass
+class PathEvidence:
+    """What a frame's critical path was made of, behind its shares (ns): binder servers, kernel functions blocked
+    in, threads, badly placed CPU time, block requests."""
+
+    servers_ns: dict[str, int] = field(default_factory=dict)            # "name (tid)" -> ns serving binder calls
+    blocked_functions_ns: dict[str, int] = field(default_factory=dict)
+    io_wait_intervals: int = 0
+    threads_ns: dict[str, int] = field(default_factory=dict)            # "name (tid)" -> ns on the path
+    placement: dict[int, PlacementCpu] | None = None
+    block: BlockEvidence | None = None
 
 
 @dataclass
@@ -49,10 +66,19 @@ class FrameShares:
 
     path_ns: int
     shares: dict[str, float | None]
-    evidence: dict[str, dict]
+    evidence: PathEvidence
     path: list[Segment]
-    sf: dict | None = None       # SurfaceFlinger measure over the frame's composition window (Compositor.measure)
+    sf: SfMeasure | None = None     # SurfaceFlinger measure over the frame's composition window (Compositor.measure)
     coverage: float | None = None   # fraction of the path with sched data (None: the trace has no sched at all)
+
+
+class Ranked(NamedTuple):
+    """One cause of a frame before its rank and frame are set: name, shares, evidence."""
+
+    name: str
+    share: float | None
+    normal_share: float | None
+    evidence: CauseEvidence
 
 
 class CauseAnalyzer:
@@ -82,8 +108,8 @@ class CauseAnalyzer:
         self.gc = self._gc_intervals(trace)
         self.gc_tids = {t.tid for t in trace.threads.values() if t.name in GC_THREADS}
         self.block = BlockIndex(trace.block) if trace.block.height else None
-        self._slices_by_tid: dict[int, tuple | None] = {}
-        self.normal_block: list[dict] = []     # block evidence of the sampled normal frames (all processes)
+        self._slices_by_tid: dict[int, tuple[Any, ...] | None] = {}
+        self.normal_block: list[BlockEvidence] = []     # block evidence of the sampled normal frames (all processes)
         self.comp = Compositor(trace, frames, self.finder, vsync_period_ns, config.sr_threshold_ns)
 
     @staticmethod
@@ -117,9 +143,9 @@ class CauseAnalyzer:
             return False
         little = np.mean([self.busy.busy_fraction(c, a, b) for c in self.little])
         big_min = min(self.busy.busy_fraction(c, a, b) for c in self.big)
-        return little >= self.config.little_busy_fraction and big_min <= 1 - self.config.big_idle_fraction
+        return bool(little >= self.config.little_busy_fraction and big_min <= 1 - self.config.big_idle_fraction)
 
-    def pieces(self, row: dict) -> list[tuple[int, int, int]]:
+    def pieces(self, row: dict[str, Any]) -> list[tuple[int, int, int]]:
         """The frame's threads in time order: main thread from the frame start to the RenderThread hand-off,
         then the RenderThread to the frame end."""
         start, end = row["start_ns"], row["end_ns"]
@@ -130,7 +156,7 @@ class CauseAnalyzer:
         split = min(max(dts, start), end)
         return [(ui, start, split), (rt, split, end)]
 
-    def shares(self, row: dict) -> FrameShares:
+    def shares(self, row: dict[str, Any]) -> FrameShares:
         path = self.finder.path(self.pieces(row)) if self.trace.has_sched else []
         total = sum(s.dur for s in path) or max(1, row["end_ns"] - row["start_ns"])
         acc = {k: 0 for k in SYSTEM_FACTORS} | {"running": 0, "app_running": 0, "unknown": 0}
@@ -140,7 +166,7 @@ class CauseAnalyzer:
         binder_servers: dict[int, int] = {}
         little = self.busy is not None and bool(self.little) and bool(self.big)   # else never saturated
         placement = self.placement if self.placement is not None and self.placement.usable else None
-        placed: list[tuple[int, dict]] = []
+        placed: list[tuple[int, dict[str, Any]]] = []
         gc_tids, gc = self.gc_tids, self.gc
         for tid, ts, dur, state, cpu, via, in_binder, blocked_fn, io_wait in path:
             cls = state_class(state)
@@ -174,26 +200,21 @@ class CauseAnalyzer:
         shares["running"] = acc["running"] / total if path else None
         shares["app_running"] = acc["app_running"] / total if path else None   # running outside binder calls
         name = self.trace.thread_name
-        evidence = {
-            "binder": {"servers_ms": {f"{name(t) or t} ({t})": round(v / 1e6, 3) for t, v in
-                                      sorted(binder_servers.items(), key=lambda kv: -kv[1])[:3]}},
-            "io": {"blocked_functions_ms": {k: round(v / 1e6, 3) for k, v in
-                                            sorted(fns.items(), key=lambda kv: -kv[1])[:3]},
-                   "io_wait_intervals": io_waits},
-            "threads_ms": {f"{name(t) or t} ({t})": round(v / 1e6, 3) for t, v in
-                           sorted(threads.items(), key=lambda kv: -kv[1])[:4]},
-        }
+        evidence = PathEvidence(
+            servers_ns={f"{name(t) or t} ({t})": v for t, v in sorted(binder_servers.items(), key=lambda kv: -kv[1])[:3]},
+            blocked_functions_ns=dict(sorted(fns.items(), key=lambda kv: -kv[1])[:3]), io_wait_intervals=io_waits,
+            threads_ns={f"{name(t) or t} ({t})": v for t, v in sorted(threads.items(), key=lambda kv: -kv[1])[:4]})
         if placed:
-            evidence["cpu_placement"] = placement_evidence(placed)
+            evidence.placement = placement_evidence(placed)
         if self.block is not None:
             pieces = self.pieces(row)
-            evidence["io"]["block"] = self.block.evidence(path, set(threads) or {p[0] for p in pieces},
-                                                          (row["start_ns"], row["end_ns"]))
+            evidence.block = self.block.evidence(path, set(threads) or {p[0] for p in pieces},
+                                                 (row["start_ns"], row["end_ns"]))
         coverage = (1.0 - acc["unknown"] / total) if path else None
         return FrameShares(total, shares, evidence, path, self.comp.measure(row["frame_id"], total), coverage)
 
     @staticmethod
-    def _running(acc: dict, placed: list, placement: CpuPlacement | None, saturated: bool, in_binder: bool,
+    def _running(acc: dict[str, Any], placed: list[Any], placement: CpuPlacement | None, saturated: bool, in_binder: bool,
                  cpu: int | None, ts: int, dur: int) -> None:
         """Each running ns on the path is the app's own work, or lost to where it ran (a saturated LITTLE core,
         a slow placement) or spent serving a binder call."""
@@ -205,13 +226,13 @@ class CauseAnalyzer:
         elif not saturated and not in_binder:
             acc["app_running"] += dur
 
-    def compositor_only(self, row: dict) -> FrameShares:
+    def compositor_only(self, row: dict[str, Any]) -> FrameShares:
         """The path length and SurfaceFlinger measure alone (no walk): for frames whose only cause is the
         compositor. The walked path always covers its pieces, so its length is theirs."""
         total = sum(max(0, b - a) for _, a, b in self.pieces(row)) or max(1, row["end_ns"] - row["start_ns"])
-        return FrameShares(total, {}, {}, [], self.comp.measure(row["frame_id"], total))
+        return FrameShares(total, {}, PathEvidence(), [], self.comp.measure(row["frame_id"], total))
 
-    def compositor_cause(self, row: dict, fs: FrameShares, normal: dict) -> dict | None:
+    def compositor_cause(self, row: dict[str, Any], fs: FrameShares, normal: Baseline) -> Ranked | None:
         """The `surfaceflinger` cause when the frame's compositor was late: always when FrameTimeline names an
         SF/display jank type (ground truth), else only when the composition window's share of the extended
         critical path (app path + window) stands out against normal frames. share = window / (app path +
@@ -219,25 +240,25 @@ class CauseAnalyzer:
         w = self.comp.window(row["frame_id"])
         if w is None or not w["late"] or fs.sf is None:
             return None
-        base_d = normal.get("surfaceflinger")
-        base = base_d["share"] if base_d else 0.0
-        share = fs.sf["share"]
+        base_d = normal.surfaceflinger
+        base = base_d.share if base_d else 0.0
+        share = fs.sf.share
         cfg = self.config
         # Without FrameTimeline the share must stand out: its excess, and the share or the window itself at least
         # cause_min_ratio times normal (a long app path dilutes the share of even a very late composition).
-        base_win = base_d["window_ms"] * 1e6 if base_d else 0.0
-        ratio_ok = share >= cfg.cause_min_ratio * base or fs.sf["window_ns"] >= cfg.cause_min_ratio * base_win
+        base_win = base_d.window_ns if base_d else 0.0
+        ratio_ok = share >= cfg.cause_min_ratio * base or fs.sf.window_ns >= cfg.cause_min_ratio * base_win
         if not w["ft_named"] and not (share - base >= cfg.cause_min_excess and ratio_ok):
             return None
         ev = self.comp.evidence(row["frame_id"], fs.sf, base_d)
-        ev["app_path_ms"] = round(fs.path_ns / 1e6, 3)
+        ev.app_path_ns = fs.path_ns
         if w["app_on_time"]:
-            ev["verdict_note"] = ("FrameTimeline: the app finished on time and the display frame janked: the "
-                                  "compositor was late; the verdict counts app-side jank only")
-        return {"name": "surfaceflinger", "label": CAUSE_LABELS["surfaceflinger"], "share": round(share, 4),
-                "normal_share": round(base, 4) if base_d else None, "evidence": ev}
+            ev.verdict_note = ("FrameTimeline: the app finished on time and the display frame janked: the "
+                               "compositor was late; the verdict counts app-side jank only")
+        return Ranked("surfaceflinger", share, base if base_d else None,
+                      CauseEvidence(CAUSE_LABELS["surfaceflinger"], compositor=ev))
 
-    def app_components(self, row: dict, top: int = 3) -> dict:
+    def app_components(self, row: dict[str, Any], top: int = 3) -> Components:
         """The critical call path of each frame thread and the slices with the most self time."""
         if row.get("do_frame_id") is None and row.get("draw_frame_id") is None:
             return self._components_in_window(row, top)
@@ -248,11 +269,9 @@ class CauseAnalyzer:
             for k, v in self.tree.self_times(root).items():
                 selft[k] = selft.get(k, 0) + v
         comps = sorted(selft.items(), key=lambda kv: -kv[1])[:top]
-        return {"critical_call_path": {"main": ui_path, "render_thread": rt_path},
-                "components_ms": {k: round(v / 1e6, 3) for k, v in comps}}
+        return Components({"main": ui_path, "render_thread": rt_path}, dict(comps))
 
-
-    def _components_in_window(self, row: dict, top: int) -> dict:
+    def _components_in_window(self, row: dict[str, Any], top: int) -> Components:
         """Frames without doFrame/DrawFrame roots (FrameTimeline-only): slices on the main thread inside the frame."""
         a, b = row["start_ns"], row["end_ns"]
         got = self._thread_slices(row["ui_tid"])
@@ -261,7 +280,7 @@ class CauseAnalyzer:
             ts, ends, ids, names, durs, depths, parents = got
             hits = np.flatnonzero((ts < b) & (ends > a)).tolist()
         if not hits:
-            return {"critical_call_path": {"main": [], "render_thread": []}, "components_ms": {}}
+            return Components({"main": [], "render_thread": []}, {})
         d0 = min((depths[i] for i in hits if depths[i] is not None), default=None)
         roots = [i for i in hits if d0 is not None and depths[i] == d0]
         path: list[str] = []
@@ -271,12 +290,11 @@ class CauseAnalyzer:
             if len(path) >= 12:
                 break
             cur = self._longest([i for i in hits if parents[i] is not None and parents[i] == ids[cur]], durs)
-        by_name: dict = {}
+        by_name: dict[str, Any] = {}
         for i in hits:
             by_name[names[i]] = by_name.get(names[i], 0) + durs[i]
         comps = sorted(by_name.items(), key=lambda kv: -kv[1])[:top]
-        return {"critical_call_path": {"main": path, "render_thread": []},
-                "components_ms": {n: round(d / 1e6, 3) for n, d in comps}}
+        return Components({"main": path, "render_thread": []}, dict(comps))
 
     @staticmethod
     def _longest(idx: list[int], durs: list[int]) -> int | None:
@@ -287,7 +305,7 @@ class CauseAnalyzer:
                 best = i
         return best
 
-    def _thread_slices(self, tid: int | None) -> tuple | None:
+    def _thread_slices(self, tid: int | None) -> tuple[Any, ...] | None:
         """A thread's (complete) thread-kind slices in table order: ts and ends as numpy arrays (for window masks),
         ids, names, durs, depths and parent ids as lists; cached per thread across frames."""
         if tid is None:
@@ -305,31 +323,42 @@ class CauseAnalyzer:
         return self._slices_by_tid[tid]
 
 
-def baseline(analyzer: CauseAnalyzer, normal_rows: list[dict], max_frames: int) -> dict[str, float | None]:
+@dataclass
+class Baseline:
+    """An app's normal frames, sampled: the mean share of each factor (and of `running`, `app_running`; None where
+    not computable), their block measure and SurfaceFlinger measure."""
+
+    shares: dict[str, float | None]
+    block: BlockBaseline | None = None
+    surfaceflinger: SfBaseline | None = None
+
+
+def baseline(analyzer: CauseAnalyzer, normal_rows: list[dict[str, Any]], max_frames: int) -> Baseline:
     """Mean share of each factor over (an even sample of) the normal frames; None where not computable."""
     if not normal_rows:
-        return {k: None for k in SYSTEM_FACTORS + ("running", "app_running", "block", "surfaceflinger")}
+        return Baseline({k: None for k in SYSTEM_FACTORS + ("running", "app_running")})
     step = max(1, len(normal_rows) // max_frames)
     sample = normal_rows[::step][:max_frames]
     acc: dict[str, list[float]] = {}
-    blocks, sfs = [], []
+    blocks: list[BlockEvidence] = []
+    sfs: list[SfMeasure] = []
     for r in sample:
         fs = analyzer.shares(r)
         for k, v in fs.shares.items():
             if v is not None:
                 acc.setdefault(k, []).append(v)
-        if "block" in fs.evidence["io"]:
-            blocks.append(fs.evidence["io"]["block"])
-        if fs.sf is not None and not analyzer.comp.window(r["frame_id"])["late"]:
+        if fs.evidence.block is not None:
+            blocks.append(fs.evidence.block)
+        w = analyzer.comp.window(r["frame_id"])
+        if fs.sf is not None and w is not None and not w["late"]:
             sfs.append(fs.sf)     # a frame whose compositor was late is not normal for SurfaceFlinger
     analyzer.normal_block.extend(blocks)
-    out: dict = {k: (float(np.mean(acc[k])) if k in acc else None)
-                 for k in SYSTEM_FACTORS + ("running", "app_running")}
-    return out | {"block": block_baseline(blocks), "surfaceflinger": compositor_baseline(sfs)}
+    shares = {k: (float(np.mean(acc[k])) if k in acc else None) for k in SYSTEM_FACTORS + ("running", "app_running")}
+    return Baseline(shares, block_baseline(blocks), compositor_baseline(sfs))
 
 
-def rank_causes(fs: FrameShares, normal: dict, config: FramesConfig, components: dict,
-                extra: dict | None = None, over_budget_ns: int | None = None) -> list[dict]:
+def rank_causes(fs: FrameShares, normal: Baseline, config: FramesConfig, components: Components,
+                extra: Ranked | None = None, over_budget_ns: int | None = None) -> list[Ranked]:
     """Every factor that took at least `cause_min_share` of the frame's critical path, ranked by the time it cost
     the frame over its budget (its time on the path, up to the frame's overrun); its share over normal frames is
     evidence (`stands_out`), not a gate. The app's own work (running on the path) is ranked with them; when no
@@ -340,37 +369,35 @@ def rank_causes(fs: FrameShares, normal: dict, config: FramesConfig, components:
     for k, share in factors:
         if share is None or share < config.cause_min_share:
             continue
-        base_key = "app_running" if k == "app_work" else k
-        base = normal.get(base_key)
+        base = normal.shares.get("app_running" if k == "app_work" else k)
         ns = share * fs.path_ns
         out.append(_cause(k, share, base, ns, min(ns, over), fs, normal, config, components))
-    out.sort(key=lambda c: (-c["evidence"]["cost_over_budget_ms"], -c["share"], c["name"]))
+    out.sort(key=lambda c: (-(c.evidence.cost_over_budget_ns or 0.0), -(c.share or 0.0), c.name))
     if not out:
-        run = fs.shares.get("running")
-        out.append({"name": "app_work", "label": CAUSE_LABELS["app_work"],
-                    "share": round(run, 4) if run is not None else None,
-                    "normal_share": round(normal["running"], 4) if normal.get("running") is not None else None,
-                    "evidence": components | {"path_ms": round(fs.path_ns / 1e6, 3)}})
+        out.append(Ranked("app_work", fs.shares.get("running"), normal.shares.get("running"),
+                          CauseEvidence(CAUSE_LABELS["app_work"], path_ns=fs.path_ns, components=components)))
     if extra:   # the compositor's part comes after the app-side causes: the verdict is about the app's lateness
         out.append(extra)
     return out
 
 
-def _cause(k: str, share: float, base: float | None, ns: float, cost: float, fs: FrameShares, normal: dict,
-           config: FramesConfig, components: dict) -> dict:
+def _cause(k: str, share: float, base: float | None, ns: float, cost: float, fs: FrameShares, normal: Baseline,
+           config: FramesConfig, components: Components) -> Ranked:
     b = base or 0.0
-    ev: dict = {"path_ms": round(fs.path_ns / 1e6, 3), "ms": round(ns / 1e6, 3),
-                "cost_over_budget_ms": round(cost / 1e6, 3),
-                "stands_out": bool(share - b >= config.cause_min_excess and share >= config.cause_min_ratio * b),
-                "times_normal": round(share / b, 2) if b > 0 else None}
-    if k in ("binder", "io", "cpu_placement"):
-        ev.update(fs.evidence.get(k) or {})
-    if k == "io" and "block" in ev:
-        ev["block"] = ev["block"] | {"normal": normal.get("block")}
-    ev["threads_ms"] = fs.evidence.get("threads_ms")
-    if k == "app_work":
-        ev.update(components)
-    else:
-        ev["critical_call_path"] = components.get("critical_call_path")
-    return {"name": k, "label": CAUSE_LABELS[k], "share": round(share, 4),
-            "normal_share": round(base, 4) if base is not None else None, "evidence": ev}
+    ev = CauseEvidence(CAUSE_LABELS[k], path_ns=fs.path_ns, ns=ns, cost_over_budget_ns=cost,
+                       stands_out=bool(share - b >= config.cause_min_excess and share >= config.cause_min_ratio * b),
+                       times_normal=share / b if b > 0 else None, threads_ns=fs.evidence.threads_ns,
+                       critical_call_path=components.critical_call_path)
+    if k == "binder":
+        ev.servers_ns = fs.evidence.servers_ns
+    elif k == "io":
+        ev.blocked_functions_ns = fs.evidence.blocked_functions_ns
+        ev.io_wait_intervals = fs.evidence.io_wait_intervals
+        if fs.evidence.block is not None:
+            ev.block = fs.evidence.block
+            ev.block.normal = normal.block
+    elif k == "cpu_placement":
+        ev.placement = fs.evidence.placement
+    elif k == "app_work":
+        ev.components = components
+    return Ranked(k, share, base, ev)

@@ -11,6 +11,8 @@ slow to take it, so it gives no compositor signal of its own.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
@@ -23,6 +25,7 @@ from droidlag.frames.critical_path import (
     SliceTree,
     state_class,
 )
+from droidlag.frames.results import CompositorEvidence, SfBaseline, SfMeasure
 from droidlag.frames.segment import surfaceflinger_pids
 from droidlag.models.trace import Trace
 
@@ -64,10 +67,10 @@ class Compositor:
         self.finder = finder
         self.period = period_ns or sr_ns
         self.tid = sf_main_thread(trace)
-        self.windows: dict[int, dict] = {}
+        self.windows: dict[int, dict[str, Any]] = {}
         self._tree: SliceTree | None = None
-        self._slices: tuple | None = None
-        self._own: dict[tuple[int, int], tuple[dict, dict]] = {}     # window -> SF states, CPUs (measure)
+        self._slices: tuple[Any, ...] | None = None
+        self._own: dict[tuple[int, int], tuple[dict[str, int], dict[int, int]]] = {}   # window -> SF states, CPUs
         self._threads: dict[tuple[int, int], dict[int, int]] = {}    # window -> critical-path threads (evidence)
         if self.tid is None or not frames.height:
             return
@@ -115,19 +118,19 @@ class Compositor:
                 continue
             # A buffer waiting behind another (stuffing) is late without SurfaceFlinger being slow: only a
             # composition longer than a vsync period says SurfaceFlinger itself missed the frame.
-            why = (f"composition took {comp / 1e6:.2f} ms, over one vsync period ({p / 1e6:.2f} ms)"
-                   if comp > p else None)
-            self.windows[fid] = {"a": cend - comp, "b": cend, "source": "composition slice", "late": why is not None,
-                                 "ft_named": False, "signal": why, "app_on_time": None}
+            slow = comp > p
+            self.windows[fid] = {"a": cend - comp, "b": cend, "source": "composition slice", "late": slow,
+                                 "ft_named": False, "signal": None, "app_on_time": None,
+                                 "slow_composition": (comp, p) if slow else None}
 
-    def window(self, frame_id: int) -> dict | None:
+    def window(self, frame_id: int) -> dict[str, Any] | None:
         return self.windows.get(frame_id)
 
-    def measure(self, frame_id: int, app_path_ns: int) -> dict | None:
+    def measure(self, frame_id: int, app_path_ns: int) -> SfMeasure | None:
         """SurfaceFlinger main thread's own states over the frame's composition window, and the window's share of
         the extended critical path (app path + composition window)."""
         w = self.windows.get(frame_id)
-        if w is None:
+        if w is None or self.tid is None:   # windows are only made once SurfaceFlinger's main thread is known
             return None
         a, b = w["a"], w["b"]
         win = b - a
@@ -143,12 +146,15 @@ class Compositor:
                         cpu_ns[seg.cpu] = cpu_ns.get(seg.cpu, 0) + seg.dur
                 acc["binder"] = self.finder.binder.time_in_calls(self.tid, a, b)
                 self._own[(a, b)] = (acc, cpu_ns)
-            acc, cpu_ns = (dict(d) for d in self._own[(a, b)])
+            own_acc, own_cpu = self._own[(a, b)]
+            acc, cpu_ns = dict(own_acc), dict(own_cpu)
+        # state shares as findings.json v1 shows them (4 decimals): normal frames average these
         states = {k: round(v / win, 4) for k, v in acc.items()} if self.trace.has_sched else None
-        return {"share": win / (app_path_ns + win), "window_ns": win, "states": states, "cpu_ns": cpu_ns}
+        return SfMeasure(win / (app_path_ns + win), win, states, cpu_ns)
 
     # ---- evidence (only for reported causes: slices are looked up per frame) ------------------------------
-    def _slice_arrays(self) -> tuple:
+    def _slice_arrays(self) -> tuple[Any, ...]:
+        assert self.tid is not None   # only reported causes ask, and they need SurfaceFlinger's main thread
         if self._slices is None:
             s = self.trace.slices
             s = s.filter((pl.col("tid") == self.tid) & (pl.col("kind") == "thread")).sort("ts") if s.height else s
@@ -157,17 +163,19 @@ class Compositor:
             else:
                 ts = s["ts"].to_numpy()
                 self._slices = (ts, ts + s["dur"].to_numpy(), s["id"].to_list(), s["name"].to_list(),
-                                s["depth"].to_list(), int(s["dur"].max()))
+                                s["depth"].to_list(), int(s["dur"].max()))   # type: ignore[arg-type]
                 self._tree = SliceTree(self.trace.slices, {self.tid})
         return self._slices
 
-    def slices_in(self, a: int, b: int, top: int = 5) -> dict:
+    def slices_in(self, a: int, b: int, top: int = 5) -> tuple[dict[str, int], list[str]]:
+        """SurfaceFlinger main-thread slices in [a, b): ns per name of the outermost ones (top `top`), and the
+        critical call path of the longest."""
         ts, ends, ids, names, depths, max_dur = self._slice_arrays()
         lo = int(np.searchsorted(ts, a - max_dur, side="left"))
         hi = int(np.searchsorted(ts, b, side="left"))
         hits = [i for i in range(lo, hi) if ends[i] > a]
         if not hits:
-            return {"slices_ms": {}, "critical_call_path": []}
+            return {}, []
         d0 = min(depths[i] for i in hits)
         roots = [i for i in hits if depths[i] == d0]
         by_name: dict[str, int] = {}
@@ -175,12 +183,14 @@ class Compositor:
             by_name[names[i]] = by_name.get(names[i], 0) + int(min(b, ends[i]) - max(a, ts[i]))
         longest = max(roots, key=lambda i: min(b, ends[i]) - max(a, ts[i]))
         path = self._tree.critical_call_path(ids[longest]) if self._tree else [names[longest]]
-        return {"slices_ms": {k: round(v / 1e6, 3) for k, v in sorted(by_name.items(), key=lambda kv: -kv[1])[:top]},
-                "critical_call_path": path}
+        return dict(sorted(by_name.items(), key=lambda kv: -kv[1])[:top]), path
 
-    def evidence(self, frame_id: int, m: dict, normal: dict | None) -> dict:
+    def evidence(self, frame_id: int, m: SfMeasure, normal: SfBaseline | None) -> CompositorEvidence:
+        """SurfaceFlinger over the frame's composition window: the late signal, states, CPUs, the threads of its
+        critical path and its slices, the FrameTimeline display frame, the normal frames' measure."""
         w = self.windows[frame_id]
         a, b = w["a"], w["b"]
+        assert self.tid is not None   # windows are only made once SurfaceFlinger's main thread is known
         name = self.trace.thread_name
         threads: dict[int, int] = self._threads.get((a, b), {})
         if self.trace.has_sched and (a, b) not in self._threads:
@@ -188,31 +198,26 @@ class Compositor:
                 threads[seg.tid] = threads.get(seg.tid, 0) + seg.dur
             self._threads[(a, b)] = threads
         cls = self.trace.cpu_class
-        ev = {"compositor_late": w["signal"], "window_source": w["source"],
-              "window_ms": round(m["window_ns"] / 1e6, 3), "window_start_ns": a,
-              "thread": f"{name(self.tid) or self.tid} ({self.tid})",
-              "states": m["states"],
-              "cpu_ms": {f"cpu{c}" + (f" ({cls[c]})" if c in cls else ""): round(v / 1e6, 3)
-                         for c, v in sorted(m["cpu_ns"].items(), key=lambda kv: -kv[1])},
-              "threads_ms": {f"{name(t) or t} ({t})": round(v / 1e6, 3)
-                             for t, v in sorted(threads.items(), key=lambda kv: -kv[1])[:4]}}
-        ev.update(self.slices_in(a, b))
-        if w.get("display_jank_type") is not None:
-            ev["display_frame"] = {"token": w["display_frame_token"], "jank_type": w["display_jank_type"],
-                                   "present_type": w["display_present_type"]}
-        if normal:
-            ev["normal"] = normal
-        return ev
+        slices_ns, call_path = self.slices_in(a, b)
+        display = ({"token": w["display_frame_token"], "jank_type": w["display_jank_type"],
+                    "present_type": w["display_present_type"]} if w.get("display_jank_type") is not None else None)
+        return CompositorEvidence(
+            compositor_late=w["signal"], slow_composition=w.get("slow_composition"), window_source=w["source"],
+            window_ns=m.window_ns, window_start_ns=a,
+            thread=f"{name(self.tid) or self.tid} ({self.tid})", states=m.states,
+            cpu_ns={f"cpu{c}" + (f" ({cls[c]})" if c in cls else ""): v
+                    for c, v in sorted(m.cpu_ns.items(), key=lambda kv: -kv[1])},
+            threads_ns={f"{name(t) or t} ({t})": v for t, v in sorted(threads.items(), key=lambda kv: -kv[1])[:4]},
+            slices_ns=slices_ns, critical_call_path=call_path, display_frame=display, normal=normal)
 
 
-def compositor_baseline(measures: list[dict]) -> dict | None:
+def compositor_baseline(measures: list[SfMeasure]) -> SfBaseline | None:
     """Mean SurfaceFlinger measures over (sampled) normal frames that have a composition window."""
     if not measures:
         return None
     n = len(measures)
-    out = {"frames": n, "share": round(sum(m["share"] for m in measures) / n, 4),
-           "window_ms": round(sum(m["window_ns"] for m in measures) / n / 1e6, 3)}
-    st = [m["states"] for m in measures if m["states"]]
+    out = SfBaseline(n, sum(m.share for m in measures) / n, sum(m.window_ns for m in measures) / n)
+    st = [m.states for m in measures if m.states]
     if st:
-        out["states"] = {k: round(sum(s[k] for s in st) / len(st), 4) for k in SF_STATES}
+        out.states = {k: sum(s[k] for s in st) / len(st) for k in SF_STATES}
     return out

@@ -8,7 +8,7 @@ from the root slice, descend into the longest child at each level (doFrame > tra
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -66,7 +66,7 @@ class ThreadStates:
     _COLS = ("ts", "dur", "state", "cpu", "waker_tid", "blocked_function", "io_wait")
 
     def __init__(self, states: pl.DataFrame):
-        self._by_tid: dict[int, tuple] = {}
+        self._by_tid: dict[int, tuple[Any, ...]] = {}
         self._span: dict[int, tuple[int, int]] = {}
         self._df: pl.DataFrame | None = None
         if states.height:
@@ -78,7 +78,7 @@ class ThreadStates:
             bounds = np.append(starts, len(tid)).tolist()
             self._span = {t: (bounds[k], bounds[k + 1]) for k, t in enumerate(tids.tolist())}
 
-    def get(self, tid: int) -> tuple | None:
+    def get(self, tid: int) -> tuple[Any, ...] | None:
         """(ts, ends, states, cpus, wakers, blocked_functions, io_waits, ends_array) of `tid` sorted by ts, as
         lists; ends_array is the numpy ends when they are not monotonic (bisect then does not apply), else None."""
         got = self._by_tid.get(tid)
@@ -86,6 +86,7 @@ class ThreadStates:
             span = self._span.get(tid)
             if span is None:
                 return None
+            assert self._df is not None   # spans index the table
             part = self._df.slice(span[0], span[1] - span[0])
             ts = part["ts"].to_numpy()
             if len(ts) > 1 and not bool((ts[1:] >= ts[:-1]).all()):
@@ -107,7 +108,7 @@ class BinderIndex:
     """Synchronous binder calls by client thread: (ts, end, server_tid, received_ts, reply_ts)."""
 
     def __init__(self, binder: pl.DataFrame):
-        self._by_client: dict[int, list[tuple]] = {}
+        self._by_client: dict[int, list[tuple[Any, ...]]] = {}
         if binder.height:
             b = binder.filter(~pl.col("oneway").fill_null(False) & pl.col("server_tid").is_not_null())
             for row in b.select("client_tid", "ts", "dur", "server_tid", "received_ts", "reply_ts").iter_rows():
@@ -118,7 +119,7 @@ class BinderIndex:
                 self._by_client.setdefault(c, []).append((ts, end, srv, rx if rx is not None else ts,
                                                           rp if rp is not None else end))
 
-    def during(self, tid: int, a: int, b: int) -> tuple | None:
+    def during(self, tid: int, a: int, b: int) -> tuple[Any, ...] | None:
         """The call by `tid` outstanding for the longest part of [a, b), or None."""
         best, best_ov = None, 0
         for call in self._by_client.get(tid, ()):
@@ -161,7 +162,7 @@ class CriticalPathFinder:
         """The states of `tid` itself over [a, b), without following wakeups or binder."""
         return self._walk(tid, a, b, self.depth, "frame", False, {tid}) if b > a else []
 
-    def _walk(self, tid: int, a: int, b: int, depth: int, via: str, in_binder: bool, seen: set) -> list[Segment]:
+    def _walk(self, tid: int, a: int, b: int, depth: int, via: str, in_binder: bool, seen: set[Any]) -> list[Segment]:
         st = self.states.get(tid)
         if st is None:
             return [Segment(tid, a, b - a, UNKNOWN, None, via, in_binder)]
@@ -193,7 +194,8 @@ class CriticalPathFinder:
             out.append(Segment(tid, cursor, b - cursor, UNKNOWN, None, via, in_binder))
         return out
 
-    def _hop(self, tid, s, e, i, st, depth, in_binder, seen) -> list[Segment] | None:
+    def _hop(self, tid: int, s: int, e: int, i: int, st: tuple[Any, ...], depth: int, in_binder: bool,
+             seen: set[Any]) -> list[Segment] | None:
         ts, ends, states, cpus, wakers, fns, ios, _ = st
         call = self.binder.during(tid, s, e)
         if call is not None and call[2] not in seen:
@@ -278,4 +280,4 @@ class CpuBusy:
         total = cum[j] - cum[i]
         total -= max(0, a - s[i])
         total -= max(0, e[j - 1] - b)
-        return max(0.0, min(1.0, total / (b - a)))
+        return max(0.0, min(1.0, float(total) / (b - a)))

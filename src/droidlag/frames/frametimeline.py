@@ -12,17 +12,17 @@ import polars as pl
 
 from droidlag.models.trace import Trace
 
-FT_COLUMNS = {"vsync_id": pl.Int64, "layer_name": pl.Utf8, "ft_actual_start_ns": pl.Int64,
+FT_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {"vsync_id": pl.Int64, "layer_name": pl.Utf8, "ft_actual_start_ns": pl.Int64,
               "ft_actual_end_ns": pl.Int64, "ft_jank_type": pl.Utf8, "ft_present_type": pl.Utf8,
               "ft_ended": pl.Boolean, "ft_expected_ts": pl.Int64, "ft_expected_end_ns": pl.Int64}
 
 
-def surface_frames(trace: Trace, exclude_pids: list[int] | set[int] = (), pids: list[int] | None = None
-                   ) -> pl.DataFrame:
+def surface_frames(trace: Trace, exclude_pids: list[int] | set[int] | tuple[int, ...] = (),
+                   pids: list[int] | None = None) -> pl.DataFrame:
     """One row per app surface frame (actual rows), keyed by (pid, layer_name, vsync_id), with its expected
     (intended) start and end; FT_COLUMNS + pid."""
     ft = trace.frame_timeline
-    schema = {"pid": pl.Int64} | FT_COLUMNS
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {"pid": pl.Int64} | FT_COLUMNS
     if not ft.height:
         return pl.DataFrame(schema=schema)
     surf = ft.filter((pl.col("scope") == "surface") & ~pl.col("pid").is_in(list(exclude_pids)))
@@ -48,7 +48,8 @@ def surface_frames(trace: Trace, exclude_pids: list[int] | set[int] = (), pids: 
     out = out.join(by_token, on=["pid", "vsync_id"], how="left").with_columns(
         pl.coalesce("ft_expected_ts", "_e_ts").alias("ft_expected_ts"),
         pl.coalesce("ft_expected_end_ns", "_e_end").alias("ft_expected_end_ns")).drop("_e_ts", "_e_end")
-    return out.select(list(schema)).cast(schema).sort(["ft_actual_start_ns", "pid", "layer_name"], nulls_last=True)
+    out = out.select(list(schema)).cast(schema)  # type: ignore[arg-type]
+    return out.sort(["ft_actual_start_ns", "pid", "layer_name"], nulls_last=True)
 
 
 def join_surface_frames(frames: pl.DataFrame, surf: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

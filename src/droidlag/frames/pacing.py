@@ -10,10 +10,12 @@ Pacing library and of game benchmarks, which count frames over 1.5x/2x the targe
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
 
+from droidlag.frames.results import ProducerPacing
 from droidlag.models.trace import Trace
 
 SWAP_RE = r"^(eglSwapBuffers\w*|queueBuffer|vkQueuePresentKHR|QueuePresent|swapBuffers|SwapBuffers)$"
@@ -63,8 +65,10 @@ def _runs(long_: np.ndarray) -> tuple[int, int]:
     return runs, longest
 
 
-def pace(times: np.ndarray, vsync_period_ns: int | None, config: PacingConfig | None = None) -> dict | None:
-    """Pacing of one producer from its buffer hand-over times (ns): target, hitches, stutter runs, percentiles."""
+def pace(times: np.ndarray, vsync_period_ns: int | None,
+         config: PacingConfig | None = None) -> dict[str, Any] | None:
+    """Pacing of one producer from its buffer hand-over times (ns): target, hitches, stutter runs, percentiles (the
+    ProducerPacing fields after `producer`)."""
     config = config or PacingConfig()
     if times.size < MIN_BUFFERS:
         return None
@@ -74,22 +78,18 @@ def pace(times: np.ndarray, vsync_period_ns: int | None, config: PacingConfig | 
     if live.size < MIN_BUFFERS - 1:
         return None
     target = _target(float(np.median(live)), vsync_period_ns)
-    lo, hi = config.over_factors
-    over_lo, over_hi = live > lo * target, live > hi * target
-    runs, longest = _runs(over_lo)
-    return {"buffers": int(times.size), "intervals": int(live.size), "target_ms": round(target / 1e6, 3),
-            "target_fps": round(1e9 / target, 1) if target else None,
+    over = {f: live > f * target for f in config.over_factors}
+    runs, longest = _runs(over[config.over_factors[0]])
+    return {"buffers": int(times.size), "intervals": int(live.size), "target_ns": target,
             "target_source": "median interval rounded to whole vsync periods" if vsync_period_ns else "median interval",
-            f"over_{lo}x": int(over_lo.sum()), f"over_{hi}x": int(over_hi.sum()),
-            f"over_{lo}x_pct": round(100.0 * over_lo.mean(), 2), f"over_{hi}x_pct": round(100.0 * over_hi.mean(), 2),
+            "over": {f: int(o.sum()) for f, o in over.items()}, "over_pct": {f: 100.0 * o.mean() for f, o in over.items()},
             "stutter_runs": runs, "longest_stutter_run": longest,
-            "interval_ms": {f"p{q}": round(float(np.percentile(live, q)) / 1e6, 3) for q in (50, 90, 99)}
-            | {"max": round(float(live.max()) / 1e6, 3)},
+            "interval_ns": {f"p{q}": float(np.percentile(live, q)) for q in (50, 90, 99)} | {"max": float(live.max())},
             "pauses": int(pauses.sum())}
 
 
-def frame_pacing(trace: Trace, apps: list[dict], vsync_period_ns: int | None,
-                 config: PacingConfig | None = None) -> list[dict]:
+def frame_pacing(trace: Trace, apps: list[dict[str, Any]], vsync_period_ns: int | None,
+                 config: PacingConfig | None = None) -> list[ProducerPacing]:
     """Pacing per producer thread of each non-Choreographer app (`apps`: the segmentation's non_hwui entries)."""
     if not apps or not trace.slices.height:
         return []
@@ -104,6 +104,6 @@ def frame_pacing(trace: Trace, apps: list[dict], vsync_period_ns: int | None,
             got = pace(part["end"].to_numpy(), vsync_period_ns, config)
             if got is None:
                 continue
-            out.append({"pid": a["pid"], "process": a.get("process"), "renderer": a.get("renderer"),
-                        "producer_tid": tid, "producer": trace.thread_name(tid)} | got)
-    return sorted(out, key=lambda d: (-d["buffers"], d["pid"], d["producer_tid"]))
+            out.append(ProducerPacing(a["pid"], a.get("process"), a.get("renderer"), tid, trace.thread_name(tid),
+                                      **got))
+    return sorted(out, key=lambda p: (-p.buffers, p.pid, p.producer_tid))

@@ -5,10 +5,13 @@ RenderThread frame on a LITTLE core at 75% of its clock with every big core idle
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
 from droidlag.frames.critical_path import CpuBusy
+from droidlag.frames.results import PlacementCpu
 from droidlag.models.trace import Trace
 
 
@@ -47,7 +50,7 @@ class CpuPlacement:
     def _idle(self, cpus: list[int], a: int, b: int) -> list[int]:
         return [c for c in cpus if 1.0 - self.busy.busy_fraction(c, a, b) >= self.idle_need]
 
-    def check(self, cpu: int | None, a: int, b: int) -> dict | None:
+    def check(self, cpu: int | None, a: int, b: int) -> dict[str, Any] | None:
         """Why the interval [a, b) on `cpu` was badly placed, or None when it was not (or cannot be told)."""
         if cpu is None or b <= a or not self.usable or cpu not in self.cls:
             return None
@@ -73,16 +76,16 @@ class CpuPlacement:
         return round(100.0 * f / top, 1) if f is not None and top else None
 
 
-def placement_evidence(hits: list[tuple[int, dict]]) -> dict:
-    """Summary of the badly placed intervals: ms per CPU, their class and frequency, the faster cores idle."""
-    by_cpu: dict[int, dict] = {}
+def placement_evidence(hits: list[tuple[int, dict[str, Any]]]) -> dict[int, PlacementCpu]:
+    """The badly placed intervals per CPU, most time first: ns, the CPU's class and mean frequency (% of its top),
+    the faster cores that idled meanwhile."""
+    by_cpu: dict[int, dict[str, Any]] = {}
     for dur, h in hits:
-        d = by_cpu.setdefault(h["cpu"], {"ms": 0.0, "class": h["class"], "freq_pct": [], "idle_faster": set()})
-        d["ms"] += dur / 1e6
+        d = by_cpu.setdefault(h["cpu"], {"ns": 0, "class": h["class"], "freq_pct": [], "idle_faster": set()})
+        d["ns"] += dur
         if h["freq_pct"] is not None:
             d["freq_pct"].append(h["freq_pct"])
         d["idle_faster"].update(h["idle_faster"])
-    return {"cpus": {str(c): {"ms": round(d["ms"], 3), "class": d["class"],
-                              "mean_freq_pct": round(float(np.mean(d["freq_pct"])), 1) if d["freq_pct"] else None,
-                              "idle_faster_cpus": sorted(d["idle_faster"])}
-                     for c, d in sorted(by_cpu.items(), key=lambda kv: -kv[1]["ms"])}}
+    return {c: PlacementCpu(d["ns"], d["class"], float(np.mean(d["freq_pct"])) if d["freq_pct"] else None,
+                            sorted(d["idle_faster"]))
+            for c, d in sorted(by_cpu.items(), key=lambda kv: -kv[1]["ns"])}

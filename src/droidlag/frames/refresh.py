@@ -8,6 +8,8 @@ gaps, and a period within 3% of a common rate is snapped to it.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
@@ -55,13 +57,13 @@ def vsync_ticks(trace: Trace) -> tuple[np.ndarray | None, str | None]:
     return None, None
 
 
-def refresh_segments(ticks: np.ndarray) -> list[dict]:
+def refresh_segments(ticks: np.ndarray) -> list[dict[str, Any]]:
     """Stretches of one refresh rate: [{start_ns, end_ns, period_ns, hz}], in time order. Windows of 500 ms
     with too few ticks take the rate before them."""
     ticks = np.sort(ticks)
     if ticks.size < 4:
         return []
-    segs: list[dict] = []
+    segs: list[dict[str, Any]] = []
     start = int(ticks[0])
     while start <= ticks[-1]:
         end = start + WINDOW_NS
@@ -84,7 +86,7 @@ def refresh_segments(ticks: np.ndarray) -> list[dict]:
     return segs
 
 
-def period_at(segs: list[dict], times: np.ndarray, default: int | None) -> np.ndarray:
+def period_at(segs: list[dict[str, Any]], times: np.ndarray, default: int | None) -> np.ndarray:
     """The period in effect at each time (the first stretch before the trace's first tick; the last after it)."""
     out = np.full(times.shape, default if default else 0, dtype=np.int64)
     if not segs:
@@ -95,11 +97,12 @@ def period_at(segs: list[dict], times: np.ndarray, default: int | None) -> np.nd
     return periods[idx]
 
 
-def main_period(segs: list[dict]) -> int | None:
+def main_period(segs: list[dict[str, Any]]) -> int | None:
     """The period of the longest stretch (the trace's usual rate)."""
     if not segs:
         return None
-    return max(segs, key=lambda s: (s["end_ns"] - s["start_ns"], -s["start_ns"]))["period_ns"]
+    period: int = max(segs, key=lambda s: (s["end_ns"] - s["start_ns"], -s["start_ns"]))["period_ns"]
+    return period
 
 
 def estimate_vsync_period(trace: Trace) -> tuple[int | None, str | None]:

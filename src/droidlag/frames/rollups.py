@@ -5,20 +5,16 @@ dominated (measure/layout in the paper), and how busy the CPUs were during SR an
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
 from droidlag.frames.critical_path import CpuBusy
 from droidlag.frames.verdicts import FF, OK, SR
+from droidlag.models.causes import CAUSE_CLASSES, STAGE_PREFIX
 from droidlag.models.trace import Trace
 
-CAUSE_CLASSES = {
-    "app_work": "ui_work", "gc": "ui_work",
-    "io": "io_binder", "binder": "io_binder",
-    "runnable": "scheduling", "sleeping": "scheduling", "little_saturated": "scheduling",
-    "cpu_placement": "scheduling",
-    "surfaceflinger": "compositor",
-}
 PAPER_CAUSE_CLASSES_PCT = {"ui_work": 61, "io_binder": 28, "scheduling": 11}
 # disjoint parts of a frame, for "which stage dominated": stage columns summed per group
 STAGE_GROUPS = {
@@ -29,12 +25,12 @@ STAGE_GROUPS = {
 MAX_NORMAL = 300
 
 
-def cause_classes(causes: pl.DataFrame, bad_ids: list[int]) -> dict:
+def cause_classes(causes: pl.DataFrame, bad_ids: list[int]) -> dict[str, Any]:
     """Each SR/FF frame's leading cause (rank 1) by class, as counts and % of the frames that have a cause."""
     lead = causes.filter((pl.col("rank") == 1) & pl.col("frame_id").is_in(bad_ids)) if causes.height else causes
     counts: dict[str, int] = {}
     for name in (lead["name"].to_list() if lead.height else []):
-        cls = CAUSE_CLASSES.get(name, "stage" if name.startswith("stage:") else "other")
+        cls = CAUSE_CLASSES.get(name, "stage" if name.startswith(STAGE_PREFIX) else "other")
         counts[cls] = counts.get(cls, 0) + 1
     n = sum(counts.values())
     return {"frames_with_a_cause": n, "counts": counts,
@@ -42,7 +38,7 @@ def cause_classes(causes: pl.DataFrame, bad_ids: list[int]) -> dict:
             "paper_pct": PAPER_CAUSE_CLASSES_PCT}
 
 
-def dominant_stages(bad: pl.DataFrame) -> dict:
+def dominant_stages(bad: pl.DataFrame) -> dict[str, Any]:
     """For SR/FF frames: the stage group with the most time in each frame, counted."""
     counts: dict[str, int] = {}
     for r in bad.iter_rows(named=True):
@@ -54,11 +50,11 @@ def dominant_stages(bad: pl.DataFrame) -> dict:
         if best is not None:
             counts[best] = counts.get(best, 0) + 1
     n = sum(counts.values())
-    top = max(counts, key=counts.get) if counts else None
+    top = max(counts, key=lambda k: counts[k]) if counts else None
     return {"frames_with_stages": n, "counts": counts, "dominant": top, "paper": "measure/layout"}
 
 
-def cpu_utilisation(trace: Trace, frames: pl.DataFrame) -> dict | None:
+def cpu_utilisation(trace: Trace, frames: pl.DataFrame) -> dict[str, Any] | None:
     """Mean busy fraction of all CPUs over SR frames, FF frames and (a sample of) normal frames, in %."""
     if not trace.has_sched or not frames.height:
         return None
@@ -80,7 +76,7 @@ def cpu_utilisation(trace: Trace, frames: pl.DataFrame) -> dict | None:
             "cpus": len(cpus), "paper": "about 60% during SR, about 100% during FF"}
 
 
-def paper_rollups(trace: Trace, frames: pl.DataFrame, causes: pl.DataFrame) -> dict:
+def paper_rollups(trace: Trace, frames: pl.DataFrame, causes: pl.DataFrame) -> dict[str, Any]:
     """The three roll-ups over the trace's complete frames (SR/FF by the buffer-aware verdict, else by the
     threshold where the buffer-aware one was not possible)."""
     if "complete" in frames.columns:

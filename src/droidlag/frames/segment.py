@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
@@ -56,7 +57,7 @@ class Segmentation:
 
     frames: pl.DataFrame
     notes: list[str] = field(default_factory=list)
-    non_hwui_apps: list[dict] = field(default_factory=list)
+    non_hwui_apps: list[dict[str, Any]] = field(default_factory=list)
     vsync_period_ns: int | None = None
     vsync_period_source: str | None = None
 
@@ -139,7 +140,9 @@ def _stage_sums(slices: pl.DataFrame, roots: pl.DataFrame, stages: dict[str, tup
 
 
 def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | None = None) -> Segmentation:
-    """Segment every HWUI app's frames (or only `app`'s, matched against the process name)."""
+    """Segment every HWUI app's frames (or only `app`'s, matched against the process name). Phases: the root slices
+    (doFrame, DrawFrame) of the apps asked for; non-HWUI renderers left out; each doFrame joined to its DrawFrame;
+    FrameTimeline surface frames joined by token; stages and composition; FrameTimeline-only frames appended."""
     notes: list[str] = []
     period, period_src = (vsync_period_ns, "config") if vsync_period_ns else estimate_vsync_period(trace)
     s = trace.slices
@@ -154,60 +157,9 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
     s = s.filter(pl.col("kind") == "thread")
     tnames = _thread_names(trace)
     s = s.join(tnames, on="tid", how="left").with_columns(pl.coalesce("pid", "tpid").alias("pid"))
-
-    do = s.filter(pl.col("name").str.contains(DOFRAME_RE))
-    do = do.join(s.select(pl.col("id").alias("parent_id"), pl.col("name").alias("pname")), on="parent_id",
-                 how="left").filter(pl.col("pname").is_null() | ~pl.col("pname").str.contains(DOFRAME_RE))
-    do = do.with_columns(pl.col("name").str.extract(DOFRAME_RE, 1).cast(pl.Int64).alias("vsync_id"))
-    draw = s.filter(pl.col("name").str.contains(DRAWFRAME_RE)).with_columns(
-        pl.col("name").str.extract(DRAWFRAME_RE, 1).cast(pl.Int64).alias("vsync_id"))
-
     sf = surfaceflinger_pids(trace)
-    proc_name = {pid: trace.process_name(pid) for pid in set(do["pid"].drop_nulls().to_list())
-                 | set(draw["pid"].drop_nulls().to_list())}
-    if app:
-        keep = {pid for pid in proc_name if app_matches(trace, pid, app)}
-        do = do.filter(pl.col("pid").is_in(list(keep)))
-        draw = draw.filter(pl.col("pid").is_in(list(keep)))
-        if not keep:
-            notes.append(f"no frames of app {app!r} in the trace")
-    do = do.filter(~pl.col("pid").is_in(list(sf)))
-
-    # Non-HWUI renderers: Choreographer callbacks that drive Flutter/Unity/GL drawing are not HWUI frames.
-    non_hwui: list[dict] = []
-    # one swap per buffer: a queueBuffer inside eglSwapBuffers is the same buffer
-    cand = s.filter(pl.col("pid").is_not_null() & ~pl.col("pid").is_in(list(sf)))["pid"].unique().to_list()
-    swaps = outer_swaps(s, cand).join(s.select("tid", "tname").unique("tid"), on="tid", how="left")
-    producers: list[dict] = []
-    for pid in sorted(set(do["pid"].drop_nulls().to_list()) | set(swaps["pid"].drop_nulls().to_list())):
-        n_do = do.filter(pl.col("pid") == pid).height
-        n_draw = draw.filter(pl.col("pid") == pid).height
-        renderer = _renderer_of(trace, pid)
-        other_swaps = swaps.filter((pl.col("pid") == pid) & (pl.col("tname") != "RenderThread")).height
-        if renderer or (n_draw < 0.1 * max(n_do, 1) and other_swaps >= 10):
-            renderer = renderer or ("surfaceview/gl" if n_do else "no-choreographer")
-            if app and pid not in set(do["pid"].to_list()) and not app_matches(trace, pid, app):
-                continue
-            non_hwui.append({"pid": pid, "process": trace.process_name(pid), "renderer": renderer,
-                             "choreographer_callbacks": n_do, "hwui_draw_frames": n_draw,
-                             "buffers_queued_elsewhere": other_swaps})
-            if n_do:
-                notes.append(f"{trace.process_name(pid) or pid} renders with {renderer} (not the HWUI pipeline): "
-                             f"its {n_do} Choreographer#doFrame callbacks and {other_swaps} buffers queued from "
-                             "other threads are not counted as frames; its frame pacing is measured from the "
-                             "buffers it queued instead")
-            else:
-                notes.append(f"{trace.process_name(pid) or pid} queued {other_swaps} buffers but the trace has no "
-                             "Choreographer#doFrame slices for it (not traced with the gfx/view categories, or it "
-                             "draws without the Choreographer): its frames are not counted; its frame pacing is "
-                             "measured from the buffers it queued instead")
-        elif other_swaps >= 10 and (not app or app_matches(trace, pid, app)):
-            # an HWUI app with a SurfaceView/GL surface of its own (a game view, a map, a video): the HWUI frames
-            # are counted, and the other surface's buffers are paced
-            producers.append({"pid": pid, "process": trace.process_name(pid), "renderer": "surfaceview/gl",
-                              "beside_hwui": True, "buffers_queued_elsewhere": other_swaps})
-            notes.append(f"{trace.process_name(pid) or pid} also queued {other_swaps} buffers from threads other "
-                         "than its RenderThread (a SurfaceView or GL surface): their frame pacing is measured apart")
+    do, draw, proc_name = _root_slices(trace, s, app, sf, notes)
+    non_hwui, producers = _renderers(trace, s, do, draw, app, sf, notes)
     excluded = [d["pid"] for d in non_hwui]
     do = do.filter(~pl.col("pid").is_in(excluded))
     if not do.height:
@@ -218,14 +170,108 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
             notes.append("no app frames: the trace has no Choreographer#doFrame slices"
                          + (" for that app" if app else ""))
         return Segmentation(empty, notes, non_hwui + producers, period, period_src)
+    frames, draw = _match_draw_frames(do, draw)
+    frames, ft_only = _join_frame_timeline(trace, frames, app, excluded + list(sf), proc_name, notes)
+    frames = _with_stages(trace, s, frames, sf)
+    n_unmatched = frames.filter(pl.col("draw_frame_id").is_null()).height
+    if not draw.height:
+        notes.append("no RenderThread DrawFrame slices: frame ends come from the main thread's doFrame only "
+                     "(RenderThread, dequeue/queueBuffer stages not available)")
+    elif n_unmatched:
+        notes.append(f"{n_unmatched} doFrame(s) had no matching DrawFrame (nothing drawn, or the RenderThread "
+                     "slice was outside the trace); their end is the doFrame end")
+    cols = list(FRAME_SCHEMA) + [c for c in ("draw_frame_ts", "draw_frame_end", "do_frame_end",
+                                              "compose_end_ns") if c in frames.columns] + list(STAGES)
+    frames = frames.select([c for c in cols if c in frames.columns])
+    if ft_only.height:
+        extra = _ft_frames(trace, s, ft_only, int(frames["frame_id"].max() or 0) + 1)   # type: ignore[arg-type]
+        notes.append(f"{extra.height} FrameTimeline app surface frame(s) had no doFrame (drawn outside the "
+                     "Choreographer, or its doFrame was outside the trace): counted from FrameTimeline alone "
+                     "(intended vsync to actual end)")
+        frames = pl.concat([frames, extra.select([c for c in frames.columns if c in extra.columns])],
+                           how="diagonal_relaxed")
+    # ties in start time (frames of different apps) ordered by pid and frame, so the output is the same every run
+    frames = with_layer_package(frames).sort(["start_ns", "pid", "frame_id"], nulls_last=True)
+    return Segmentation(frames, notes, non_hwui + producers, period, period_src)
 
+
+def _root_slices(trace: Trace, s: pl.DataFrame, app: str | None, sf: set[int],
+                 notes: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, dict[int, str | None]]:
+    """The outermost doFrame slices (SurfaceFlinger's left out) and the DrawFrame slices, with their vsync ids,
+    of every app or of `app` only; and the name of each process that has either."""
+    do = s.filter(pl.col("name").str.contains(DOFRAME_RE))
+    do = do.join(s.select(pl.col("id").alias("parent_id"), pl.col("name").alias("pname")), on="parent_id",
+                 how="left").filter(pl.col("pname").is_null() | ~pl.col("pname").str.contains(DOFRAME_RE))
+    do = do.with_columns(pl.col("name").str.extract(DOFRAME_RE, 1).cast(pl.Int64).alias("vsync_id"))
+    draw = s.filter(pl.col("name").str.contains(DRAWFRAME_RE)).with_columns(
+        pl.col("name").str.extract(DRAWFRAME_RE, 1).cast(pl.Int64).alias("vsync_id"))
+    proc_name = {pid: trace.process_name(pid) for pid in set(do["pid"].drop_nulls().to_list())
+                 | set(draw["pid"].drop_nulls().to_list())}
+    if app:
+        keep = {pid for pid in proc_name if app_matches(trace, pid, app)}
+        do = do.filter(pl.col("pid").is_in(list(keep)))
+        draw = draw.filter(pl.col("pid").is_in(list(keep)))
+        if not keep:
+            notes.append(f"no frames of app {app!r} in the trace")
+    return do.filter(~pl.col("pid").is_in(list(sf))), draw, proc_name
+
+
+def _renderers(trace: Trace, s: pl.DataFrame, do: pl.DataFrame, draw: pl.DataFrame, app: str | None, sf: set[int],
+               notes: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Non-HWUI renderers (Choreographer callbacks that drive Flutter/Unity/GL drawing are not HWUI frames: left
+    out of the frames, paced apart) and HWUI apps with a GL surface of their own beside (their frames counted, the
+    other surface paced)."""
+    non_hwui: list[dict[str, Any]] = []
+    # one swap per buffer: a queueBuffer inside eglSwapBuffers is the same buffer
+    cand = s.filter(pl.col("pid").is_not_null() & ~pl.col("pid").is_in(list(sf)))["pid"].unique().to_list()
+    swaps = outer_swaps(s, cand).join(s.select("tid", "tname").unique("tid"), on="tid", how="left")
+    producers: list[dict[str, Any]] = []
+    do_pids = set(do["pid"].to_list())
+    for pid in sorted(set(do["pid"].drop_nulls().to_list()) | set(swaps["pid"].drop_nulls().to_list())):
+        n_do = do.filter(pl.col("pid") == pid).height
+        n_draw = draw.filter(pl.col("pid") == pid).height
+        renderer = _renderer_of(trace, pid)
+        other_swaps = swaps.filter((pl.col("pid") == pid) & (pl.col("tname") != "RenderThread")).height
+        if renderer or (n_draw < 0.1 * max(n_do, 1) and other_swaps >= 10):
+            if app and pid not in do_pids and not app_matches(trace, pid, app):
+                continue
+            non_hwui.append(_non_hwui(trace, pid, renderer or ("surfaceview/gl" if n_do else "no-choreographer"),
+                                      n_do, n_draw, other_swaps, notes))
+        elif other_swaps >= 10 and (not app or app_matches(trace, pid, app)):
+            # an HWUI app with a SurfaceView/GL surface of its own (a game view, a map, a video): the HWUI frames
+            # are counted, and the other surface's buffers are paced
+            producers.append({"pid": pid, "process": trace.process_name(pid), "renderer": "surfaceview/gl",
+                              "beside_hwui": True, "buffers_queued_elsewhere": other_swaps})
+            notes.append(f"{trace.process_name(pid) or pid} also queued {other_swaps} buffers from threads other "
+                         "than its RenderThread (a SurfaceView or GL surface): their frame pacing is measured apart")
+    return non_hwui, producers
+
+
+def _non_hwui(trace: Trace, pid: int, renderer: str, n_do: int, n_draw: int, other_swaps: int,
+              notes: list[str]) -> dict[str, Any]:
+    """One app that renders without HWUI, with the note that says why its frames are not counted."""
+    if n_do:
+        notes.append(f"{trace.process_name(pid) or pid} renders with {renderer} (not the HWUI pipeline): "
+                     f"its {n_do} Choreographer#doFrame callbacks and {other_swaps} buffers queued from "
+                     "other threads are not counted as frames; its frame pacing is measured from the "
+                     "buffers it queued instead")
+    else:
+        notes.append(f"{trace.process_name(pid) or pid} queued {other_swaps} buffers but the trace has no "
+                     "Choreographer#doFrame slices for it (not traced with the gfx/view categories, or it "
+                     "draws without the Choreographer): its frames are not counted; its frame pacing is "
+                     "measured from the buffers it queued instead")
+    return {"pid": pid, "process": trace.process_name(pid), "renderer": renderer, "choreographer_callbacks": n_do,
+            "hwui_draw_frames": n_draw, "buffers_queued_elsewhere": other_swaps}
+
+
+def _match_draw_frames(do: pl.DataFrame, draw: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """One frame per doFrame, joined to its DrawFrame: by vsync id where both names carry one, else the DrawFrame
+    starting inside the doFrame. Also the DrawFrames of the frames' processes."""
     do = do.sort(["ts", "pid", "tid"]).with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("frame_id"),
-                                    (pl.col("ts") + pl.col("dur")).alias("do_end"))
+                                                    (pl.col("ts") + pl.col("dur")).alias("do_end"))
     frames = do.select("frame_id", "pid", pl.col("tid").alias("ui_tid"), "vsync_id",
                        pl.col("id").alias("do_frame_id"), pl.col("ts").alias("do_frame_ts"),
                        pl.col("do_end").alias("do_frame_end"), pl.col("closed").alias("do_closed"))
-
-    # DrawFrame: by vsync id where both names carry one, else the DrawFrame starting inside the doFrame.
     draw = draw.filter(pl.col("pid").is_in(do["pid"].unique().to_list())).with_columns(
         (pl.col("ts") + pl.col("dur")).alias("draw_end"))
     dsel = draw.select("pid", pl.col("tid").alias("render_tid"), pl.col("id").alias("draw_frame_id"),
@@ -239,17 +285,22 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
     used = by_id["draw_frame_id"].implode()
     d2 = dsel.filter(~pl.col("draw_frame_id").is_in(used)).sort("draw_frame_ts")
     cont = d2.join_asof(rest.sort("do_frame_ts").select("pid", "frame_id", "do_frame_ts", "do_frame_end"),
-                        left_on="draw_frame_ts", right_on="do_frame_ts", by="pid", strategy="backward", check_sortedness=False)
+                        left_on="draw_frame_ts", right_on="do_frame_ts", by="pid", strategy="backward",
+                        check_sortedness=False)
     cont = cont.filter(pl.col("frame_id").is_not_null() & (pl.col("draw_frame_ts") <= pl.col("do_frame_end")))
     cont = cont.sort("draw_frame_ts").unique("frame_id", keep="first").select(
         "frame_id", "render_tid", "draw_frame_id", "draw_frame_ts", "draw_frame_end", "draw_closed")
     matched = pl.concat([by_id, cont])
-    frames = frames.join(matched, on="frame_id", how="left")
+    return frames.join(matched, on="frame_id", how="left"), draw
 
-    # FrameTimeline surface frames by token (= vsync id): one frame per layer the doFrame fed, for the intended
-    # start and the ground-truth verdict; surface frames without a doFrame become frames of their own below.
+
+def _join_frame_timeline(trace: Trace, frames: pl.DataFrame, app: str | None, exclude: list[int],
+                         proc_name: dict[int, str | None], notes: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """FrameTimeline surface frames by token (= vsync id): one frame per layer the doFrame fed, for the intended
+    start and the ground-truth verdict; then each frame's start, end, process and completeness. Also the surface
+    frames without a doFrame (frames of their own, added by the caller)."""
     allowed = None if not app else ft_app_pids(trace, app)
-    surf = surface_frames(trace, excluded + list(sf), allowed)
+    surf = surface_frames(trace, exclude, allowed)
     n_do = frames.height
     frames, ft_only = join_surface_frames(frames, surf)
     # a process whose doFrames carry no vsync id cannot be matched to FrameTimeline: its surface frames would count
@@ -274,8 +325,11 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
                                  .alias("process"),
                                  (pl.col("do_closed").fill_null(True) & pl.col("draw_closed").fill_null(True)
                                   & pl.col("ft_ended").fill_null(True)).alias("complete"))
+    return frames, ft_only
 
-    # Stages.
+
+def _with_stages(trace: Trace, s: pl.DataFrame, frames: pl.DataFrame, sf: set[int]) -> pl.DataFrame:
+    """Each frame's stage durations (ns) on the main thread and the RenderThread, and its composition."""
     roots_main = frames.select("frame_id", "ui_tid", pl.col("do_frame_ts").alias("do_ts"),
                                pl.col("do_frame_end").alias("do_end"))
     roots_rt = frames.select("frame_id", "render_tid", pl.col("draw_frame_ts").alias("dr_ts"),
@@ -290,26 +344,7 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
     for st in STAGES:
         if st not in frames.columns:
             frames = frames.with_columns(pl.lit(None, pl.Int64).alias(st))
-    n_unmatched = frames.filter(pl.col("draw_frame_id").is_null()).height
-    if not draw.height:
-        notes.append("no RenderThread DrawFrame slices: frame ends come from the main thread's doFrame only "
-                     "(RenderThread, dequeue/queueBuffer stages not available)")
-    elif n_unmatched:
-        notes.append(f"{n_unmatched} doFrame(s) had no matching DrawFrame (nothing drawn, or the RenderThread "
-                     "slice was outside the trace); their end is the doFrame end")
-    cols = list(FRAME_SCHEMA) + [c for c in ("draw_frame_ts", "draw_frame_end", "do_frame_end",
-                                              "compose_end_ns") if c in frames.columns] + list(STAGES)
-    frames = frames.select([c for c in cols if c in frames.columns])
-    if ft_only.height:
-        extra = _ft_frames(trace, s, ft_only, int(frames["frame_id"].max()) + 1)
-        notes.append(f"{extra.height} FrameTimeline app surface frame(s) had no doFrame (drawn outside the "
-                     "Choreographer, or its doFrame was outside the trace): counted from FrameTimeline alone "
-                     "(intended vsync to actual end)")
-        frames = pl.concat([frames, extra.select([c for c in frames.columns if c in extra.columns])],
-                           how="diagonal_relaxed")
-    # ties in start time (frames of different apps) ordered by pid and frame, so the output is the same every run
-    frames = with_layer_package(frames).sort(["start_ns", "pid", "frame_id"], nulls_last=True)
-    return Segmentation(frames, notes, non_hwui + producers, period, period_src)
+    return frames
 
 
 # `TX - <package>/<activity>#<n>`: the app's own window. Not "Splash Screen <package>": systemui draws those.
@@ -384,9 +419,9 @@ def _ft_frames(trace: Trace, s: pl.DataFrame, surf: pl.DataFrame, first_id: int)
         .otherwise(pl.lit("ft_actual_start")).alias("start_source"),
         pl.col("ft_actual_end_ns").alias("end_ns"))
     names = {p: trace.process_name(p) for p in f["pid"].unique().drop_nulls().to_list()}
-    rts = {}
+    rts: dict[int, int] = {}
     for t in trace.threads.values():
-        if t.name == "RenderThread" and t.pid in names:
+        if t.name == "RenderThread" and t.pid is not None and t.pid in names:
             rts.setdefault(t.pid, t.tid)
     f = f.sort(["start_ns", "pid", "vsync_id", "layer_name"], nulls_last=True).with_columns(
         (pl.int_range(pl.len(), dtype=pl.Int64) + first_id).alias("frame_id"),

@@ -2,17 +2,21 @@
 intervals between consecutive SR/FF, and agreement with FrameTimeline where it exists."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
+from droidlag.frames.results import CauseRank, FrameCause, FramesSummary, Intervals, VsyncVerdicts
 from droidlag.frames.verdicts import FF, NOT_POSSIBLE, OK, SR, ft_is_app_jank
 
 
 def _pct(n: int | None, total: int) -> float | None:
-    return None if n is None or not total else round(100.0 * n / total, 2)
+    """Percent of total (unrounded); None without a count or a total."""
+    return None if n is None or not total else 100.0 * n / total
 
 
-def confusion(pred: pl.Series, truth: pl.Series) -> dict:
+def confusion(pred: pl.Series, truth: pl.Series) -> dict[str, Any]:
     """2x2 table of a jank verdict against ground truth, with precision, recall and accuracy."""
     p = pred.to_numpy().astype(bool)
     t = truth.to_numpy().astype(bool)
@@ -24,7 +28,7 @@ def confusion(pred: pl.Series, truth: pl.Series) -> dict:
             "accuracy": round((tp + tn) / len(p), 4) if len(p) else None}
 
 
-def frametimeline_agreement(frames: pl.DataFrame) -> dict | None:
+def frametimeline_agreement(frames: pl.DataFrame) -> dict[str, Any] | None:
     """How the naive verdicts (16.67 ms and the panel's period) and the BufferQueue-based verdict agree with
     FrameTimeline's app jank ("App Deadline Missed") on the frames FrameTimeline covers."""
     f = frames.filter(pl.col("ft_jank_type").is_not_null())
@@ -48,7 +52,7 @@ def frametimeline_agreement(frames: pl.DataFrame) -> dict | None:
     return out
 
 
-def agreement_by_layer(f: pl.DataFrame) -> list[dict]:
+def agreement_by_layer(f: pl.DataFrame) -> list[dict[str, Any]]:
     """The same agreement per app surface (process and layer): frames, FrameTimeline app jank, and the naive
     16.67 ms verdict's true/false positives and misses against it; busiest layer first."""
     if "layer_name" not in f.columns:
@@ -66,12 +70,12 @@ def agreement_by_layer(f: pl.DataFrame) -> list[dict]:
     return sorted(out, key=lambda d: (-d["frames"], d["pid"], d["layer"] or ""))
 
 
-def intervals(frames: pl.DataFrame, col: str) -> dict:
-    """Median gap (ms) between consecutive SR/FF frames (start to start), and from each FF to the SR before it."""
+def intervals(frames: pl.DataFrame, col: str) -> Intervals:
+    """Median gap (ns) between consecutive SR/FF frames (start to start), and from each FF to the SR before it."""
     bad = frames.filter(pl.col(col).is_in([SR, FF])).sort("start_ns")
-    res: dict = {"median_between_sr_ff_ms": None, "median_ff_to_preceding_sr_ms": None, "verdict_column": col}
+    res = Intervals(None, None, col)
     if bad.height >= 2:
-        res["median_between_sr_ff_ms"] = round(float(np.median(np.diff(bad["start_ns"].to_numpy()))) / 1e6, 3)
+        res.median_between_sr_ff_ns = float(np.median(np.diff(bad["start_ns"].to_numpy())))
     gaps = []
     last_sr = None
     for ts, v in bad.select("start_ns", col).iter_rows():
@@ -80,16 +84,20 @@ def intervals(frames: pl.DataFrame, col: str) -> dict:
         if v == SR:
             last_sr = ts
     if gaps:
-        res["median_ff_to_preceding_sr_ms"] = round(float(np.median(gaps)) / 1e6, 3)
+        res.median_ff_to_preceding_sr_ns = float(np.median(gaps))
     return res
 
 
-def rank_summary_causes(causes: pl.DataFrame, n_bad: int) -> list[dict]:
+def rank_summary_causes(causes: list[FrameCause], n_bad: int) -> list[CauseRank]:
     """Causes over all SR/FF frames: in how many frames each stood out, and its mean share there."""
-    if not causes.height:
+    if not causes:
         return []
-    cost = causes["evidence"].map_elements(_cost_ms, return_dtype=pl.Float64) if causes.height else None
-    c = causes.with_columns(cost.alias("_cost"))
+    # findings.json v1 averages each frame's share (4 decimals) and sums each frame's cost (whole microseconds) as it
+    # shows them: kept so that outputs stay the same
+    c = pl.DataFrame([(x.name, x.rank, _shown(x.share, 4), _shown(x.normal_share, 4),
+                       _shown(x.evidence.cost_over_budget_ns, 3, 1e6)) for x in causes],
+                     schema={"name": pl.Utf8, "rank": pl.Int32, "share": pl.Float64, "normal_share": pl.Float64,
+                             "_cost": pl.Float64}, orient="row")
     g = c.group_by("name").agg(pl.len().alias("frames"), (pl.col("rank") == 1).sum().alias("leading"),
                                pl.col("share").mean().alias("mean_share"),
                                pl.col("normal_share").mean().alias("mean_normal_share"),
@@ -97,23 +105,18 @@ def rank_summary_causes(causes: pl.DataFrame, n_bad: int) -> list[dict]:
                                .alias("cost_ms"))
     # ranked by how many slow frames each cause led, then by the time it cost them over their budget in all
     g = g.sort(["leading", "cost_ms", "frames", "name"], descending=[True, True, True, False], nulls_last=True)
-    return [{"name": r["name"], "frames": r["frames"], "leading": r["leading"], "frames_pct": _pct(r["frames"], n_bad),
-             "cost_over_budget_ms": round(r["cost_ms"], 3) if r["cost_ms"] is not None else None,
-             "mean_share": None if r["mean_share"] is None else round(r["mean_share"], 4),
-             "mean_normal_share": None if r["mean_normal_share"] is None else round(r["mean_normal_share"], 4)}
+    return [CauseRank(r["name"], r["frames"], r["leading"], _pct(r["frames"], n_bad),
+                      r["cost_ms"] * 1e6 if r["cost_ms"] is not None else None, r["mean_share"],
+                      r["mean_normal_share"])
             for r in g.iter_rows(named=True)]
 
 
-def _cost_ms(evidence: str | None) -> float | None:
-    if not evidence:
-        return None
-    import json
-    v = json.loads(evidence).get("cost_over_budget_ms")
-    return float(v) if v is not None else None
+def _shown(v: float | None, digits: int, unit: float = 1.0) -> float | None:
+    return None if v is None else round(v / unit, digits)
 
 
-def summarize(frames: pl.DataFrame, causes: pl.DataFrame, buffer_signal: str, vsync_period_ns: int | None,
-              extra: dict | None = None) -> dict:
+def summarize(frames: pl.DataFrame, causes: list[FrameCause], buffer_signal: str, vsync_period_ns: int | None,
+              extra: dict[str, Any] | None = None) -> FramesSummary:
     """Counts, rates and percentiles over the complete frames; frames whose end is not in the trace are counted
     apart (`incomplete_frames`) and take no part in verdicts, percentiles or headlines."""
     incomplete = 0
@@ -122,12 +125,12 @@ def summarize(frames: pl.DataFrame, causes: pl.DataFrame, buffer_signal: str, vs
         incomplete = int((~done).sum())
         frames = frames.filter(done)
     out = _summarize(frames, causes, buffer_signal, vsync_period_ns, extra)
-    out["incomplete_frames"] = incomplete
+    out.incomplete_frames = incomplete
     return out
 
 
-def _summarize(frames: pl.DataFrame, causes: pl.DataFrame, buffer_signal: str, vsync_period_ns: int | None,
-               extra: dict | None = None) -> dict:
+def _summarize(frames: pl.DataFrame, causes: list[FrameCause], buffer_signal: str, vsync_period_ns: int | None,
+               extra: dict[str, Any] | None = None) -> FramesSummary:
     n = frames.height
     counts = {v: int((frames["verdict"] == v).sum()) for v in (SR, FF, NOT_POSSIBLE)} if n else {}
     naive = {v: int((frames["naive_verdict"] == v).sum()) for v in (SR, FF)} if n else {SR: 0, FF: 0}
@@ -135,36 +138,26 @@ def _summarize(frames: pl.DataFrame, causes: pl.DataFrame, buffer_signal: str, v
     sr = None if undecided else counts.get(SR, 0)
     ff = None if undecided else counts.get(FF, 0)
     dur = frames["dur_ns"].to_numpy() if n else np.array([])
-    pct = {f"p{q}": round(float(np.percentile(dur, q)) / 1e6, 3) for q in (50, 90, 95, 99)} if n else {}
+    pct = {f"p{q}": float(np.percentile(dur, q)) for q in (50, 90, 95, 99)} if n else {}
     if n:
-        pct["max"] = round(float(dur.max()) / 1e6, 3)
+        pct["max"] = float(dur.max())
     vs = None
     if n and vsync_period_ns:
-        vs = {"vsync_period_ms": round(vsync_period_ns / 1e6, 3),
-              "sr": int((frames["naive_vsync_verdict"] == SR).sum()),
-              "ff": int((frames["naive_vsync_verdict"] == FF).sum())}
-        vs["sr_pct"] = _pct(vs["sr"], n)
-    n_bad = int(frames["verdict"].is_in([SR, FF]).sum() + (frames["verdict"] == NOT_POSSIBLE).sum()) if n else 0
-    out = {
-        "frames": n,
-        "sr": sr, "ff": ff, "sr_pct": _pct(sr, n), "ff_pct": _pct(ff, n),
-        "sr_naive": naive[SR], "ff_naive": naive[FF], "sr_naive_pct": _pct(naive[SR], n),
-        "ff_naive_pct": _pct(naive[FF], n),
-        "not_possible": undecided,
-        "buffer_signal": buffer_signal,
-        "naive_vsync_period": vs,
-        "frame_time_ms": pct,
-        "causes": rank_summary_causes(causes, n_bad),
-        "intervals": intervals(frames, "naive_verdict" if undecided else "verdict") if n else {},
-    }
+        vs_sr = int((frames["naive_vsync_verdict"] == SR).sum())
+        vs = VsyncVerdicts(vsync_period_ns, vs_sr, int((frames["naive_vsync_verdict"] == FF).sum()), _pct(vs_sr, n))
+    n_bad = int(frames["verdict"].is_in([SR, FF]).sum()) + int((frames["verdict"] == NOT_POSSIBLE).sum()) if n else 0
+    out = FramesSummary(
+        frames=n, sr=sr, ff=ff, sr_pct=_pct(sr, n), ff_pct=_pct(ff, n), sr_naive=naive[SR], ff_naive=naive[FF],
+        sr_naive_pct=_pct(naive[SR], n), ff_naive_pct=_pct(naive[FF], n), not_possible=undecided,
+        buffer_signal=buffer_signal, naive_vsync_period=vs, frame_time_ns=pct,
+        causes=rank_summary_causes(causes, n_bad),
+        intervals=intervals(frames, "naive_verdict" if undecided else "verdict") if n else None)
     if undecided:
-        out["not_possible_reason"] = ("the buffer-aware verdict needs FrameTimeline or a BufferQueue counter; "
-                                      f"{undecided} long frame(s) have neither, so sr/ff are not given "
-                                      "(see sr_naive/ff_naive)")
+        out.not_possible_reason = ("the buffer-aware verdict needs FrameTimeline or a BufferQueue counter; "
+                                   f"{undecided} long frame(s) have neither, so sr/ff are not given "
+                                   "(see sr_naive/ff_naive)")
     if n and "ft_jank_type" in frames.columns:
-        agree = frametimeline_agreement(frames)
-        if agree:
-            out["frametimeline_agreement"] = agree
+        out.frametimeline_agreement = frametimeline_agreement(frames)
     if extra:
-        out.update(extra)
+        out.sections.update(extra)
     return out

@@ -6,6 +6,8 @@ FrameTimeline (ground truth), the BufferQueue queued-count counter at the frame'
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
@@ -30,7 +32,7 @@ def ft_is_app_jank(jank_type: pl.Expr) -> pl.Expr:
 
 
 def bufferqueue_counter(trace: Trace, process: str | None, layer_name: str | None,
-                        sf_pids: set[int]) -> tuple[str | None, pl.DataFrame | None]:
+                        sf_pids: set[int] | frozenset[int]) -> tuple[str | None, pl.DataFrame | None]:
     """The SurfaceFlinger BufferQueue counter (queued buffers) of the app's layer: `C|<sf pid>|<layer>|<n>`.
     Picks the layer named by FrameTimeline if given, else the busiest counter whose name holds the package and
     looks like a layer (has '/' or '#'). Returns (name, table of ts/value) or (None, None)."""
@@ -73,16 +75,16 @@ def _value_at(counter: pl.DataFrame, times: np.ndarray) -> np.ndarray:
 
 
 def apply_verdicts(trace: Trace | None, frames: pl.DataFrame, config: FramesConfig, vsync_period_ns: int | None,
-                   sf_pids: set[int] | frozenset = frozenset()) -> tuple[pl.DataFrame, dict]:
+                   sf_pids: set[int] | frozenset[int] = frozenset()) -> tuple[pl.DataFrame, dict[str, Any]]:
     """Add naive_verdict, naive_vsync_verdict, verdict, buffer_signal, buffer_evidence and queued_at_deadline.
     Returns the table and, per process, the BufferQueue counter used (or why none)."""
     sr, ff = config.sr_threshold_ns, config.ff_threshold_ns
     period = vsync_period_ns
     # the second naive line: the panel's own period, per frame where the rate changed during the trace
     per_frame = "vsync_period_ns" in frames.columns and frames.height and (frames["vsync_period_ns"] > 0).all()
-    budget = pl.col("vsync_period_ns") if per_frame else period
+    budget: pl.Expr | int | None = pl.col("vsync_period_ns") if per_frame else period
     f = frames.with_columns(naive_expr(pl.col("dur_ns"), sr, ff).alias("naive_verdict"),
-                            (naive_expr(pl.col("dur_ns"), budget, ff) if per_frame or period
+                            (naive_expr(pl.col("dur_ns"), budget, ff) if budget is not None
                              else pl.lit(None, pl.Utf8)).alias("naive_vsync_verdict"))
     if not f.height:
         return f.with_columns(pl.lit(None, pl.Utf8).alias(c) for c in ("verdict", "buffer_signal",
@@ -91,7 +93,7 @@ def apply_verdicts(trace: Trace | None, frames: pl.DataFrame, config: FramesConf
             pl.lit(None, pl.Float64).alias("queued_at_deadline")), {}
     # Per-frame queued count at the deadline (start + one budget), per process.
     queued = np.full(f.height, np.nan)
-    counters_used: dict = {}
+    counters_used: dict[str, Any] = {}
     if trace is not None:
         budget = period or sr
         deadline = (f["start_ns"] + budget).to_numpy()
@@ -140,10 +142,10 @@ def _mark_incomplete(f: pl.DataFrame) -> pl.DataFrame:
                    "apart and takes no verdict")).alias("buffer_evidence"))
 
 
-def _groups(f: pl.DataFrame):
+def _groups(f: pl.DataFrame) -> list[tuple[tuple[int, str | None], np.ndarray]]:
     pids = f["pid"].to_numpy()
     procs = f["process"].to_list()
-    keys: dict = {}
+    keys: dict[tuple[int, str | None], list[int]] = {}
     for i, (p, n) in enumerate(zip(pids, procs)):
         keys.setdefault((int(p), n), []).append(i)
     return [(k, np.array(v)) for k, v in keys.items()]

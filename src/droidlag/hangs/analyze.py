@@ -1,5 +1,6 @@
-"""The hang pipeline, one public function: files -> dump units -> events (blocked thread, wait-for chain, critical
-threads, deadlocks, cause) -> root-cause clusters. `analyze_hangs(paths, config) -> HangReport`.
+"""The hang pipeline: dump units (models) -> events (blocked thread, wait-for chain, critical threads, deadlocks,
+cause) -> root-cause clusters. `add_units(report, path, units, config)` per file, then `cluster_events(report,
+config)`; reading the files is the findings layer's (`droidlag.findings.inputs.analyze_hangs(paths)`).
 
 Which events a unit holds (ours): an ANR/xCrash header names the process; otherwise a traces.txt puts the ANR'ing
 process first, so every pid dumped under the first process's command line is one event (repeated dumps of one pid
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypedDict
@@ -29,7 +29,6 @@ from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import MIN_FRAMES, UNKNOWN_KEY, Features, event_features
 from droidlag.hangs.normalize import normalize_frame
 from droidlag.hangs.waitfor import ABSENT, ChainStep, Edge, Node, WaitForGraph, build_wait_for_graph, java_names
-from droidlag.io.inputs import walk
 from droidlag.models.dumps import DumpUnit, ProcessDump, ThreadDump
 
 WATCHDOG_THREADS = ("main", "android.fg", "android.ui", "android.io", "android.display", "android.anim",
@@ -141,31 +140,6 @@ class HangReport:
                 "warnings": [w.to_dict() for w in self.warnings],
                 "errors": [{"path": e.path, "line": e.line, "reason": e.reason} for e in self.errors],
                 "files": self.files}
-
-
-def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files as given, folders walked as `droidlag analyze` walks them (sorted; hidden files skipped), `*.md` notes
-    skipped."""
-    out: list[Path] = []
-    for p in paths:
-        p = Path(p)
-        if p.is_dir():
-            out.extend(q for q in walk(p) if q.suffix.lower() != ".md")
-        else:
-            out.append(p)
-    return out
-
-
-def load_units(path: str | Path) -> list[DumpUnit]:
-    """The dump units of one file: a bugreport zip, or dump/bugreport text (gzip ok). InputError if unusable."""
-    from droidlag.io.anr import read_anr
-    from droidlag.io.bugreport import read_bugreport_zip
-    from droidlag.io.source import read_bytes
-
-    data = read_bytes(path)
-    if data[:4] == b"PK\x03\x04":
-        return read_bugreport_zip(path, data)
-    return read_anr(path, data)
 
 
 def _header_numbers(unit: DumpUnit, p: ProcessDump | None) -> HeaderNumbers:
@@ -450,34 +424,19 @@ def _deadlock_blocked(procs: list[ProcessDump], g: WaitForGraph, cyc: list[int])
     return g.threads[cyc[0]]
 
 
-def analyze_hangs(paths: Iterable[str | Path], config: HangsConfig | None = None,
-                  progress: Callable[[Path], None] | None = None) -> HangReport:
-    """Read every file (folders recursively, bugreport zips included), find the ANR/SNR events, cluster them by
-    root cause and label causes. Unusable files are reported in `errors`, never raised."""
-    config = config or HangsConfig()
-    report = HangReport()
-    for path in expand_paths(paths):
-        report.files += 1
-        try:
-            units = load_units(path)
-        except InputError as e:
-            report.errors.append(e)
-            continue
-        finally:
-            if progress is not None:
-                progress(path)
-        before = len(report.events)
-        for u in units:
-            report.bytes_read += u.nbytes
-            report.warnings.extend(u.warnings)
-            report.events.extend(events_from_unit(u, config))
-        if len(report.events) == before and not any(u.snapshot for u in units):
-            # read, but nothing in it is an event: said, never dropped silently
-            threads = sum(len(p.threads) for u in units for p in u.processes)
-            report.errors.append(InputError(path, f"no ANR/SNR event: {threads} thread stack(s) and no ANR header, "
-                                                  "watchdog line or blocked thread in the file"))
-    cluster_events(report, config)
-    return report
+def add_units(report: HangReport, path: str | Path, units: list[DumpUnit], config: HangsConfig) -> None:
+    """The events of one file's dump units into `report` (with the units' warnings and size); a file read but
+    holding no event is an error of the report, said, never dropped silently. Cluster with `cluster_events` once
+    every file is in."""
+    before = len(report.events)
+    for u in units:
+        report.bytes_read += u.nbytes
+        report.warnings.extend(u.warnings)
+        report.events.extend(events_from_unit(u, config))
+    if len(report.events) == before and not any(u.snapshot for u in units):
+        threads = sum(len(p.threads) for u in units for p in u.processes)
+        report.errors.append(InputError(path, f"no ANR/SNR event: {threads} thread stack(s) and no ANR header, "
+                                              "watchdog line or blocked thread in the file"))
 
 
 def cluster_events(report: HangReport, config: HangsConfig) -> None:

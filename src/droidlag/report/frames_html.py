@@ -4,9 +4,11 @@ its evidence as short sentences and small tables."""
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
+from droidlag.findings.narrative import cause_sentence
+from droidlag.models.causes import CAUSE_WORDS, STAGE_PREFIX
 from droidlag.report import plots
-from droidlag.report.narrative import CAUSE_WORDS, cause_sentence
 
 
 def e(value) -> str:
@@ -164,7 +166,7 @@ def _causes_table(s: dict) -> str:
     causes = s.get("causes") or []
     if not causes:
         return ""
-    rows = [[CAUSE_WORDS.get(c["name"].removeprefix("stage:"), c["name"]), c.get("leading"), c.get("frames"),
+    rows = [[CAUSE_WORDS.get(c["name"].removeprefix(STAGE_PREFIX), c["name"]), c.get("leading"), c.get("frames"),
              "" if c.get("cost_over_budget_ms") is None else f"{c['cost_over_budget_ms']:.1f} ms",
              _pct(c.get("mean_share")), _pct(c.get("mean_normal_share"))] for c in causes]
     return ("<h3>Causes of slow frames, ranked</h3><p>Ranked by the slow frames each cause led, then by the time it "
@@ -234,7 +236,7 @@ def frame_detail(f: dict, t0: int) -> str:
     if gc:
         names = ", ".join(sorted({f"{s['slice']} on {s['thread']}" for s in gc.get("slices") or []}))
         body.append(f"<p>Blocking GC during the frame: {ms(gc.get('blocking_gc_ns'))} ({e(names)}).</p>")
-    shared = {}   # what every cause of the frame carries (threads on the path, call paths): shown once, at the end
+    shared: dict[str, Any] = {}   # what every cause of the frame carries (threads on the path, call paths): shown once, at the end
     for c in causes:
         body.append(f"<p>{e(cause_sentence(c))}</p>")
         ev = c.get("evidence")

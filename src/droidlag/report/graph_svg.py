@@ -16,7 +16,7 @@ def _layers(nodes: list[dict], edges: list[dict]) -> dict[str, int]:
             out[e["src"]].append(e["dst"])
     roots = [n["id"] for n in nodes if n.get("blocked")] or [nodes[0]["id"]]
     layer: dict[str, int] = {}
-    q = deque()
+    q: deque[str] = deque()
     for r in roots:
         layer[r] = 0
         q.append(r)
@@ -57,6 +57,8 @@ def wait_for_graph_svg(nodes: list[dict], edges: list[dict]) -> str:
         colour = EDGE_COLOURS.get(e.get("kind", ""), "#555")
         raw = str(e.get("label") or e.get("kind") or "")
         label = escape(raw if len(raw) <= 22 else raw[:21] + "…")
+        sx: float
+        tx: float
         if layer[e["dst"]] > layer[e["src"]]:
             sx, sy, tx, ty = x1 + NODE_W, y1 + NODE_H / 2, x2, y2 + NODE_H / 2
             path = f"M {sx} {sy} L {tx} {ty}"

@@ -94,7 +94,7 @@ def _bars(ax, xs: np.ndarray, heights: np.ndarray, width: float, bottoms: np.nda
     x1 = xs + width
     verts = np.stack([np.stack([xs, b], 1), np.stack([xs, b + heights], 1), np.stack([x1, b + heights], 1),
                       np.stack([x1, b], 1)], 1)
-    ax.add_collection(PolyCollection(verts, **style), autolim=True)
+    ax.add_collection(PolyCollection(verts, **style), autolim=True)  # type: ignore[arg-type]  # an (n, 4, 2) array
 
 
 def frame_timeline(frames: list[dict], title: str, t0_ns: int) -> str:

@@ -8,6 +8,7 @@ import os
 import re
 from pathlib import Path
 
+from droidlag.report.findings_json import findings_dict
 from droidlag.report.html import render
 from droidlag.report.perfetto_export import TimelineMark, export_marks
 
@@ -120,7 +121,7 @@ def write_outputs(findings, out_dir: Path, force: bool = False) -> dict[str, Pat
     check_out_dir(out_dir, force)
     out_dir.mkdir(parents=True, exist_ok=True)
     _clean_temp(out_dir)
-    data = findings.to_dict()
+    data = findings_dict(findings)
     # The generation is named by its content: the same input gives byte-identical outputs, and files of two
     # different runs never share a name.
     generation = hashlib.sha256(json.dumps(data, default=str, sort_keys=True).encode()).hexdigest()[:32]
@@ -143,7 +144,11 @@ def write_outputs(findings, out_dir: Path, force: bool = False) -> dict[str, Pat
     files["report.html"] = html.encode("utf-8")
     temps = {name: _write_temp(out_dir, generation, name, raw) for name, raw in files.items()}
     previous = _previous(out_dir)
-    (out_dir / MARKER).unlink(missing_ok=True)
+    # While files are swapped the marker names no generation (an incomplete run, detectable) but still lists every
+    # file of the old and the new one as ours: a run killed here leaves a folder the next run may write into.
+    pending = {"generation": None, "incomplete": True,
+               "files": sorted(set(files) | {str(n) for n in previous.get("files") or [] if OUTPUT_NAME.match(str(n))})}
+    os.replace(_write_temp(out_dir, generation, MARKER, json.dumps(pending, indent=1).encode()), out_dir / MARKER)
     written: dict[str, Path] = {}
     for name, tmp in temps.items():
         os.replace(tmp, out_dir / name)

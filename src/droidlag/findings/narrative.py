@@ -3,35 +3,46 @@ Binder:1234_5, which was in fsync"), and each hang's wait-for graph as nodes and
 from __future__ import annotations
 
 import re
+from dataclasses import asdict, dataclass
+from typing import Any
 
-from droidlag.hangs.analyze import critical_key
+from droidlag.frames import FramesReport
+from droidlag.frames.results import ComponentTimes, FramesSummary, ProducerPacing
+from droidlag.hangs.analyze import HangReport, critical_key
+from droidlag.models.causes import CAUSE_WORDS, STAGE_PREFIX
 
 # Severity orders the terminal summary and the report: system-wide hangs first, then app hangs, then jank.
 SEVERITY = {"snr": 100, "deadlock": 90, "anr": 80, "ff": 60, "sr": 40}
 
+
+
+@dataclass
+class Headline:
+    """One problem in plain words. severity orders them (higher first); kind: snr, deadlock, anr, ff, sr, gc, ui,
+    pacing, ok or info; level: bad, warn, ok or muted; source: the input it is about."""
+
+    severity: float
+    kind: str
+    level: str
+    source: str | None
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 _FRAME = re.compile(r"^at\s+(?P<where>[\w$.<>]+)\((?P<src>[^)]*)\)")
-CAUSE_WORDS = {
-    "storage_sync": "storage sync (fsync/discard)",
-    "system_lock_contention": "system-service lock contention",
-    "insufficient_memory": "insufficient memory",
-    "slow_binder_peer": "a slow binder peer",
-    "app_specific": "the app's own code",
-    "binder": "binder calls", "io": "I/O (uninterruptible sleep)", "runnable": "waiting for a CPU (runnable)",
-    "sleeping": "the thread sleeping/idle", "little_saturated": "saturated LITTLE cores while big cores idle",
-    "gc": "garbage collection", "app_work": "the app's own work",
-    "surfaceflinger": "SurfaceFlinger (the compositor) running late",
-    "cpu_placement": "running on a slower core or at low frequency while a faster core idled",
-}
 
 
-def cause_sentence(c: dict) -> str:
+def cause_sentence(c: dict[str, Any]) -> str:
     """One cause of one frame in words: what, how long on the critical path, what it cost over the budget, and
     how that compares with normal frames."""
-    ev = c.get("evidence") if isinstance(c.get("evidence"), dict) else {}
+    got = c.get("evidence")
+    ev: dict[str, Any] = got if isinstance(got, dict) else {}
     name = str(c.get("name") or "?")
     share, normal = c.get("share"), c.get("normal_share")
-    if name.startswith("stage:"):    # gfxinfo: the stage that took the most of the frame
-        text = f"The {name[6:].replace('_', ' ')} stage took {ev.get('stage_ms', '?')} ms of the " \
+    if name.startswith(STAGE_PREFIX):    # gfxinfo: the stage that took the most of the frame
+        text = f"The {name[len(STAGE_PREFIX):].replace('_', ' ')} stage took {ev.get('stage_ms', '?')} ms of the " \
                f"{ev.get('frame_ms', '?')} ms frame" + (f" ({100 * share:.0f}%)" if share is not None else "")
         return text + (f"; {100 * normal:.0f}% in normal frames." if normal is not None else ".")
     words = CAUSE_WORDS.get(name, name)
@@ -62,12 +73,12 @@ def _short_frame(frame: str | None) -> str | None:
     return ".".join(parts[-2:]) if len(parts) >= 2 else m.group("where")
 
 
-def _thread(t: dict | None) -> str:
+def _thread(t: dict[str, Any] | None) -> str:
     if not t:
         return "a thread"
     tid = t.get("tid")
     if not t.get("name") and tid is None and not t.get("sys_tid") and t.get("process"):
-        return t["process"]   # a remote process (a binder peer, a child process), no thread known
+        return str(t["process"])   # a remote process (a binder peer, a child process), no thread known
     name = t.get("name") or (f"thread {tid}" if tid is not None else "a native thread")
     proc = t.get("process")
     # the tid shown is the dump's `tid` (as in the JSON), else the Linux sysTid, said as such
@@ -81,7 +92,7 @@ def _thread(t: dict | None) -> str:
     return f"{name} ({where})" if where else name
 
 
-def _via_words(via: dict | None) -> str:
+def _via_words(via: dict[str, Any] | None) -> str:
     if not via:
         return "waited for"
     kind = via.get("kind")
@@ -102,7 +113,7 @@ def _via_words(via: dict | None) -> str:
     return f"waited ({kind}) for"
 
 
-def hang_sentence(ev: dict) -> str:
+def hang_sentence(ev: dict[str, Any]) -> str:
     """One sentence for an ANR/SNR event dict (the hangs JSON)."""
     proc = ev.get("process") or "an app the report does not name"
     chain = ev.get("chain") or []
@@ -143,12 +154,11 @@ def hang_sentence(ev: dict) -> str:
     return f"{text}. Probable cause: {cause}."
 
 
-def hang_headlines(report) -> list[dict]:
+def hang_headlines(report: HangReport) -> list[Headline]:
     out = []
     for ev in report.to_dict()["events"]:
         kind = "deadlock" if ev.get("deadlock") else ev.get("kind", "anr")
-        out.append({"severity": SEVERITY.get(kind, 80), "kind": kind, "level": "bad", "source": ev.get("source"),
-                    "text": hang_sentence(ev)})
+        out.append(Headline(SEVERITY.get(kind, 80), kind, "bad", ev.get("source"), hang_sentence(ev)))
     return out
 
 
@@ -160,92 +170,107 @@ RENDERER_WORDS = {
 }
 
 
-def pacing_headline(p: dict, path: str) -> dict:
-    """One producer of an app that draws without the Choreographer: its pacing against its target rate."""
-    over, over2 = p.get("over_1.5x", 0), p.get("over_2.0x", 0)
-    how = RENDERER_WORDS.get(p.get("renderer"), f"draws with {p.get('renderer')}")
-    who = f"{p.get('process') or p['pid']} {how} (thread {p.get('producer') or p['producer_tid']})"
-    text = (f"{path}: {who}: {p['buffers']} buffers at a {p['target_fps']} fps target ({p['target_ms']} ms); "
-            f"{over} interval(s) over 1.5x the target ({p.get('over_1.5x_pct')}%), {over2} over 2x, "
-            f"{p['stutter_runs']} stutter run(s), longest interval {p['interval_ms']['max']} ms")
-    if p.get("pauses"):
-        text += f"; {p['pauses']} pause(s) over 700 ms not counted"
+def pacing_headline(p: ProducerPacing, path: str) -> Headline:
+    """One producer of an app that draws without the Choreographer: its pacing against its target rate (figures as
+    the summary shows them)."""
+    over, over2 = p.over.get(1.5, 0), p.over.get(2.0, 0)
+    pct = p.over_pct.get(1.5)
+    pct = round(pct, 2) if pct is not None else None
+    fps = round(1e9 / p.target_ns, 1) if p.target_ns else None
+    how = RENDERER_WORDS.get(p.renderer or "", f"draws with {p.renderer}")
+    who = f"{p.process or p.pid} {how} (thread {p.producer or p.producer_tid})"
+    text = (f"{path}: {who}: {p.buffers} buffers at a {fps} fps target ({_shown_ms(p.target_ns)} ms); "
+            f"{over} interval(s) over 1.5x the target ({pct}%), {over2} over 2x, "
+            f"{p.stutter_runs} stutter run(s), longest interval {_shown_ms(p.interval_ns['max'])} ms")
+    if p.pauses:
+        text += f"; {p.pauses} pause(s) over 700 ms not counted"
     if not over:
-        return {"severity": 2, "kind": "pacing", "level": "ok", "source": path, "text": text + " (steady pacing)."}
-    return {"severity": SEVERITY["sr"] + min(19, p.get("over_1.5x_pct", 0) / 5), "kind": "pacing",
-            "level": "bad" if over2 else "warn", "source": path, "text": text + "."}
+        return Headline(2, "pacing", "ok", path, text + " (steady pacing).")
+    return Headline(SEVERITY["sr"] + min(19, (pct or 0) / 5), "pacing", "bad" if over2 else "warn", path, text + ".")
 
 
-def frames_headlines(report, path: str) -> list[dict]:
+def frames_headlines(report: FramesReport, path: str) -> list[Headline]:
     """One headline per trace or gfxinfo file with slow frames (how many, how bad, the leading cause), and one per
     producer of an app that draws without the Choreographer (its frame pacing)."""
     s = report.summary
-    pacing = [pacing_headline(p, path) for p in s.get("frame_pacing") or []]
+    pacing = [pacing_headline(p, path) for p in s.sections.get("frame_pacing") or []]
     base = _frames_headline(report, path)
     if pacing:   # Choreographer frames alone must not read as an all-clear for the apps they leave out
-        base = [h for h in base if h["kind"] != "info"]
+        base = [h for h in base if h.kind != "info"]
         for h in base:
-            if h["kind"] == "ok":
-                h["text"] = h["text"][:-1] + (f"; {len(pacing)} thread(s) draw without the Choreographer: their "
-                                              "pacing is below.")
-                h["level"] = "muted"
+            if h.kind == "ok":
+                h.text = h.text[:-1] + (f"; {len(pacing)} thread(s) draw without the Choreographer: their "
+                                        "pacing is below.")
+                h.level = "muted"
     return base + pacing
 
 
-def _frames_headline(report, path: str) -> list[dict]:
+def _shown_ms(ns: float) -> float:
+    """A time as the summary shows it (ms, 3 decimals): a headline quotes the same figure."""
+    return round(ns / 1e6, 3)
+
+
+def _aggregates_headline(aggregates: list[dict[str, Any]], path: str) -> Headline:
+    """Android's own counters when there are no per-frame rows (gfxinfo without framestats, graphicsstats)."""
+    total = sum(g["total_frames_rendered"] for g in aggregates)
+    janky = sum(g.get("janky_frames") or 0 for g in aggregates)
+    ff = sum(g.get("ff_naive_histogram") or 0 for g in aggregates)
+    worst = max(aggregates, key=lambda g: (g.get("janky_percent") or 0, g["total_frames_rendered"]))
+    text = (f"{path}: Android counted {janky} janky of {total} frames ({100 * janky / total:.1f}%) in "
+            f"{len(aggregates)} aggregate(s), {ff} over 700 ms by the histogram; highest: {worst['process']} "
+            f"({worst.get('janky_percent')}%). No per-frame data, so no buffer-aware verdict or causes.")
+    kind = "ff" if ff else "sr"
+    return Headline(SEVERITY[kind] + min(19, 100 * janky / total / 5), kind, "bad" if ff else "warn", path, text)
+
+
+def _leading_cause(s: FramesSummary, n_slow: int) -> str:
+    """The cause that led most slow frames, in words, with its share against normal frames (shares as the summary
+    shows them: 4 decimals)."""
+    causes = s.causes    # ranked: the cause that led most slow frames first
+    comps = s.sections.get("app_work_components_ms")
+    top = list(comps.ns.items())[:3] if isinstance(comps, ComponentTimes) else []
+    slices = "; the slices that took it: " + ", ".join(f"{k} ({_shown_ms(v):.0f} ms)" for k, v in top)
+    if not causes:
+        return ""
+    c = causes[0]
+    if c.mean_share is None:   # no sched data: the slices say where the time went
+        text = f"; leading cause: {CAUSE_WORDS.get(c.name, c.name)} (no sched data to split it by CPU, binder or I/O)"
+        return text + (slices if c.name == "app_work" and top else "")
+    name = c.name.removeprefix(STAGE_PREFIX)
+    words = CAUSE_WORDS.get(name, name.replace("_", " "))
+    text = f"; leading cause: {words}, {100 * round(c.mean_share, 4):.0f}% of the critical path"
+    if c.mean_normal_share is not None:
+        text += f" against {100 * round(c.mean_normal_share, 4):.0f}% in normal frames"
+    text += f" (led {c.leading} of {n_slow} frame(s))"
+    return text + (slices if name == "app_work" and top else "")
+
+
+def _frames_headline(report: FramesReport, path: str) -> list[Headline]:
     s = report.summary
-    n = s.get("frames") or 0
-    aggregates = [g for g in s.get("gfxinfo_summaries") or [] if g.get("total_frames_rendered")]
+    n = s.frames
+    aggregates = [g for g in s.sections.get("gfxinfo_summaries") or [] if g.get("total_frames_rendered")]
     if not n and aggregates:
-        total = sum(g["total_frames_rendered"] for g in aggregates)
-        janky = sum(g.get("janky_frames") or 0 for g in aggregates)
-        ff = sum(g.get("ff_naive_histogram") or 0 for g in aggregates)
-        worst = max(aggregates, key=lambda g: (g.get("janky_percent") or 0, g["total_frames_rendered"]))
-        text = (f"{path}: Android counted {janky} janky of {total} frames ({100 * janky / total:.1f}%) in "
-                f"{len(aggregates)} aggregate(s), {ff} over 700 ms by the histogram; highest: {worst['process']} "
-                f"({worst.get('janky_percent')}%). No per-frame data, so no buffer-aware verdict or causes.")
-        kind = "ff" if ff else "sr"
-        return [{"severity": SEVERITY[kind] + min(19, 100 * janky / total / 5), "kind": kind,
-                 "level": "bad" if ff else "warn", "source": path, "text": text}]
+        return [_aggregates_headline(aggregates, path)]
     if not n:
-        reason = s.get("no_frames_reason") or "no app frames"
-        return [{"severity": 0, "kind": "info", "level": "muted", "source": path, "text": f"{path}: {reason}."}]
-    aware = s.get("sr") is not None
-    sr, ff = (s.get("sr"), s.get("ff")) if aware else (s.get("sr_naive"), s.get("ff_naive"))
+        reason = s.no_frames_reason or "no app frames"
+        return [Headline(0, "info", "muted", path, f"{path}: {reason}.")]
+    aware = s.sr is not None
+    sr, ff = (s.sr or 0, s.ff or 0) if aware else (s.sr_naive, s.ff_naive)
     label = "buffer-aware" if aware else "by threshold only; the buffer-aware verdict was not possible"
-    worst = (s.get("frame_time_ms") or {}).get("max")
+    worst = _shown_ms(s.frame_time_ns["max"]) if "max" in s.frame_time_ns else None
     if not sr and not ff:
-        return [{"severity": 1, "kind": "ok", "level": "ok", "source": path,
-                 "text": f"{path}: {n} frames, none slow or frozen ({label})."}]
+        return [Headline(1, "ok", "ok", path, f"{path}: {n} frames, none slow or frozen ({label}).")]
     text = (f"{path}: {ff} frozen and {sr} slow of {n} frames ({100 * (sr + ff) / n:.1f}%, {label})"
             + (f", worst {worst:.1f} ms" if worst else ""))
-    causes = s.get("causes") or []    # ranked: the cause that led most slow frames first
-    if causes and causes[0].get("mean_share") is None:   # no sched data: the slices say where the time went
-        text += f"; leading cause: {CAUSE_WORDS.get(causes[0]['name'], causes[0]['name'])} (no sched data to " \
-                "split it by CPU, binder or I/O)"
-        comps = list((s.get("app_work_components_ms") or {}).items())[:3]
-        if causes[0]["name"] == "app_work" and comps:
-            text += "; the slices that took it: " + ", ".join(f"{k} ({v:.0f} ms)" for k, v in comps)
-        causes = []
-    if causes:
-        c = causes[0]
-        name = c["name"].removeprefix("stage:")
-        words = CAUSE_WORDS.get(name, name.replace("_", " "))
-        text += f"; leading cause: {words}, {100 * c['mean_share']:.0f}% of the critical path"
-        if c.get("mean_normal_share") is not None:
-            text += f" against {100 * c['mean_normal_share']:.0f}% in normal frames"
-        text += f" (led {c.get('leading', c['frames'])} of {sr + ff} frame(s))"
-        comps = list((s.get("app_work_components_ms") or {}).items())[:3]
-        if name == "app_work" and comps:
-            text += "; the slices that took it: " + ", ".join(f"{k} ({v:.0f} ms)" for k, v in comps)
-    if s.get("incomplete_frames"):
-        text += f"; {s['incomplete_frames']} frame(s) without an end in the trace not counted"
+    text += _leading_cause(s, sr + ff)
+    if s.incomplete_frames:
+        text += f"; {s.incomplete_frames} frame(s) without an end in the trace not counted"
     kind = "ff" if ff else "sr"
     sev = SEVERITY[kind] + min(19, (sr + ff) * 100 / n / 5)
-    return [{"severity": sev, "kind": kind, "level": "bad" if ff else "warn", "source": path, "text": text + "."}]
+    return [Headline(sev, kind, "bad" if ff else "warn", path, text + ".")]
 
 
-def _edge_label(via: dict) -> str | None:
+def _edge_label(via: dict[str, Any]) -> str | None:
     """A lock edge carries the lock's class (and address); a binder edge how its peer was found."""
     cls, lock = via.get("lock_class"), via.get("lock")
     if cls:
@@ -253,11 +278,11 @@ def _edge_label(via: dict) -> str | None:
     return lock or via.get("how") or via.get("kind")
 
 
-def wait_for_graph(ev: dict) -> dict:
+def wait_for_graph(ev: dict[str, Any]) -> dict[str, Any]:
     """Nodes and edges of an event's wait-for chain (and its deadlock cycle) for drawing."""
-    nodes: dict[str, dict] = {}
+    nodes: dict[str, dict[str, Any]] = {}
 
-    def node(t: dict, **flags) -> str:
+    def node(t: dict[str, Any], **flags: bool) -> str:
         nid = f"{t.get('pid')}:{t.get('sys_tid') or t.get('tid') or t.get('name')}"
         if nid not in nodes:
             state = (t.get("state") or "").lower()
@@ -292,7 +317,7 @@ def wait_for_graph(ev: dict) -> dict:
     return {"nodes": list(nodes.values()), "edges": edges}
 
 
-def _mb(b) -> str:
+def _mb(b: float | None) -> str:
     return f"{b / 1024**2:.0f} MB" if b is not None else "?"
 
 
@@ -302,7 +327,7 @@ def _dur(ns: int) -> str:
     return f"{ns / 1e6:.0f} ms" if ns >= 10_000_000 else f"{ns / 1e6:.2f} ms"
 
 
-def gc_sentence(p: dict) -> str:
+def gc_sentence(p: dict[str, Any]) -> str:
     """One process's GC cost in plain words (p: ProcessGc.to_dict())."""
     who = f"{p.get('process') or '?'} (pid {p['pid']})" if p.get("pid") is not None else (p.get("process") or "?")
     parts = []
@@ -341,7 +366,7 @@ def gc_sentence(p: dict) -> str:
     return f"{who}{when}: " + "; ".join(parts) if parts else f"{who}: GC lines without cost figures"
 
 
-def gc_headlines(report: dict) -> list[dict]:
+def gc_headlines(report: dict[str, Any]) -> list[Headline]:
     """One headline per GC report (log or trace): its worst process; a warning when a main thread was stalled by a
     blocking GC, information otherwise."""
     procs = report.get("processes") or []
@@ -352,5 +377,49 @@ def gc_headlines(report: dict) -> list[dict]:
         return []   # only heap trims or pauses: in the report's GC section, not a headline
     main = any(t["main_thread"] and (t["waits"] or t["started"]) for t in p["threads"])
     more = f" ({len(procs) - 1} more process(es) in the report)" if len(procs) > 1 else ""
-    return [{"severity": 45 if main else 10, "kind": "gc", "level": "warn" if main else "muted",
-             "source": report["source"], "text": f"{report['source']}: GC: {gc_sentence(p)}{more}"}]
+    return [Headline(45 if main else 10, "gc", "warn" if main else "muted", report["source"],
+                     f"{report['source']}: GC: {gc_sentence(p)}{more}")]
+
+
+def comparison_headline(cmp: dict[str, Any]) -> Headline:
+    """One line for a before/after pair: the SR/FF change beside the number of UI findings fixed."""
+    if cmp.get("not_possible_reason"):
+        return Headline(5, "info", "warn", cmp.get("before_trace"),
+                        f"before/after comparison not possible: {cmp['not_possible_reason']}")
+    b, a = cmp.get("before") or {}, cmp.get("after") or {}
+
+    def side(k: str) -> str:
+        pct = f"{k} %"
+        return (f"{k} {b.get(k)} -> {a.get(k)}" + (f" ({b.get(pct)}% -> {a.get(pct)}% of frames)"
+                                                   if b.get(pct) is not None and a.get(pct) is not None else ""))
+    text = f"before -> after: {side('SR')}, {side('FF')}"
+    if "findings_before_counts" in cmp:
+        text += (f"; {len(cmp.get('fixed_findings') or [])} UI finding(s) fixed, "
+                 f"{len(cmp.get('new_findings') or [])} new")
+    return Headline(4, "info", "ok", cmp.get("after_trace"), text)
+
+
+def ui_headlines(layouts: list[dict[str, Any]], hierarchies: list[dict[str, Any]]) -> list[Headline]:
+    """One line per app's layouts and per view dump: redundant layers are a cause of heavy UI work, not jank by
+    themselves, so they rank below slow frames and hangs (severity 2-9)."""
+    out: list[Headline] = []
+    for lay in layouts:
+        n = len(lay.get("findings") or [])
+        kinds = ", ".join(f"{v} {k}" for k, v in sorted((lay.get("counts") or {}).items(), key=lambda kv: -kv[1]))
+        text = (f"{lay['path']}: {n} redundant UI layer(s) in {lay.get('files')} layout files ({kinds})" if n else
+                f"{lay['path']}: no redundant UI layer found in {lay.get('files')} layout files")
+        if lay.get("notes"):
+            text += "; " + "; ".join(lay["notes"])
+        out.append(Headline(min(9, 2 + n / 10) if n else 1, "ui" if n else "ok", "warn" if n else "ok", lay["path"],
+                            text))
+    for h in hierarchies:
+        share = h.get("overdraw_share") or {}
+        heavy = (share.get("3x") or 0) + (share.get("4x+") or 0)
+        chains = sum(c.get("redundant_layers") or 0 for c in h.get("same_bounds_chains") or [])
+        text = (f"{h['path']}: {h.get('mean_layers_per_pixel') or 0:.2f} layers per pixel"
+                f"{' (estimate)' if h.get('estimate') else ''}, {100 * heavy:.0f}% of the screen overdrawn 3x or "
+                f"more, {chains} redundant same-bounds container(s), {len(h.get('covered_views') or [])} fully "
+                "covered view(s)")
+        out.append(Headline(min(9, 2 + 20 * heavy + chains / 5), "ui", "warn" if heavy or chains else "ok",
+                            h["path"], text))
+    return out
