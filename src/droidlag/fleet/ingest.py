@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from droidlag.errors import InputError
 from droidlag.fleet.parse import ParsedInput, parse_input, parse_time
@@ -109,7 +110,7 @@ def _device_row(parsed: ParsedInput, folder: str | None, manifest: dict[str, dic
     return dev
 
 
-_UPSERT_DEVICE = ("INSERT INTO devices VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (device_id) DO UPDATE SET "
+_UPSERT_DEVICE = ("INSERT INTO devices SELECT * FROM _ingest_rows ON CONFLICT (device_id) DO UPDATE SET "
                   + ", ".join(f"{k} = coalesce(devices.{k}, excluded.{k})" for k in DEVICE_FIELDS))
 
 
@@ -138,21 +139,42 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[tuple[ParsedInput, 
     con.begin()
     try:
         if devices:
-            con.executemany(_UPSERT_DEVICE, [tuple(d[k] for k in ("device_id",) + DEVICE_FIELDS)
-                                             for d in devices.values()])
-        con.executemany("INSERT OR IGNORE INTO inputs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", inputs)
+            _insert(con, "devices", [tuple(d[k] for k in ("device_id",) + DEVICE_FIELDS) for d in devices.values()],
+                    _UPSERT_DEVICE)
+        _insert(con, "inputs", inputs)
         if pause is not None:   # tests: a kill lands here, mid-transaction
             pause()
-        if events:
-            con.executemany("INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", events)
-        if sessions:
-            con.executemany("INSERT OR IGNORE INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?)", sessions)
-        if feats:
-            con.executemany("INSERT OR IGNORE INTO features VALUES (?, ?, ?, ?, ?)", list(feats.values()))
+        _insert(con, "events", events)
+        _insert(con, "sessions", sessions)
+        _insert(con, "features", list(feats.values()))
         con.commit()
     except BaseException:
         con.rollback()
         raise
+
+
+def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple], sql: str | None = None) -> None:
+    """rows into table in one statement over an Arrow table (executemany runs one statement per row: it was most
+    of the driver's time); columns typed as the store's, so that empty or all-null columns cast cleanly."""
+    if not rows:
+        return
+    schema = _schema(con, table)
+    data = pa.table([pa.array(col, type=t) for col, t in zip(zip(*rows), schema.types)], schema=schema)
+    con.register("_ingest_rows", data)
+    try:
+        con.execute(sql or f"INSERT OR IGNORE INTO {table} SELECT * FROM _ingest_rows")
+    finally:
+        con.unregister("_ingest_rows")
+
+
+_ARROW_TYPES = {"VARCHAR": pa.string(), "BIGINT": pa.int64(), "INTEGER": pa.int32(), "DOUBLE": pa.float64(),
+                "BOOLEAN": pa.bool_(), "TIMESTAMP": pa.timestamp("us"), "VARCHAR[]": pa.list_(pa.string()),
+                "DOUBLE[]": pa.list_(pa.float64())}
+
+
+def _schema(con: duckdb.DuckDBPyConnection, table: str) -> pa.Schema:
+    cols = con.execute(f"DESCRIBE {table}").fetchall()
+    return pa.schema([(name, _ARROW_TYPES[typ]) for name, typ, *_ in cols])
 
 
 def _parsed(files: list[Path], jobs: int) -> Iterator[ParsedInput]:

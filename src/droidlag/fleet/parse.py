@@ -86,10 +86,10 @@ def _main_text(path: Path, data: bytes, kind: str) -> str:
     return ""
 
 
-def _event_records(path: Path, config: HangsConfig) -> tuple[list[dict], int]:
+def _event_records(path: Path, data: bytes, config: HangsConfig) -> tuple[list[dict], int]:
     events: list[dict] = []
     warnings = 0
-    for unit in load_units(path):
+    for unit in load_units(path, data):   # the bytes already read for the hash and the sniff
         warnings += len(unit.warnings)
         for e in events_from_unit(unit, config):
             f = e.features
@@ -137,7 +137,7 @@ def parse_input(path: str | Path, config: HangsConfig | None = None) -> ParsedIn
         kind = _sniff(path, data)
         out.format = kind
         if kind in ("anr", "bugreport"):
-            out.events, out.warnings = _event_records(path, config)
+            out.events, out.warnings = _event_records(path, data, config)
             out.meta = device_meta(_main_text(path, data, kind))
             if kind == "bugreport":
                 out.sessions = _bugreport_sessions(path, data)

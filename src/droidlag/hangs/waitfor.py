@@ -177,8 +177,19 @@ def is_binder_call(f: Frame) -> bool:
     return False
 
 
+_WAITING_ACTIONS = ("waiting to lock", "waiting on")
+
+
+def _may_call_binder(raw_frames: list[str]) -> bool:
+    """False when no frame text can be an outgoing binder call (every is_binder_call symbol holds one of these)."""
+    text = "\n".join(raw_frames)
+    return "transact" in text or "waitForResponse" in text
+
+
 def blocker(t: ThreadDump) -> tuple[str, LockLine | int] | None:
     """The innermost reason `t` waits: ('monitor', LockLine), ('join', LockLine) or ('binder', frame index)."""
+    if not any(lk.action in _WAITING_ACTIONS for lk in t.locks) and not _may_call_binder(t.raw_frames):
+        return None   # most threads of a dump: their frames need not be parsed to know it
     frames = t.frames
     stop = len(frames)
     for i, f in enumerate(frames):
@@ -479,8 +490,8 @@ QUEUED_WORK_THREAD = "queued-work-looper"   # AOSP QueuedWork's writer thread (A
 def _queued_work_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump) -> bool:
     """A thread waiting in `QueuedWork.waitToFinish` (SharedPreferences apply() flushes) waits for QueuedWork's
     writer thread when the dump shows it. True when the edge was added."""
-    if t.name == QUEUED_WORK_THREAD:
-        return False
+    if t.name == QUEUED_WORK_THREAD or not any("QueuedWork.waitToFinish" in r for r in t.raw_frames):
+        return False   # the frame texts java_names gives are raw frame lines: no need to parse them to know
     w = waits_in(t)
     if w is None or not any("QueuedWork.waitToFinish" in text for _, text in java_names(t)[:14]):
         return False

@@ -4,10 +4,12 @@ text. Salvages every complete thread of a damaged file and records warnings with
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from droidlag.errors import InputError, ReadWarning
-from droidlag.io.anr_paste import canonicalize, needs_canonicalizing
+from droidlag.io.anr_paste import Paste, canonicalize, needs_canonicalizing
 from droidlag.models.dumps import AnrHeader, BinderTransaction, DumpUnit, LockLine, ProcessDump, ThreadDump
 
 _PID_START = re.compile(r"^----- pid (\d+) at (.*?) -----\s*$")
@@ -43,12 +45,20 @@ THREAD_STATES_LOCK = frozenset({"waiting to lock"})
 def decode(data: bytes, source: str, warnings: list[ReadWarning]) -> str:
     """Bytes to text with one line convention: invalid UTF-8 is replaced (and reported with its line), CR LF and
     lone CR become LF, NUL bytes are dropped."""
+    return _decode(data, source, warnings, 0)
+
+
+def _decode(data: bytes, source: str, warnings: list[ReadWarning], lines_before: int) -> str:
+    """decode() of bytes that start a line; the invalid-UTF-8 warning (one per file) counts lines from
+    lines_before + 1."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
+        line = lines_before + data.count(b"\n", 0, e.start) + 1
         text = data.decode("utf-8", "replace")
-        warnings.append(ReadWarning(source, "invalid UTF-8 (mixed encoding?); undecodable bytes replaced", line=line))
+        if not any(w.message.startswith("invalid UTF-8") for w in warnings):
+            warnings.append(ReadWarning(source, "invalid UTF-8 (mixed encoding?); undecodable bytes replaced",
+                                        line=line))
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\x00" in text:
@@ -166,36 +176,37 @@ def _header_line(h: AnrHeader, line: str) -> bool:
             and "kB" not in line and "Kb" not in line:
         return False
     if c == "S" and line.startswith("Subject: "):
-        h.subject = line[9:].strip()
-        if h.reason is None:
-            h.reason = h.subject
-        if ("Blocked in" in h.subject or h.subject.startswith("Watchdog")) and h.watchdog is None:
-            h.watchdog = h.subject
+        _subject(h, line[9:].strip())
         return True
     if "ANR in " in line:
         m = _ANR_IN.match(line)
         if m:
             h.process = m.group(1)
             return True
+    if c in _HEADER_STARTS and _header_by_start(h, c, line):
+        return True
+    return _header_by_content(h, line)
+
+
+def _subject(h: AnrHeader, subject: str) -> None:
+    h.subject = subject
+    if h.reason is None:
+        h.reason = subject
+    if ("Blocked in" in subject or subject.startswith("Watchdog")) and h.watchdog is None:
+        h.watchdog = subject
+
+
+def _header_by_start(h: AnrHeader, c: str, line: str) -> bool:
+    """The header lines known by their first words: PID, D-state, Reason, PSI, Load, xCrash pid/type/ABI."""
     if c == "P":
-        m = _PID_LINE.match(line)
-        if m:
-            h.pid = int(m.group(1))
-            return True
-        m = _D_STATE.search(line)
-        if m:
-            h.d_state_threads.append(f"{m.group(2)} (tid {m.group(1)})")
-            return True
+        return _pid_line(h, line)
     if c == "R" and line.startswith("Reason: "):
         h.reason = line[8:].strip()
-        return True
-    if c == "P" and line.startswith("PSI memory full avg10: "):   # written by io.anr_paste from a pressure block
-        h.psi_memory_full_avg10 = _float(line[23:])
         return True
     if c == "L" and line.startswith("Load: "):
         m = _LOAD.match(line)
         if m:
-            h.load = tuple(float(x) for x in m.groups())
+            h.load = (float(m.group(1)), float(m.group(2)), float(m.group(3)))
             return True
     if c == "p" and line.startswith("pid: "):
         m = _XCRASH_PID.match(line)
@@ -208,6 +219,26 @@ def _header_line(h: AnrHeader, line: str) -> bool:
     if c == "A" and line.startswith("ABI: ") and h.abi is None:
         h.abi = line[5:].strip().strip("'")
         return True
+    return False
+
+
+def _pid_line(h: AnrHeader, line: str) -> bool:
+    m = _PID_LINE.match(line)
+    if m:
+        h.pid = int(m.group(1))
+        return True
+    m = _D_STATE.search(line)
+    if m:
+        h.d_state_threads.append(f"{m.group(2)} (tid {m.group(1)})")
+        return True
+    if line.startswith("PSI memory full avg10: "):   # written by io.anr_paste from a pressure block
+        h.psi_memory_full_avg10 = _float(line[23:])
+        return True
+    return False
+
+
+def _header_by_content(h: AnrHeader, line: str) -> bool:
+    """The header lines known by what they hold: watchdog kill, CPU usage rows and total, memory sizes."""
     if "WATCHDOG KILLING SYSTEM PROCESS" in line:
         h.watchdog = line.split("WATCHDOG KILLING SYSTEM PROCESS:", 1)[-1].strip()
         return True
@@ -228,141 +259,203 @@ def _header_line(h: AnrHeader, line: str) -> bool:
     return False
 
 
+def lines_of(text: str, chunk: int = 1 << 20) -> Iterator[str]:
+    """text.split("\n") a chunk (about `chunk` characters) at a time, so that a 200 MB dump's lines are never all held
+    at once beside its text (the trailing empty line of a text ending in a newline is not yielded)."""
+    start, n = 0, len(text)
+    while start < n:
+        end = text.find("\n", start + chunk)
+        if end < 0:
+            end = n
+        yield from text[start:end].split("\n")
+        start = end + 1
+
+
+class _DumpReader:
+    """The state of one pass over a dump's lines: the open process, thread and Waiting Channels block. The stack
+    lines of a thread (most of a dump) are taken in parse_dump's own loop; every other line comes here."""
+
+    def __init__(self, unit: DumpUnit, warn: _Warn):
+        self.unit, self.h, self.warn = unit, unit.header, warn
+        self.proc: ProcessDump | None = None
+        self.thread: ThreadDump | None = None
+        self.frames: list[str] = []   # thread.raw_frames while thread is not None
+        self.attrs: list[str] = []    # thread.raw_attrs while thread is not None
+        self.wchan: dict[int, tuple[str | None, str]] | None = None
+        self.unknown = 0
+        self.first_unknown: int | None = None
+
+    def stack_detail(self, s: str, line_no: int) -> None:
+        """An indented line of the open thread that is neither a frame nor attributes: a lock line, a note, or
+        unknown."""
+        c2 = s[:1]
+        if c2 == "-" and s.startswith("- "):
+            self._lock(s, line_no)
+        elif c2 == "(" or c2 == "" or s.startswith("NOTE:"):
+            pass
+        else:
+            self.unknown += 1
+            if self.first_unknown is None:
+                self.first_unknown = line_no
+
+    def _lock(self, s: str, line_no: int) -> None:
+        lk = _parse_lock(s, len(self.frames) - 1, line_no)
+        if lk is not None and self.thread is not None:
+            self.thread.locks.append(lk)
+
+    def line(self, line: str, line_no: int) -> None:
+        """A line that does not start with white space."""
+        c = line[0]
+        if c == '"':
+            self._thread_header(line, line_no)
+        elif c == "-":
+            self._dash_line(line, line_no)
+        elif c == "+" and line.startswith("+++ +++"):
+            # xCrash: the ART dump ends at the `+++` separator; logcat, fds and memory info follow.
+            self._end_process()
+        elif not self._process_line(c, line, line_no):
+            if self.thread is not None and c == "a" and line.startswith("at "):
+                self.frames.append(line)
+            elif self.proc is None or self.thread is None:
+                _header_line(self.h, line)
+
+    def _set_thread(self, t: ThreadDump | None) -> None:
+        self.thread = t
+        if t is not None:
+            self.frames, self.attrs = t.raw_frames, t.raw_attrs
+
+    def _end_process(self) -> None:
+        if self.proc is not None:
+            self.proc.complete = True
+        self.proc = None
+        self._set_thread(None)
+
+    def _thread_header(self, line: str, line_no: int) -> None:
+        t = _parse_thread_header(line)
+        if t is None:
+            self.warn(f"unreadable thread header skipped: {line[:80]!r}", line_no)
+            self._set_thread(None)
+            return
+        if self.proc is None:
+            # xCrash and bare dumps: threads without a `----- pid` line belong to an implicit process.
+            self.proc = ProcessDump(pid=self.h.pid, cmdline=self.h.process or "", line=line_no, kind="implicit")
+            self.unit.processes.append(self.proc)
+        t.line = line_no
+        self.proc.threads.append(t)
+        self._set_thread(t)
+
+    def _dash_line(self, line: str, line_no: int) -> None:
+        """`----- pid`, `----- end`, `----- Waiting Channels`, `--- --- ---`, a lock line, else a header line."""
+        if line.startswith("----- pid "):
+            m = _PID_START.match(line)
+            if m:
+                self._open_process(ProcessDump(pid=int(m.group(1)), time=m.group(2), line=line_no))
+                return
+        elif line.startswith("----- end "):
+            self.wchan = None
+            self._end_process()
+            return
+        elif line.startswith("----- Waiting Channels: pid "):
+            m = _WCHAN_START.match(line)
+            if m:
+                pid = int(m.group(1))
+                self._open_process(ProcessDump(pid=pid, time=m.group(2), kind="wchan", line=line_no))
+                self.wchan = self.unit.wait_channels.setdefault(pid, {})
+                return
+        elif line.startswith("--- --- ---"):
+            return
+        elif line.startswith("- ") and self.thread is not None:
+            self._lock(line, line_no)
+            return
+        _header_line(self.h, line)
+
+    def _open_process(self, proc: ProcessDump) -> None:
+        old = self.proc
+        if proc.kind != "wchan" and old is not None and not old.complete and old.kind != "implicit":
+            self.warn(f"dump of pid {old.pid} has no end line (truncated); kept {len(old.threads)} threads", old.line)
+        self.proc = proc
+        self.unit.processes.append(proc)
+        self._set_thread(None)
+        self.wchan = None
+
+    def _process_line(self, c: str, line: str, line_no: int) -> bool:
+        """The lines of a process block: a Waiting Channels row, `Cmd line`, `ABI`, `Build fingerprint`."""
+        proc = self.proc
+        if c == "s" and line.startswith("sysTid=") and proc is not None and proc.kind == "wchan":
+            m = _WCHAN_LINE.match(line)
+            if m and self.wchan is not None:
+                tid, st, ch = int(m.group(1)), m.group(2), m.group(3).strip()
+                self.wchan[tid] = (st, ch)
+                proc.threads.append(ThreadDump(name="", sys_tid=tid, kstate=st, wchan=ch, line=line_no))
+            return True
+        if c == "C" and line.startswith("Cmd line: "):
+            if proc is None:
+                proc = self.proc = ProcessDump(pid=self.h.pid, line=line_no, kind="implicit")
+                self.unit.processes.append(proc)
+            proc.cmdline = line[10:].strip()
+            return True
+        if c == "A" and line.startswith("ABI: ") and proc is not None:
+            proc.abi = line[5:].strip().strip("'")
+            return True
+        if c == "B" and line.startswith("Build fingerprint: ") and proc is not None:
+            proc.fingerprint = line[19:].strip().strip("'")
+            return True
+        return False
+
+    def finish(self) -> None:
+        """End-of-text warnings, Waiting Channels merged into the stacks, pids and command lines filled in."""
+        proc, unit, h = self.proc, self.unit, self.h
+        if proc is not None and not proc.complete and proc.kind not in ("implicit", "wchan"):
+            self.warn(f"dump of pid {proc.pid} has no end line (truncated); kept {len(proc.threads)} threads",
+                      proc.line)
+        if self.unknown:
+            self.warn(f"{self.unknown} unrecognised line(s) inside thread stacks ignored", self.first_unknown)
+        _merge_wait_channels(unit)
+        for p in unit.processes:
+            if p.pid is None:
+                mt = p.main_thread
+                if mt is not None and mt.sys_tid is not None:
+                    p.pid = mt.sys_tid
+            if not p.cmdline and h.process and (p.pid == h.pid or h.pid is None):
+                p.cmdline = h.process
+        self.warn.close()
+
+
 def parse_dump(text: str, source: str, line_offset: int = 0, unit: DumpUnit | None = None) -> DumpUnit:
     """Parse one dump text (a file or a bugreport section) into a DumpUnit. Line numbers in warnings count from
     `line_offset` + 1. Never raises on bad content: incomplete threads and blocks are kept and reported."""
     unit = unit or DumpUnit(source=source)
     unit.nbytes += len(text)
-    warn = _Warn(source, unit.warnings)
+    return parse_lines(lines_of(text), unit, line_offset)
+
+
+def parse_lines(lines: Iterable[str], unit: DumpUnit, line_offset: int = 0) -> DumpUnit:
+    """parse_dump over the dump's lines (without their newlines) as they come: a file can be read a block at a
+    time, so that its whole text is never held beside the model."""
+    r = _DumpReader(unit, _Warn(unit.source, unit.warnings))
     h = unit.header
-    proc: ProcessDump | None = None
-    thread: ThreadDump | None = None
-    wchan: dict[int, tuple[str | None, str]] | None = None
-    frames: list[str] = []  # thread.raw_frames while thread is not None
-    attrs: list[str] = []  # thread.raw_attrs while thread is not None
-    unknown = 0
-    first_unknown = None
-    for i, line in enumerate(text.split("\n")):
+    thread, frames, attrs = r.thread, r.frames, r.attrs
+    # The hot loop: stack lines are most of a dump, so a frame or attribute line costs one lstrip, one startswith
+    # and one append here; every other line goes to the reader's methods, after which the open thread is re-read.
+    for i, line in enumerate(lines, start=line_offset + 1):
         if not line:
             continue
         c = line[0]
         if c == " " or c == "\t":
-            # Stack lines are most of a dump: the frame kinds are told apart by one tuple startswith.
-            if thread is not None:
-                s = line.lstrip()
-                if s.startswith(_FRAME_PREFIXES):
-                    frames.append(s)
-                    continue
-                c2 = s[:1]
-                if c2 == "|":
-                    attrs.append(s)  # parsed by the model on first use of the fields it sets
-                elif c2 == "-" and s.startswith("- "):
-                    lk = _parse_lock(s, len(frames) - 1, line_offset + i + 1)
-                    if lk is not None:
-                        thread.locks.append(lk)
-                elif c2 == "(" or c2 == "" or s.startswith("NOTE:"):
-                    pass
-                else:
-                    unknown += 1
-                    if first_unknown is None:
-                        first_unknown = line_offset + i + 1
+            if thread is None:
+                _header_line(h, line)
                 continue
-            _header_line(h, line)
+            s = line.lstrip()
+            if s.startswith(_FRAME_PREFIXES):
+                frames.append(s)
+            elif s[:1] == "|":
+                attrs.append(s)  # parsed by the model on first use of the fields it sets
+            else:
+                r.stack_detail(s, i)
             continue
-        if c == '"':
-            t = _parse_thread_header(line)
-            if t is None:
-                warn(f"unreadable thread header skipped: {line[:80]!r}", line_offset + i + 1)
-                thread = None
-                continue
-            if proc is None:
-                # xCrash and bare dumps: threads without a `----- pid` line belong to an implicit process.
-                proc = ProcessDump(pid=h.pid, cmdline=h.process or "", line=line_offset + i + 1, kind="implicit")
-                unit.processes.append(proc)
-            t.line = line_offset + i + 1
-            proc.threads.append(t)
-            thread, frames, attrs = t, t.raw_frames, t.raw_attrs
-            continue
-        if c == "-":
-            if line.startswith("----- pid "):
-                m = _PID_START.match(line)
-                if m:
-                    if proc is not None and not proc.complete and proc.kind != "implicit":
-                        warn(f"dump of pid {proc.pid} has no end line (truncated); kept {len(proc.threads)} threads",
-                             proc.line)
-                    proc = ProcessDump(pid=int(m.group(1)), time=m.group(2), line=line_offset + i + 1)
-                    unit.processes.append(proc)
-                    thread, wchan = None, None
-                    continue
-            elif line.startswith("----- end "):
-                m = _PID_END.match(line)
-                if proc is not None:
-                    proc.complete = True
-                if wchan is not None:
-                    wchan = None
-                proc, thread = (None, None)
-                continue
-            elif line.startswith("----- Waiting Channels: pid "):
-                m = _WCHAN_START.match(line)
-                if m:
-                    pid = int(m.group(1))
-                    proc = ProcessDump(pid=pid, time=m.group(2), kind="wchan", line=line_offset + i + 1)
-                    unit.processes.append(proc)
-                    wchan = unit.wait_channels.setdefault(pid, {})
-                    thread = None
-                    continue
-            elif line.startswith("--- --- ---"):
-                continue
-            elif line.startswith("- ") and thread is not None:
-                lk = _parse_lock(line, len(frames) - 1, line_offset + i + 1)
-                if lk is not None:
-                    thread.locks.append(lk)
-                continue
-            _header_line(h, line)
-            continue
-        if c == "+" and line.startswith("+++ +++"):
-            # xCrash: the ART dump ends at the `+++` separator; logcat, fds and memory info follow.
-            if proc is not None:
-                proc.complete = True
-            proc, thread = None, None
-            continue
-        if c == "s" and line.startswith("sysTid=") and proc is not None and proc.kind == "wchan":
-            m = _WCHAN_LINE.match(line)
-            if m:
-                tid, st, ch = int(m.group(1)), m.group(2), m.group(3).strip()
-                wchan[tid] = (st, ch)
-                proc.threads.append(ThreadDump(name="", sys_tid=tid, kstate=st, wchan=ch, line=line_offset + i + 1))
-            continue
-        if c == "C" and line.startswith("Cmd line: "):
-            if proc is None:
-                proc = ProcessDump(pid=h.pid, line=line_offset + i + 1, kind="implicit")
-                unit.processes.append(proc)
-            proc.cmdline = line[10:].strip()
-            continue
-        if c == "A" and line.startswith("ABI: ") and proc is not None:
-            proc.abi = line[5:].strip().strip("'")
-            continue
-        if c == "B" and line.startswith("Build fingerprint: ") and proc is not None:
-            proc.fingerprint = line[19:].strip().strip("'")
-            continue
-        if thread is not None and c == "a" and line.startswith("at "):
-            frames.append(line)
-            continue
-        if proc is None or thread is None:
-            _header_line(h, line)
-    if proc is not None and not proc.complete and proc.kind not in ("implicit", "wchan"):
-        warn(f"dump of pid {proc.pid} has no end line (truncated); kept {len(proc.threads)} threads", proc.line)
-    if unknown:
-        warn(f"{unknown} unrecognised line(s) inside thread stacks ignored", first_unknown)
-    _merge_wait_channels(unit)
-    for p in unit.processes:
-        if p.pid is None:
-            mt = p.main_thread
-            if mt is not None and mt.sys_tid is not None:
-                p.pid = mt.sys_tid
-        if not p.cmdline and h.process and (p.pid == h.pid or h.pid is None):
-            p.cmdline = h.process
-    warn.close()
+        r.line(line, i)
+        thread, frames, attrs = r.thread, r.frames, r.attrs
+    r.finish()
     return unit
 
 
@@ -390,7 +483,7 @@ def _merge_wait_channels(unit: DumpUnit) -> None:
 
 def parse_binder_state(text: str, line_offset: int = 0) -> list[BinderTransaction]:
     """Pending transactions from `/sys/kernel/debug/binder/transactions` or `state` text."""
-    out = []
+    out: list[BinderTransaction] = []
     if "transaction" not in text:
         return out
     for i, line in enumerate(text.split("\n")):
@@ -412,20 +505,19 @@ def parse_process_wchan(text: str) -> dict[int, tuple[str | None, str]]:
     return out
 
 
-def split_sections(text: str) -> list[tuple[str, int, str]]:
-    """Bugreport-style `------ TITLE ------` sections as (title, first line number, body); the text before the first
-    title is returned with title ''."""
-    out = []
+def split_sections(text: str) -> Iterator[tuple[str, int, str]]:
+    """Bugreport-style `------ TITLE ------` sections as (title, first line number, body), one at a time (a body is
+    a copy of its part of the text: all of them at once would hold the text twice); the text before the first title
+    comes with title ''."""
     prev_title, prev_start, prev_line = "", 0, 0
     line_no = 0
     pos = 0
     for m in _SECTION.finditer(text):
         line_no += text.count("\n", pos, m.start())
         pos = m.start()
-        out.append((prev_title, prev_line, text[prev_start:m.start()]))
+        yield prev_title, prev_line, text[prev_start:m.start()]
         prev_title, prev_start, prev_line = m.group(1), m.end(), line_no
-    out.append((prev_title, prev_line, text[prev_start:]))
-    return out
+    yield prev_title, prev_line, text[prev_start:]
 
 
 def parse_text(text: str, source: str) -> list[DumpUnit]:
@@ -468,6 +560,9 @@ def read_anr(path: str | Path, data: bytes | None = None) -> list[DumpUnit]:
 
     source = str(path)
     if data is None:
+        units = _read_runtime_dump(Path(path))
+        if units is not None:
+            return units
         data = read_bytes(path)
     warnings: list[ReadWarning] = []
     if data[:2] == GZIP_MAGIC:
@@ -489,7 +584,61 @@ def read_anr(path: str | Path, data: bytes | None = None) -> list[DumpUnit]:
     return units
 
 
-def _nothing_read(pasted) -> str:
+# Bytes read at a time by the streaming path (then up to the end of the line).
+STREAM_BLOCK = 4 << 20
+
+
+class _NotRuntimeDump(Exception):
+    """The streamed file turned out to hold bugreport sections: it is read whole after all."""
+
+
+def _read_runtime_dump(path: Path) -> list[DumpUnit] | None:
+    """A plain runtime dump (uncompressed, opening with `----- pid`) read a block at a time, so that its text is
+    never held whole beside the model (a 200 MB traces.txt). None when the file is anything else (or holds a
+    bugreport section line after all): the caller reads it whole. Same units and warnings as the whole-text path:
+    blocks end at a newline, so decoding, newline conversion and line numbers are the same."""
+    from droidlag.io.source import GZIP_MAGIC, MAX_INPUT_BYTES
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_INPUT_BYTES:
+            return None
+        fh = open(path, "rb")
+    except OSError:
+        return None
+    with fh:
+        first = fh.read(STREAM_BLOCK)
+        if first[:2] == GZIP_MAGIC or not first.lstrip().startswith(b"----- pid "):
+            return None
+        source = str(path)
+        unit = DumpUnit(source=source)
+        warnings: list[ReadWarning] = []
+        try:
+            parse_lines(_streamed_lines(fh, first, unit, warnings), unit)
+        except _NotRuntimeDump:
+            return None
+    if not (unit.processes or unit.wait_channels or not unit.header.is_empty()):
+        raise InputError(path, _nothing_read(None))
+    unit.warnings[:0] = warnings
+    return [unit]
+
+
+def _streamed_lines(fh: BinaryIO, block: bytes, unit: DumpUnit, warnings: list[ReadWarning]) -> Iterator[str]:
+    lines_before = 0
+    while block:
+        if not block.endswith(b"\n"):
+            block += fh.readline()
+        text = _decode(block, unit.source, warnings, lines_before)
+        if text.startswith("------ ") or "\n------ " in text:
+            raise _NotRuntimeDump
+        unit.nbytes += len(text)
+        lines = text.split("\n")
+        if text.endswith("\n"):
+            lines.pop()
+        yield from lines
+        lines_before += block.count(b"\n")
+        block = fh.read(STREAM_BLOCK)
+
+
+def _nothing_read(pasted: Paste | None) -> str:
     if pasted is None:
         return "no thread dump, Waiting Channels block or ANR header found"
     why = ("no thread header, stack frame, ANR header (ANR in / Reason / am_anr), watchdog line or ANR title found "

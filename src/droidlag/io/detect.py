@@ -57,10 +57,16 @@ _GFXINFO_MARK = re.compile(r"^(\*\* Graphics info for pid \d+|Applications Graph
                            r"|DUMP OF SERVICE graphicsstats:)", re.M)
 
 
+# Every ftrace line holds its CPU field `[NNN]`: lines without one are not tried (a thread dump has few).
+_CPU_FIELD = re.compile(r"\[\d{1,4}\]")
+
+
 def _has_ftrace_lines(text: str, need: int) -> bool:
+    if len(_CPU_FIELD.findall(text)) < need:
+        return False
     seen = 0
     for line in text.splitlines():
-        if len(line) <= _MAX_SNIFF_LINE and _FTRACE_LINE.match(line):
+        if len(line) <= _MAX_SNIFF_LINE and "[" in line and _FTRACE_LINE.match(line):
             seen += 1
             if seen >= need:
                 return True

@@ -23,13 +23,15 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def load_units(path: str | Path) -> list[DumpUnit]:
-    """The dump units of one file: a bugreport zip, or dump/bugreport text (gzip ok). InputError if unusable."""
+def load_units(path: str | Path, data: bytes | None = None) -> list[DumpUnit]:
+    """The dump units of one file: a bugreport zip, or dump/bugreport text (gzip ok). InputError if unusable.
+    data: the file's bytes when the caller has read them already (fleet ingest hashes and sniffs them first)."""
     from droidlag.io.anr import read_anr
     from droidlag.io.bugreport import read_bugreport_zip
     from droidlag.io.source import read_bytes
 
-    data = read_bytes(path)
+    if data is None:
+        data = read_bytes(path)
     if data[:4] == b"PK\x03\x04":
         return read_bugreport_zip(path, data)
     return read_anr(path, data)
