@@ -6,7 +6,8 @@ concatenations of packets; it is generated in /tmp, never committed); systrace t
 against `bytes.splitlines` of the same bytes; peak RSS at most 3x the file (1.5x for the 1 GB trace); `droidlag
 frames` end to end on the 1 GB trace, time and memory. Each measurement runs in a fresh subprocess, so runs share no
 heap; RSS is the growth of the peak resident set over the RSS before the call (libraries imported and warmed up).
-Times are the best of N runs (one run for the 1 GB trace).
+Times are the best of N runs (one run for the 1 GB trace). The throughput goal is printed twice: over every file, and
+over files of 1 MB and more (under 1 MB a fixed cost per trace, a few ms of table construction, dominates).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus import corpus_root, perfetto_traces  # noqa: E402
 
 BIG = Path("/tmp/droidlag-bench-1gb.perfetto-trace")
+BIG_ENOUGH = 1_000_000    # bytes: the size from which the throughput goal is also stated on its own
 
 
 def best_of(fn, runs: int) -> float:
@@ -114,13 +116,13 @@ def _perfetto_rows(files: list[Path], runs: int) -> list[tuple]:
         t = _run_child("perfetto-times", path, runs)
         rss = _run_child("rss-read", path, 1)["rss"]
         ratio, mbs = t["read"] / t["decode"], size / 1e6 / t["read"]
-        rows.append((ratio, mbs, rss / size))
+        rows.append((ratio, mbs, rss / size, size))
         print(f"{path.name[:33]:<34}{size / 1e6:>8.1f}{t['decode'] * 1e3:>9.1f}{t['read'] * 1e3:>9.1f}"
               f"{ratio:>7.2f}{mbs:>7.0f}{rss / size:>9.2f}")
     return rows
 
 
-def _systrace_rows(runs: int) -> list[float]:
+def _systrace_rows(runs: int) -> list[tuple[float, int]]:
     root = corpus_root()
     files = sorted((root / "traces").glob("systrace_*")) + sorted(
         p for p in (root / "systrace").rglob("*") if p.is_file() and p.suffix in (".html", ".txt"))
@@ -132,7 +134,7 @@ def _systrace_rows(runs: int) -> list[float]:
         except subprocess.CalledProcessError:
             continue      # not a readable trace (the corpus keeps damaged samples on purpose)
         mbs = t["bytes"] / 1e6 / t["read"]
-        speeds.append(mbs)
+        speeds.append((mbs, t["bytes"]))
         print(f"{path.name[:33]:<34}{t['bytes'] / 1e6:>8.2f}{t['split'] * 1e3:>9.1f}{t['read'] * 1e3:>9.1f}"
               f"{t['read'] / t['split']:>8.1f}{mbs:>7.0f}")
     return speeds
@@ -146,6 +148,16 @@ def _frames_end_to_end(path: Path) -> tuple[float, int, int]:
     _, status, usage = os.wait4(proc.pid, 0)
     dt = time.perf_counter() - t0
     return dt, usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status)
+
+
+def _throughput_line(label: str, speeds: list[tuple[float, int]]) -> None:
+    """The slowest (MB/s, bytes) of `speeds` against the 100 MB/s goal. Files under 1 MB are timed too, in the
+    every-file line: there a fixed cost per trace (a few ms of table construction) dominates, not the bytes."""
+    if not speeds:
+        print(f"  {label}: no file")
+        return
+    mbs, size = min(speeds)
+    print(f"  {label}: slowest {mbs:.0f} MB/s ({size / 1e6:.2f} MB)  {_verdict(mbs >= 100)}")
 
 
 def main() -> int:
@@ -173,8 +185,11 @@ def main() -> int:
     slowest = min(r[1] for r in rows + big_rows)
     print(f"  Perfetto -> Trace <= 2x bare upb decode: worst {worst:.2f}x  {_verdict(worst <= 2)}")
     print(f"  Perfetto -> Trace >= 100 MB/s: slowest {slowest:.0f} MB/s  {_verdict(slowest >= 100)}")
+    _throughput_line("Perfetto -> Trace >= 100 MB/s, files >= 1 MB",
+                     [(r[1], r[3]) for r in rows + big_rows if r[3] >= BIG_ENOUGH])
     if speeds:
-        print(f"  systrace text -> Trace >= 100 MB/s: slowest {min(speeds):.0f} MB/s  {_verdict(min(speeds) >= 100)}")
+        _throughput_line("systrace text -> Trace >= 100 MB/s, every file", speeds)
+        _throughput_line("systrace text -> Trace >= 100 MB/s, files >= 1 MB", [s for s in speeds if s[1] >= BIG_ENOUGH])
     worst_rss = max(r[2] for r in rows)
     print(f"  peak RSS <= 3x file (corpus traces): worst {worst_rss:.2f}x  {_verdict(worst_rss <= 3)}")
     if big_rows:

@@ -11,6 +11,7 @@ mod binder;
 mod ftrace_text;
 mod perfetto;
 mod states;
+mod systrace_text;
 mod wire;
 
 use perfetto::{Decl, Decoder};
@@ -19,6 +20,7 @@ use perfetto::{Decl, Decoder};
 /// (`np.frombuffer`) without a copy, and the memory goes when the last view does.
 enum Data {
     I64(Vec<i64>),
+    I32(Vec<i32>),
     F64(Vec<f64>),
 }
 
@@ -31,6 +33,7 @@ impl Column {
     fn raw(&self) -> (*const u8, usize) {
         match &self.data {
             Data::I64(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
+            Data::I32(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
             Data::F64(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
         }
     }
@@ -65,6 +68,11 @@ impl Column {
 /// An int64 column handed over without a copy (native little-endian; the Python side makes a numpy view of it).
 fn col(py: Python<'_>, v: Vec<i64>) -> PyResult<Bound<'_, PyAny>> {
     Ok(Bound::new(py, Column { data: Data::I64(v) })?.into_any())
+}
+
+/// An int32 column handed over without a copy, as `col`.
+fn col32(py: Python<'_>, v: Vec<i32>) -> PyResult<Bound<'_, PyAny>> {
+    Ok(Bound::new(py, Column { data: Data::I32(v) })?.into_any())
 }
 
 /// A nullable int64 column as bytes, None as i64::MIN (the Python side makes it null).
@@ -174,10 +182,15 @@ impl PerfettoDecoder {
         let inner = &mut self.inner;
         py.detach(|| -> std::io::Result<u64> {
             let mut f = std::fs::File::open(&path)?;
-            let mut buf = vec![0u8; chunk.max(1)];
+            let chunk = chunk.max(1);
+            // at most the file's size, and filled by read_to_end, which writes into spare capacity without zeroing
+            // it first (zeroing an 8 MB buffer cost a tenth of reading a small trace)
+            let expected = usize::try_from(f.metadata()?.len()).unwrap_or(usize::MAX);
+            let mut buf: Vec<u8> = Vec::with_capacity(chunk.min(expected.max(1)));
             let mut size = 0u64;
             loop {
-                let n = f.read(&mut buf)?;
+                buf.clear();
+                let n = (&mut f).take(chunk as u64).read_to_end(&mut buf)?;
                 if n == 0 {
                     return Ok(size);
                 }
@@ -360,10 +373,10 @@ impl SliceEvents {
     }
 }
 
-fn slice_of<'a>(py: Python<'_>, buf: &'a PyBuffer<i64>) -> PyResult<&'a [i64]> {
-    let cells = buf.as_slice(py).ok_or_else(|| pyo3::exceptions::PyValueError::new_err("need a contiguous int64 array"))?;
-    // SAFETY: ReadOnlyCell<i64> has the layout of i64; the arrays are not written while this runs
-    Ok(unsafe { std::slice::from_raw_parts(cells.as_ptr() as *const i64, cells.len()) })
+fn slice_of<'a, T: pyo3::buffer::Element>(py: Python<'_>, buf: &'a PyBuffer<T>) -> PyResult<&'a [T]> {
+    let cells = buf.as_slice(py).ok_or_else(|| pyo3::exceptions::PyValueError::new_err("need a contiguous array"))?;
+    // SAFETY: ReadOnlyCell<T> has the layout of T; the arrays are not written while this runs
+    Ok(unsafe { std::slice::from_raw_parts(cells.as_ptr() as *const T, cells.len()) })
 }
 
 /// A sched stream's per-thread actions (see states.rs), made from ts, kind, cpu, a, b, aux int64 arrays in
@@ -376,8 +389,8 @@ struct StateActions {
 #[pymethods]
 impl StateActions {
     /// The interval columns, once: cat: each state code's category (0 runnable, 1 D, 2 other) as bytes; open
-    /// intervals run to `end`. A dict of int64 columns: ts, dur, tid, state (code), cpu and waker (i64 min for
-    /// null), blocked (payload index, -1).
+    /// intervals run to `end`. A dict of columns: ts, dur, tid, waker (int64, i64 min for null), state (int32 code),
+    /// cpu (int32, i32 min for null), and the rows a blocked reason names with its payload index (int64 each).
     fn derive<'py>(&mut self, py: Python<'py>, cat: &[u8], end: i64) -> PyResult<Bound<'py, PyDict>> {
         let acts = self.inner.take().ok_or_else(|| pyo3::exceptions::PyValueError::new_err("already derived"))?;
         let r = py.detach(move || states::derive(&acts, cat, end));
@@ -385,20 +398,22 @@ impl StateActions {
         d.set_item("ts", col(py, r.ts)?)?;
         d.set_item("dur", col(py, r.dur)?)?;
         d.set_item("tid", col(py, r.tid)?)?;
-        d.set_item("state", col(py, r.state)?)?;
-        d.set_item("cpu", col(py, r.cpu)?)?;
+        d.set_item("state", col32(py, r.state)?)?;
+        d.set_item("cpu", col32(py, r.cpu)?)?;
         d.set_item("waker", col(py, r.waker)?)?;
-        d.set_item("blocked", col(py, r.blocked)?)?;
+        d.set_item("blocked_rows", col(py, r.blocked_rows)?)?;
+        d.set_item("blocked_payload", col(py, r.blocked_payload)?)?;
         Ok(d)
     }
 }
 
-/// Per-thread actions of the sched stream: ts, kind, cpu, a, b, aux int64 arrays in insertion order; running /
+/// Per-thread actions of the sched stream: ts (int64), kind (uint8), cpu (int32, i32 min for none), a, b (int64),
+/// aux (int32) arrays in insertion order; running /
 /// runnable: the codes of "Running" and "R".
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-fn thread_state_actions(py: Python<'_>, ts: PyBuffer<i64>, kind: PyBuffer<i64>, cpu: PyBuffer<i64>, a: PyBuffer<i64>,
-                        b: PyBuffer<i64>, aux: PyBuffer<i64>, running: i64, runnable: i64) -> PyResult<StateActions> {
+fn thread_state_actions(py: Python<'_>, ts: PyBuffer<i64>, kind: PyBuffer<u8>, cpu: PyBuffer<i32>, a: PyBuffer<i64>,
+                        b: PyBuffer<i64>, aux: PyBuffer<i32>, running: i64, runnable: i64) -> PyResult<StateActions> {
     let inp = states::Input {
         ts: slice_of(py, &ts)?, kind: slice_of(py, &kind)?, cpu: slice_of(py, &cpu)?, a: slice_of(py, &a)?,
         b: slice_of(py, &b)?, aux: slice_of(py, &aux)?,
@@ -429,6 +444,13 @@ impl FtraceText {
     /// (The caller tells the TraceBuilder itself.)
     fn set_tgid(&mut self, tid: i64, tgid: i64) {
         self.inner.note_tgid(tid, tgid);
+    }
+
+    /// set_tgid for each (tid, tgid) pair, in order.
+    fn set_tgids(&mut self, pairs: Vec<(i64, i64)>) {
+        for (tid, tgid) in pairs {
+            self.inner.note_tgid(tid, tgid);
+        }
     }
 
     /// Every line of text; first_line: the file line of its first line.
@@ -501,6 +523,25 @@ fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i
     Ok(d)
 }
 
+/// JavaScript string escaping undone (the legacy systrace report's linuxPerfData string; see systrace_text.rs).
+#[pyfunction]
+fn unescape_js(py: Python<'_>, text: &str) -> String {
+    py.detach(|| systrace_text::unescape_js(text))
+}
+
+/// The rows of a systrace PROCESS DUMP in file order (see systrace_text.rs): (kind, pid, second, name) with kind 0
+/// for a `ps -T` thread row (second: tid) and 1 for a `ps` process row (second: ppid).
+#[pyfunction]
+fn process_dump(py: Python<'_>, text: &str) -> Vec<(u8, i64, i64, Option<String>)> {
+    let rows = py.detach(|| systrace_text::process_dump(text));
+    rows.into_iter()
+        .map(|row| match row {
+            systrace_text::DumpRow::Thread { pid, tid, name } => (0, pid, tid, name),
+            systrace_text::DumpRow::Process { pid, ppid, name } => (1, pid, ppid, name),
+        })
+        .collect()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PerfettoDecoder>()?;
@@ -510,5 +551,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(thread_state_actions, m)?)?;
     m.add_class::<StateActions>()?;
     m.add_function(wrap_pyfunction!(binder_calls, m)?)?;
+    m.add_function(wrap_pyfunction!(unescape_js, m)?)?;
+    m.add_function(wrap_pyfunction!(process_dump, m)?)?;
     Ok(())
 }

@@ -14,13 +14,15 @@ pub const CAT_RUNNABLE: u8 = 0;
 pub const CAT_D: u8 = 1;
 pub const CAT_OTHER: u8 = 2;
 
+/// The merged sched stream in insertion order, as narrow as each column allows (33 bytes an event, not 48: the
+/// stream of a long trace is the largest thing held while its thread states are derived). cpu: i32::MIN for none.
 pub struct Input<'a> {
     pub ts: &'a [i64],
-    pub kind: &'a [i64],
-    pub cpu: &'a [i64],
+    pub kind: &'a [u8],
+    pub cpu: &'a [i32],
     pub a: &'a [i64],
     pub b: &'a [i64],
-    pub aux: &'a [i64],
+    pub aux: &'a [i32],
 }
 
 #[derive(Default)]
@@ -28,10 +30,13 @@ pub struct Rows {
     pub ts: Vec<i64>,
     pub dur: Vec<i64>,
     pub tid: Vec<i64>,
-    pub state: Vec<i64>,
-    pub cpu: Vec<i64>,
+    pub state: Vec<i32>,
+    pub cpu: Vec<i32>, // i32::MIN for none
     pub waker: Vec<i64>,
-    pub blocked: Vec<i64>, // index into the blocked-reason payloads, -1 none
+    // the few rows named by a blocked reason, ascending, and the index of its payload (narrow columns and a sparse
+    // pair: the rows of a long trace are the largest thing held while they are written)
+    pub blocked_rows: Vec<i64>,
+    pub blocked_payload: Vec<i64>,
 }
 
 /// A multiplicative hash for integer keys (thread ids): the standard library's SipHash guards against crafted keys
@@ -55,25 +60,37 @@ impl std::hash::Hasher for IntHasher {
 
 type IntMap<V> = std::collections::HashMap<i64, V, std::hash::BuildHasherDefault<IntHasher>>;
 
-/// One thread's view of one event: what the state machine reads, copied out of the event columns once (32 bytes:
-/// state codes and CPUs are small, a blocked reason's payload index fits the u32 event numbering).
+/// One thread's view of one event: what the state machine reads, copied out of the event columns once, in 24 bytes
+/// (the actions of a long trace are the largest thing held while its states are derived): the event kind rides in
+/// the top two bits of the state code, and `extra` is the waker of a waking or the payload index of a blocked
+/// reason (an event has one or neither).
 #[derive(Clone, Copy, Default)]
 struct Action {
     ts: i64,
-    waker: i64,
-    state: i32,
+    extra: i64,
+    kind_state: u32,
     cpu: i32,
-    aux: u32,
-    kind: u8,
 }
 
-/// A CPU or state code as stored in an Action (NONE and out-of-range values as i32::MIN, read back as NONE).
+const _: () = assert!(std::mem::size_of::<Action>() == 24);
+const STATE_BITS: u32 = 30;
+const STATE_MASK: u32 = (1 << STATE_BITS) - 1;
+
+impl Action {
+    fn new(ts: i64, kind: u8, state: i32, cpu: i32, extra: i64) -> Action {
+        Action { ts, extra, kind_state: ((kind as u32) << STATE_BITS) | (state as u32 & STATE_MASK), cpu }
+    }
+    fn kind(&self) -> i64 {
+        (self.kind_state >> STATE_BITS) as i64
+    }
+    fn state(&self) -> i32 {
+        (self.kind_state & STATE_MASK) as i32
+    }
+}
+
+/// A state code as stored in an Action (NONE and out-of-range values as i32::MIN).
 fn small(v: i64) -> i32 {
     i32::try_from(v).ok().filter(|&x| x != i32::MIN).unwrap_or(i32::MIN)
-}
-
-fn wide(v: i32) -> i64 {
-    if v == i32::MIN { NONE } else { v as i64 }
 }
 
 /// Each thread's actions in time order, threads in tid order: everything the state machine needs, so the event
@@ -98,20 +115,18 @@ pub fn actions(inp: &Input, running: i64, runnable: i64) -> Actions {
     let each_action = |f: &mut dyn FnMut(i64, Action)| {
         for &i in &order {
             let i = i as usize;
-            let (ts, kind) = (inp.ts[i], inp.kind[i] as u8);
-            if inp.kind[i] == SWITCH {
+            let (ts, kind) = (inp.ts[i], inp.kind[i]);
+            if kind as i64 == SWITCH {
                 if inp.a[i] != 0 {
-                    f(inp.a[i], Action { ts, kind, state: small(inp.aux[i]), cpu: i32::MIN, waker: NONE, aux: 0 });
+                    f(inp.a[i], Action::new(ts, kind, inp.aux[i], i32::MIN, 0));
                 }
                 if inp.b[i] != 0 {
-                    f(inp.b[i], Action { ts, kind, state: small(running), cpu: small(inp.cpu[i]), waker: NONE, aux: 0 });
+                    f(inp.b[i], Action::new(ts, kind, small(running), inp.cpu[i], 0));
                 }
+            } else if kind as i64 == WAKING {
+                f(inp.a[i], Action::new(ts, kind, small(runnable), inp.cpu[i], inp.b[i]));
             } else {
-                let waking = inp.kind[i] == WAKING;
-                f(inp.a[i], Action {
-                    ts, kind, state: small(runnable), cpu: if waking { small(inp.cpu[i]) } else { i32::MIN },
-                    waker: if waking { inp.b[i] } else { NONE }, aux: inp.aux[i] as u32,
-                });
+                f(inp.a[i], Action::new(ts, kind, small(runnable), i32::MIN, inp.aux[i] as i64));
             }
         }
     };
@@ -157,7 +172,7 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
     let mut out = Rows {
         ts: Vec::with_capacity(at), dur: Vec::with_capacity(at), tid: Vec::with_capacity(at),
         state: Vec::with_capacity(at), cpu: Vec::with_capacity(at), waker: Vec::with_capacity(at),
-        blocked: Vec::with_capacity(at),
+        blocked_rows: Vec::new(), blocked_payload: Vec::new(),
     };
     for &(tid, j, stop) in runs {
         let first_row = out.ts.len();
@@ -165,8 +180,9 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
         let mut triggered = false;
         let mut latest_d: Option<usize> = None;
         for (k, x) in acts[j..stop].iter().enumerate() {
-            let (x_ts, x_kind, x_state, x_cpu, x_waker, x_aux) =
-                (x.ts, x.kind as i64, wide(x.state), wide(x.cpu), x.waker, x.aux as i64);
+            let (x_ts, x_kind, x_state) = (x.ts, x.kind(), x.state() as i64);
+            let x_waker = if x_kind == WAKING { x.extra } else { NONE };
+            let x_aux = x.extra;
             let is_sw = x_kind == SWITCH;
             if is_sw || k == 0 {
                 seg_cat = if is_sw { cat_of(x_state) } else { CAT_OTHER };
@@ -181,21 +197,26 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
                 if out.ts.len() > first_row {
                     let prev = out.ts.len() - 1;
                     out.dur[prev] = x_ts - out.ts[prev];
-                    if cat_of(out.state[prev]) == CAT_D {
+                    if cat_of(out.state[prev] as i64) == CAT_D {
                         latest_d = Some(prev);
                     }
                 }
                 out.ts.push(x_ts);
                 out.dur.push(end - x_ts);
                 out.tid.push(tid);
-                out.state.push(x_state);
-                out.cpu.push(if x_kind == BLOCKED { NONE } else { x_cpu });
+                out.state.push(x.state());
+                out.cpu.push(if x_kind == BLOCKED { i32::MIN } else { x.cpu });
                 out.waker.push(x_waker);
-                out.blocked.push(-1);
             }
             if x_kind == BLOCKED {
                 if let Some(row) = latest_d {
-                    out.blocked[row] = x_aux;
+                    // a thread's latest D row only moves forward: a repeat names the same row as the last pair
+                    if out.blocked_rows.last() == Some(&(row as i64)) {
+                        *out.blocked_payload.last_mut().unwrap() = x_aux;
+                    } else {
+                        out.blocked_rows.push(row as i64);
+                        out.blocked_payload.push(x_aux);
+                    }
                 }
             }
         }

@@ -101,7 +101,7 @@ def test_meizu_block_evidence_agrees_with_trace_block(corpus):
     # time of the threads that sleep in D most (kworkers, jbd2), over the whole trace.
     idx = BlockIndex(trace.block)
     finder = CriticalPathFinder(trace)
-    top_d = trace.thread_states.filter(pl.col("state").str.starts_with("D")).group_by("tid").len().sort(
+    top_d = trace.thread_states.filter(pl.col("state").cast(pl.Utf8).str.starts_with("D")).group_by("tid").len().sort(
         "len", descending=True).head(4)["tid"].to_list()
     nonzero = 0
     for tid in top_d:

@@ -287,3 +287,30 @@ def test_build_twice_gives_the_same_trace():
         assert getattr(first, name).height > 0, name
         assert getattr(first, name).equals(getattr(second, name)), name
     assert first.counters.get_column("ts").to_list() == [120, 150]
+
+
+def test_events_on_an_impossible_cpu_are_dropped_with_a_count_and_the_rest_kept():
+    # the narrow (int32) sched columns must not wrap a damaged CPU number into a real one
+    b = TraceBuilder("test", "mem")
+    b.sched_switch(0, 1, 0, "R", 100)
+    b.sched_switch(10, 1 << 33, 100, "S", 0)        # damaged: CPU 8589934592
+    b.sched_switch_many([20, 30], [(1 << 32) + 1, 2], [0, 0], ["R", "R"], [100, 100])
+    t = b.build()
+    assert sum("2 scheduling event(s) with a CPU number outside" in w.message for w in t.warnings) == 1
+    assert _states(t, 100) == [(0, 30, "Running", 1), (30, 0, "Running", 2)]
+
+
+def test_a_later_blocked_reason_for_the_same_d_interval_names_it():
+    b = TraceBuilder("test", "mem")
+    b.sched_switch(0, 0, 0, "R", 100)
+    b.sched_switch(10, 0, 100, "D", 0)
+    b.sched_blocked_reason(20, 100, "first_fn", False)
+    b.sched_blocked_reason(25, 100, "second_fn", True)   # the same D interval: the last report names it
+    b.sched_switch(40, 0, 0, "R", 100)
+    b.sched_switch(50, 0, 100, "D", 0)
+    b.sched_blocked_reason(60, 100, "third_fn", None)
+    t = b.build()
+    d = t.thread_states.filter(t.thread_states["state"] == "D").sort("ts")
+    assert d["blocked_function"].to_list() == ["second_fn", "third_fn"]
+    assert d["io_wait"].to_list() == [True, None]
+    assert t.thread_states["state"].dtype == pl.Categorical

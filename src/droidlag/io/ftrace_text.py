@@ -45,6 +45,10 @@ class FtraceTextParser:
         self._native.set_tgid(tid, tgid)
         self.b.thread(tid, pid=tgid)
 
+    def set_tgids(self, pairs: list[tuple[int, int]]) -> None:
+        """(tid, tgid) pairs for the text parser only, in order (the caller has declared the threads)."""
+        self._native.set_tgids(pairs)
+
     def _apply_ops(self) -> None:
         """The thread and process declarations of the lines parsed so far (per thread, not per event), and the
         first malformed lines as warnings, in line order."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -73,17 +74,12 @@ def _trace(decoder: PerfettoDecoder, size: int, path: str) -> Trace:
                      f"read the {cols['packets']} packet(s) before it", offset=stop)
     fill_builder(builder, cols)
     del cols     # the builder holds what it needs (numpy views of the same buffers)
-    return _warn_replaced_text(builder.build())
-
-
-def _warn_replaced_text(trace: Trace) -> Trace:
-    """Strings in the protobuf (atrace prints, track event names) are decoded with replacement by the native core;
-    say how many slice names lost bytes that way, as every text reader does."""
-    names = trace.slices["name"] if trace.slices.height else None
-    bad = int(names.str.contains("\ufffd", literal=True).sum()) if names is not None else 0
-    if bad:
-        trace.warnings.append(ReadWarning(trace.path, f"{bad} slice name(s) held invalid UTF-8; undecodable bytes "
-                                          "replaced (U+FFFD)"))
+    trace = builder.build()
+    if builder.replaced_slice_names:
+        # strings in the protobuf (atrace prints, track event names) are decoded with replacement by the native
+        # core; say how many slice names lost bytes that way, as every text reader does
+        trace.warnings.append(ReadWarning(trace.path, f"{builder.replaced_slice_names} slice name(s) held invalid "
+                                          "UTF-8; undecodable bytes replaced (U+FFFD)"))
     return trace
 
 
@@ -91,7 +87,7 @@ def _i64(buf: bytes) -> np.ndarray:
     return np.frombuffer(buf, dtype=np.int64)
 
 
-def fill_builder(b: TraceBuilder, cols: dict) -> None:
+def fill_builder(b: TraceBuilder, cols: dict[str, Any]) -> None:
     """Hand the decoder's columns to the builder, in the order the events' precedence rules need (declarations
     before the events that name threads, authoritative names after comms were gathered)."""
     for key, value in cols["metadata"]:
@@ -119,7 +115,7 @@ def fill_builder(b: TraceBuilder, cols: dict) -> None:
     _names(b, cols)
 
 
-def _ftrace_events(b: TraceBuilder, cols: dict) -> None:
+def _ftrace_events(b: TraceBuilder, cols: dict[str, Any]) -> None:
     b.binder_many(cols["binder_transaction"], cols["binder_transaction_received"])
     blocked_ts = _i64(cols["blocked_ts"])
     if len(blocked_ts):
@@ -127,7 +123,7 @@ def _ftrace_events(b: TraceBuilder, cols: dict) -> None:
     b.block_many(cols["block_rq_issue"], cols["block_rq_complete"])
 
 
-def _sched(b: TraceBuilder, cols: dict) -> None:
+def _sched(b: TraceBuilder, cols: dict[str, Any]) -> None:
     """Scheduling columns in bulk: switches (prev_state decoded per the kernel's encoding), wakings, then
     sched_wakeup only when the trace had no sched_waking (the decoder leaves them empty otherwise)."""
     sw = [_i64(c) for c in cols["sched_switch"]]
@@ -155,7 +151,7 @@ def _sched(b: TraceBuilder, cols: dict) -> None:
                "trace; kept as hex address or ksym#<id>")
 
 
-def _track_events(b: TraceBuilder, cols: dict) -> None:
+def _track_events(b: TraceBuilder, cols: dict[str, Any]) -> None:
     """Thread-track slices become thread slices; events on process or async tracks are counted, not read."""
     for ts, tid, pid, name in cols["track_slices"]:
         if name is None:
@@ -166,7 +162,7 @@ def _track_events(b: TraceBuilder, cols: dict) -> None:
         b.warn(f"{cols['track_skipped']} track-event slice event(s) not on a thread track skipped")
 
 
-def _names(b: TraceBuilder, cols: dict) -> None:
+def _names(b: TraceBuilder, cols: dict[str, Any]) -> None:
     """Authoritative names (process_tree, task_rename) in time order; comms only fill what is still unnamed."""
     renames = [(ts, tid, None, name) for ts, tid, name in cols["renames"]]
     for _ts, tid, pid, name in sorted(cols["names"] + renames, key=lambda r: r[0]):

@@ -4,6 +4,7 @@ names jank, present, prediction and severity values with Perfetto trace processo
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -71,11 +72,36 @@ def _enum_name(names: tuple[str, ...], value: int | None) -> str | None:
     return names[value] if 0 <= value < len(names) else names[0]
 
 
+def _distinct_codes(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct values, code of each row): the small non-negative enums and bitmasks of FrameTimeline through a
+    direct lookup table (a sort per column cost more than the rest of a small trace's table); negative values (NONE,
+    the absent field, and the severity stand-in) are few distinct ones, coded after the others."""
+    neg = raw < 0
+    present = raw[~neg]
+    if len(present) and present.max() >= 1 << 16:
+        distinct, inverse = np.unique(raw, return_inverse=True)
+        return distinct, inverse.reshape(-1)
+    seen = np.bincount(present, minlength=1)
+    distinct = np.flatnonzero(seen)
+    lut = np.zeros(len(seen), dtype=np.int64)
+    lut[distinct] = np.arange(len(distinct))
+    codes = np.empty(len(raw), dtype=np.int64)
+    codes[~neg] = lut[present]
+    if neg.any():
+        below = raw[neg]
+        if (below == below[0]).all():    # the usual case: only NONE (expected frames have no jank fields)
+            codes[neg] = len(distinct)
+            return np.append(distinct, below[0]), codes
+        others, inverse = np.unique(below, return_inverse=True)
+        codes[neg] = inverse.reshape(-1) + len(distinct)
+        distinct = np.concatenate([distinct, others])
+    return distinct, codes
+
+
 def _named(raw: np.ndarray, actual: np.ndarray, name: Callable[[int | None], str | None]) -> pl.Series:
     """An enum column named per distinct raw value (NONE: the field was absent), null on expected frames: each
     distinct value is named once and the names gathered by code (expected rows take the null at the end)."""
-    distinct, codes = np.unique(raw, return_inverse=True)
-    codes = codes.reshape(-1)
+    distinct, codes = _distinct_codes(raw)
     codes[~actual] = len(distinct)
     names = [name(None if v == NONE else int(v)) for v in distinct.tolist()]
     return columns.take(pl.Series([*names, None], dtype=pl.Utf8), codes)
@@ -91,27 +117,43 @@ def _severity_name(v: int | None) -> str | None:
     return "None" if v == _NO_SEVERITY_JANK_NONE else _enum_name(JANK_SEVERITY_NAMES, v)
 
 
-def frame_timeline_frame(cols: dict) -> pl.DataFrame:
+_INT_FIELDS = ("ts", "cookie", "member", "pid", "token", "display_frame_token", "jank_type", "present_type",
+               "on_time_finish", "gpu_composition", "prediction_type", "jank_severity")
+
+
+def frame_timeline_frame(cols: dict[str, Any]) -> pl.DataFrame:
     """The decoder's FrameTimeline start columns (member 1-4, raw enum values, int64 buffers with NONE for null) as
     a frame of TraceBuilder.frame_timeline_many's columns, with trace processor's names."""
-    member = columns.int64(cols["member"])
+    raw = {k: columns.int64(cols[k]) for k in _INT_FIELDS}
+    ts, cookie = raw["ts"], raw["cookie"]
+    if len(ts) > 1 and (np.diff(ts) < 0).any() and not columns.has_repeats(cookie):
+        # in time order already (the table's order), permuting int codes rather than the built table; only with
+        # distinct cookies, as a repeated cookie's later start replaces its earlier one
+        order = np.argsort(ts, kind="stable")
+        raw = {k: v[order] for k, v in raw.items()}
+        layer_distinct, layer_codes = cols["layer_name"]
+        layer = (layer_distinct, columns.int64(layer_codes)[order])
+    else:
+        layer = (cols["layer_name"][0], columns.int64(cols["layer_name"][1]))
+    member = raw["member"]
     actual = (member == _ACTUAL_DISPLAY) | (member == _ACTUAL_SURFACE)
     kind = columns.take(pl.Series(["", "expected", "actual", "expected", "actual"], dtype=pl.Utf8), member)
     scope = columns.take(pl.Series(["", "display", "display", "surface", "surface"], dtype=pl.Utf8), member)
-    bits = columns.int64(cols["jank_type"])
-    severity = columns.int64(cols["jank_severity"])
+    bits = raw["jank_type"]
+    severity = raw["jank_severity"]
     severity = np.where((severity == NONE) & (bits == _JANK_NONE), _NO_SEVERITY_JANK_NONE, severity)
     return pl.DataFrame({
-        "ts": columns.int64(cols["ts"]), "cookie": columns.int64(cols["cookie"]),
-        "kind": kind, "scope": scope, "pid": columns.nullable(cols["pid"]),
-        "layer_name": columns.strings(cols["layer_name"]), "token": columns.nullable(cols["token"]),
-        "display_frame_token": columns.nullable(cols["display_frame_token"]),
+        "ts": raw["ts"], "cookie": raw["cookie"],
+        "kind": kind, "scope": scope, "pid": columns.nullable(raw["pid"]),
+        "layer_name": columns.take(pl.Series(layer[0], dtype=pl.Utf8), layer[1]),
+        "token": columns.nullable(raw["token"]),
+        "display_frame_token": columns.nullable(raw["display_frame_token"]),
         "jank_type": _named(bits, actual, lambda v: jank_type_name(v) if v is not None else None),
-        "present_type": _named(columns.int64(cols["present_type"]), actual,
+        "present_type": _named(raw["present_type"], actual,
                                lambda v: _enum_name(PRESENT_TYPE_NAMES, v)),
-        "on_time_finish": columns.nullable(cols["on_time_finish"], pl.Boolean),
-        "gpu_composition": columns.nullable(cols["gpu_composition"], pl.Boolean),
-        "prediction_type": _named(columns.int64(cols["prediction_type"]), actual,
+        "on_time_finish": columns.nullable(raw["on_time_finish"], pl.Boolean),
+        "gpu_composition": columns.nullable(raw["gpu_composition"], pl.Boolean),
+        "prediction_type": _named(raw["prediction_type"], actual,
                                   lambda v: _enum_name(PREDICTION_TYPE_NAMES, v)),
         "jank_severity": _named(severity, actual, _severity_name),
     })

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+from droidlag._native import process_dump
 from droidlag.errors import InputError
 from droidlag.io.ftrace_text import FtraceTextParser
 from droidlag.io.systrace_html import (
@@ -21,12 +22,12 @@ from droidlag.io.systrace_html import (
     split_sections,
 )
 from droidlag.models.trace import Trace
-from droidlag.models.trace_builder import TraceBuilder, check_i64
+from droidlag.models.trace_builder import TraceBuilder
 
 _ENTRIES_RE = re.compile(r"entries-in-buffer/entries-written:\s*(\d+)/(\d+)\s+#P:(\d+)")
 _TRACER_RE = re.compile(r"#\s*tracer:\s*(\S+)")
-_PS_STATES = set("RSDTZXIWtKPx")
 MAX_IGNORED_EVENT_NAMES = 20
+_DUMP_THREAD = 0     # process_dump's row kinds: 0 a `ps -T` thread row, 1 a `ps` process row
 
 
 def read_systrace(data: bytes, path: str) -> Trace:
@@ -103,42 +104,24 @@ def _read_header(text: str, builder: TraceBuilder) -> None:
 
 def read_process_dump(text: str, builder: TraceBuilder, parser: FtraceTextParser) -> None:
     """systrace's PROCESS DUMP: a `ps` listing (USER PID PPID ... S NAME [COMM]) gives process names and parents;
-    a `ps -T` listing (USER PID TID CMD) maps threads to processes. Each listing starts with its header line."""
-    header: list[str] | None = None
-    for line in text.split("\n"):
-        tokens = line.split()
-        if len(tokens) < 3:
+    a `ps -T` listing (USER PID TID CMD) maps threads to processes. Each listing starts with its header line. The
+    rows are split natively (`droidlag._native.process_dump`: a dump lists every thread of the device)."""
+    run: list[tuple[int, int, str | None]] = []     # consecutive thread rows, declared in bulk
+    tgids: list[tuple[int, int]] = []
+    for kind, pid, second, name in process_dump(text):
+        if kind == _DUMP_THREAD:
+            run.append((second, pid, name))
+            tgids.append((second, pid))
             continue
-        if tokens[0] == "USER" and "PID" in tokens:
-            header = tokens
-            continue
-        if header is None:
-            continue
-        try:
-            pid, second = int(tokens[1]), int(tokens[2])
-            check_i64(pid, second)
-        except (ValueError, OverflowError):   # not a row, or a number beyond 64 bits
-            continue
-        if header[2] == "TID":
-            name = " ".join(tokens[3:]) or None
-            builder.thread(second, pid, name)
-            parser.set_tgid(second, pid)
-        elif header[2] == "PPID":
-            builder.process(pid, _ps_process_name(tokens, has_comm=header[-1] == "COMM"), ppid=second)
-            parser.set_tgid(pid, pid)
-
-
-def _ps_process_name(tokens: list[str], has_comm: bool) -> str | None:
-    """NAME follows the one-letter state column; WCHAN may be blank, so find the state rather than count columns.
-    Kernel threads print as `[kthreadd]`; the brackets go."""
-    for i in range(5, len(tokens) - 1):
-        if len(tokens[i]) == 1 and tokens[i] in _PS_STATES:
-            rest = tokens[i + 1:-1] if has_comm and len(tokens) > i + 2 else tokens[i + 1:]
-            name = " ".join(rest)
-            if name.startswith("[") and name.endswith("]"):
-                name = name[1:-1]
-            return name or None
-    return None
+        if run:
+            builder.threads_many(run)
+            run = []
+        builder.process(pid, name, ppid=second)
+        builder.thread(pid, pid)        # the process's main thread
+        tgids.append((pid, pid))
+    if run:
+        builder.threads_many(run)
+    parser.set_tgids(tgids)
 
 
 def _read_json_metadata(section: Section, builder: TraceBuilder) -> None:

@@ -13,18 +13,18 @@ import binascii
 import io
 import re
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import BinaryIO
+from typing import Protocol
 
+from droidlag._native import unescape_js as _native_unescape_js
 from droidlag.errors import ReadWarning
 from droidlag.io.source import GZIP_MAGIC, decode_text, gunzip, inflate_zlib
 
 FTRACE, PROCESS_DUMP, JSON_META, PROCFS = "ftrace", "process-dump", "json", "procfs"
 
 _LINUX_PERF_DATA = re.compile(r"linuxPerfData\s*=\s*\"")
-_JS_ESCAPE = re.compile(r"\\(\n|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|.)", re.DOTALL)
-_JS_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "\n": "", "\\": "\\", '"': '"', "'": "'", "/": "/", "0": "\0"}
 _BASE64_HEAD = re.compile(r"[A-Za-z0-9+/=\r\n]{64}")
 _PROCFS_LINE = re.compile(r"/?proc/\d+/task/\d+\s*$")
 _ZLIB_HEADS = (b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda")
@@ -32,8 +32,15 @@ _ZLIB_HEADS = (b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda")
 _TAG_B = re.compile(rb"<script\b[^>]{0,512}?\bclass\s{0,8}=\s{0,8}[\"']?trace-data[\"']?[^>]{0,512}>", re.IGNORECASE)
 _LEGACY_B = re.compile(rb"linuxPerfData\s{0,8}=\s{0,8}\"")
 _END_B = re.compile(rb"</script\s{0,8}>", re.IGNORECASE)
+_LEGACY_MAX = 40           # bytes a _LEGACY_B match can span at most
 _MARK_KEEP = 1200          # bytes kept between chunks so a marker split across two chunks is still found
 SCAN_CHUNK = 1 << 20
+
+
+class Readable(Protocol):
+    """What the HTML scan reads from: a binary stream's read(n)."""
+
+    def read(self, n: int, /) -> bytes: ...
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,8 @@ def split_sections(data: bytes, path: str | Path, warnings: list[ReadWarning]) -
     if marker >= 0 and _only_text_before(head[:marker]):
         return "atrace-zlib", _classify(_after_trace_marker(data[marker + 6:], path, warnings), None)
     if looks_like_html(head) or b"trace-data" in head:
-        found = stream_html_sections(io.BytesIO(data), path, warnings)
+        # in memory already: one read of the whole (no chunked re-scan of a block megabytes long)
+        found = stream_html_sections(io.BytesIO(data), path, warnings, chunk=max(SCAN_CHUNK, len(data)))
         if found is not None:
             return found
     text = decode_text(data, path, warnings)
@@ -104,16 +112,30 @@ def looks_like_html(head: bytes) -> bool:
     return s.startswith((b"<!doctype html", b"<html", b"<head", b"<meta", b"<script", b"<!--", b"<?xml"))
 
 
-def _next_marker(buf: bytes | bytearray) -> tuple[str, re.Match] | None:
-    hits = [(m.start(), kind, m) for kind, rx in (("html", _TAG_B), ("html-legacy", _LEGACY_B))
-            if (m := rx.search(buf)) is not None]
-    if not hits:
-        return None
-    _, kind, m = min(hits, key=lambda h: h[0])
-    return kind, m
+def _next_marker(buf: bytes | bytearray) -> tuple[str, re.Match[bytes]] | None:
+    """The first trace-data tag or linuxPerfData string in buf. The legacy marker is looked for only before the
+    first tag (a scan of the whole rest of an in-memory file per block was the reader's largest cost)."""
+    tag = _TAG_B.search(buf)
+    legacy = _LEGACY_B.search(buf, 0, tag.start() + _LEGACY_MAX) if tag is not None else _LEGACY_B.search(buf)
+    if legacy is not None and (tag is None or legacy.start() < tag.start()):
+        return "html-legacy", legacy
+    return ("html", tag) if tag is not None else None
 
 
-def _script_bodies(stream: BinaryIO, chunk: int) -> Iterator[tuple[str, int, bytes, bool]]:
+def _find_end(buf: bytes | bytearray, start: int) -> re.Match[bytes] | None:
+    """The first `</script>` (any case, spaces before `>`) at or after start: candidates found by a plain `</`
+    search, each checked by the regex (a case-insensitive regex scan of a block megabytes long costs more than
+    reading it)."""
+    pos = buf.find(b"</", start)
+    while pos >= 0:
+        m = _END_B.match(buf, pos)
+        if m is not None:
+            return m
+        pos = buf.find(b"</", pos + 2)
+    return None
+
+
+def _script_bodies(stream: Readable, chunk: int) -> Iterator[tuple[str, int, bytes, bool]]:
     """(marker kind, file line where the body starts, body bytes, closed) for every trace-data block and legacy
     `linuxPerfData` string in the stream. Memory holds one chunk plus the block being read, never the viewer
     script around the blocks."""
@@ -138,7 +160,7 @@ def _script_bodies(stream: BinaryIO, chunk: int) -> Iterator[tuple[str, int, byt
         body_line = line
         searched = 0
         while True:
-            e = _END_B.search(buf, max(0, searched - 16))
+            e = _find_end(buf, max(0, searched - 16))
             if e is not None:
                 body = bytes(buf[:e.start()])
                 line += buf.count(b"\n", 0, e.end())
@@ -154,7 +176,7 @@ def _script_bodies(stream: BinaryIO, chunk: int) -> Iterator[tuple[str, int, byt
             buf += more
 
 
-def stream_html_sections(stream: BinaryIO, path: str | Path, warnings: list[ReadWarning],
+def stream_html_sections(stream: Readable, path: str | Path, warnings: list[ReadWarning],
                          chunk: int = SCAN_CHUNK) -> tuple[str, list[Section]] | None:
     """The container kind and sections of an HTML systrace report read from a stream, or None when the stream
     holds no trace-data block and no linuxPerfData string."""
@@ -177,7 +199,7 @@ def stream_html_sections(stream: BinaryIO, path: str | Path, warnings: list[Read
     return ("html" if "html" in kinds else "html-legacy"), sections
 
 
-def stream_has_trace_blocks(stream: BinaryIO, chunk: int = SCAN_CHUNK) -> bool:
+def stream_has_trace_blocks(stream: Readable, chunk: int = SCAN_CHUNK) -> bool:
     """Whether a stream holds a trace-data block or a linuxPerfData string anywhere (bounded memory)."""
     tail = b""
     while True:
@@ -192,11 +214,11 @@ def stream_has_trace_blocks(stream: BinaryIO, chunk: int = SCAN_CHUNK) -> bool:
 
 def _classify_block(block: str, first_line: int, path: str | Path, warnings: list[ReadWarning]) -> list[Section]:
     """A trace-data block is plain text, or (newer systrace) base64 of zlib/gzip data."""
-    s = block.strip()
-    if s.startswith("TRACE:"):     # uncompressed atrace output pasted into the block
-        return _classify(s[6:].lstrip("\r\n"), None)
-    if _BASE64_HEAD.match(s) and " " not in s[:4096]:
-        raw = _decode_base64(s)
+    head = _head(block)
+    if head.startswith("TRACE:"):     # uncompressed atrace output pasted into the block
+        return _classify(block.strip()[6:].lstrip("\r\n"), None)
+    if _BASE64_HEAD.match(head) and " " not in head[:4096]:
+        raw = _decode_base64(block)
         if raw is not None:
             if raw[:2] == GZIP_MAGIC:
                 return _classify(gunzip(raw, path, warnings).decode("utf-8", "replace"), None)
@@ -212,8 +234,14 @@ def _decode_base64(s: str) -> bytes | None:
         return None
 
 
+def _head(text: str, size: int = 8192) -> str:
+    """The start of text after leading whitespace, at most `size` characters (no copy of a whole block)."""
+    head = text[:size].lstrip()
+    return head if head or len(text) <= size else text.lstrip()[:size]
+
+
 def _classify(text: str, first_line: int | None) -> list[Section]:
-    s = text.lstrip()
+    s = _head(text)
     if s.startswith("PROCESS DUMP") or (s.startswith("USER") and "PID" in s[:200]):
         return [Section(PROCESS_DUMP, text, first_line)]
     if s.startswith("{") or s.startswith("["):
@@ -266,24 +294,9 @@ def _looks_js_escaped(text: str) -> bool:
 
 
 def unescape_js(s: str) -> str:
-    """Undo JS string escaping. `\\n` + line continuation becomes one newline, so line numbers still match the
-    file's lines."""
-    s = s.replace("\r\n", "\n").replace("\\n\\\n", "\n")
-    if s.endswith("\\"):        # a dangling line continuation at the very end
-        s = s[:-1]
-    if "\\" not in s:
-        return s
-    return _JS_ESCAPE.sub(_js_char, s)
-
-
-def _js_char(m: re.Match) -> str:
-    c = m.group(1)
-    simple = _JS_SIMPLE.get(c)
-    if simple is not None:
-        return simple
-    if c[0] in "ux" and len(c) > 1:
-        return chr(int(c[1:], 16))
-    return c
+    """Undo JS string escaping (natively, one pass: the legacy report's whole ftrace text is one string).
+    `\\n` + line continuation becomes one newline, so line numbers still match the file's lines."""
+    return _native_unescape_js(s)
 
 
 # ---- files -------------------------------------------------------------------------------------------------
@@ -291,7 +304,7 @@ class _CappedStream:
     """A read-only view of a (possibly gzip) stream that refuses to expand past `limit` bytes (bombs) and turns
     a truncated or corrupt gzip stream into end-of-data plus a warning."""
 
-    def __init__(self, raw: BinaryIO, path: str | Path, warnings: list[ReadWarning], limit: int):
+    def __init__(self, raw: Readable, path: str | Path, warnings: list[ReadWarning], limit: int):
         self.raw, self.path, self.warnings, self.limit, self.total = raw, path, warnings, limit, 0
 
     def read(self, n: int) -> bytes:
@@ -310,7 +323,7 @@ class _CappedStream:
         return out
 
 
-def open_decompressed(path: str | Path, warnings: list[ReadWarning]):
+def open_decompressed(path: str | Path, warnings: list[ReadWarning]) -> AbstractContextManager[_CappedStream]:
     """A context-managed binary stream of the file's content, gunzipped on the fly when it is gzip."""
     import contextlib
     import gzip
@@ -318,7 +331,7 @@ def open_decompressed(path: str | Path, warnings: list[ReadWarning]):
     from droidlag.io.source import MAX_DECOMPRESSED_BYTES
 
     @contextlib.contextmanager
-    def _open():
+    def _open() -> Iterator[_CappedStream]:
         with open(path, "rb") as fh:
             if fh.read(2) == GZIP_MAGIC:
                 fh.seek(0)

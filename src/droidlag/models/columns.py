@@ -9,11 +9,24 @@ import polars as pl
 
 # Stands for None in the native integer columns; no real tid, cpu, cookie or timestamp takes it.
 NONE = np.iinfo(np.int64).min
+NONE32 = np.iinfo(np.int32).min     # the same in the native int32 columns (CPU numbers)
 
 
 def int64(buf: Any) -> np.ndarray:
     """An int64 column from a native buffer (`_native.Column` or bytes): a read-only numpy view, no copy."""
     return np.frombuffer(buf, dtype=np.int64)
+
+
+def int32(buf: Any) -> np.ndarray:
+    """An int32 column from a native buffer, viewed without a copy."""
+    return np.frombuffer(buf, dtype=np.int32)
+
+
+def nullable32(buf: Any) -> pl.Series:
+    """An Int32 column from a native int32 buffer with the int32 minimum as null."""
+    arr = int32(buf)
+    missing = arr == NONE32
+    return pl.Series(np.ma.masked_array(arr, mask=missing)) if missing.any() else pl.Series(arr)
 
 
 def float64(buf: Any) -> np.ndarray:
@@ -34,6 +47,13 @@ def strings(coded: tuple[list[str | None], Any]) -> pl.Series:
     """A string column from (distinct values, int64 codes): each distinct string is converted once."""
     distinct, codes = coded
     return take(pl.Series(distinct, dtype=pl.Utf8), int64(codes))
+
+
+def has_repeats(values: np.ndarray) -> bool:
+    """Whether an int column holds a value twice (a sort and a neighbour compare: numpy's hash-based unique costs
+    several times more on the short columns of a small trace)."""
+    s = np.sort(values)
+    return bool((s[1:] == s[:-1]).any())
 
 
 def take(values: pl.Series, index: np.ndarray) -> pl.Series:

@@ -18,14 +18,16 @@ from droidlag.models.trace import THREAD_STATE_SCHEMA
 SWITCH, WAKING, BLOCKED = 0, 1, 2
 # Stands for None in the integer sched columns (cpu, waker); no real tid, cpu or timestamp takes it.
 NONE = columns.NONE
+# The sched columns' types as the native pass takes them (cpu: int32 min for None)
+SCHED_DTYPES = (np.int64, np.uint8, np.int32, np.int64, np.int64, np.int32)
 RUNNING = "Running"
 # Thread-state categories deciding what a waking or a blocked reason does to the interval it finds open.
 _CAT_RUNNABLE, _CAT_D, _CAT_OTHER = 0, 1, 2
 
 
-def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], blocked_payload: list[tuple],
+def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], blocked_payload: list[tuple[str | None, bool | None]],
                          end: int) -> pl.DataFrame:
-    """Intervals (THREAD_STATE_SCHEMA) from the sched columns [ts, kind, cpu, a, b, aux] in insertion order (sorted
+    """Intervals (THREAD_STATE_SCHEMA) from the sched columns [ts, kind, cpu, a, b, aux] (SCHED_DTYPES) in insertion order (sorted
     here by time, then kind, ties kept in insertion order): for a switch a=prev tid, b=next tid, aux=prev_state
     code, cpu=cpu; for a waking a=tid, b=waker, cpu=target cpu; for a blocked reason a=tid, aux=index into
     blocked_payload [(function, io_wait)]. Open intervals run to `end` (ns). The list is emptied: the columns are let
@@ -33,7 +35,7 @@ def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], b
     names = list(state_codes)
     cat = bytes(_CAT_RUNNABLE if s in (RUNNING, "R", "R+") else _CAT_D if s.startswith("D") else _CAT_OTHER
                 for s in names)
-    c = [np.ascontiguousarray(x, dtype=np.int64) for x in sched]
+    c = [np.ascontiguousarray(x, dtype=t) for x, t in zip(sched, SCHED_DTYPES)]
     sched.clear()
     actions = thread_state_actions(c[0], c[1], c[2], c[3], c[4], c[5], state_codes[RUNNING], state_codes["R"])
     del c       # the events are in the actions now: let them go before the intervals are written
@@ -41,18 +43,19 @@ def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], b
     del actions
     if not r["ts"]:
         return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
-    col = lambda k: columns.int64(r[k])  # noqa: E731
-    blocked = col("blocked")
-    # the few rows with a blocked reason get their payload scattered into all-null columns (a string column made by
-    # a take would hold a 16-byte view for every row, null or not)
-    rows = np.flatnonzero(blocked >= 0)
-    fn = pl.Series("blocked_function", dtype=pl.Utf8).extend_constant(None, len(blocked))
-    io = pl.Series("io_wait", dtype=pl.Boolean).extend_constant(None, len(blocked))
+    n = len(r["ts"]) // 8
+    # the few rows a blocked reason names get their payload scattered into all-null columns (a string column made
+    # by a take would hold a 16-byte view for every row, null or not)
+    rows, payload = columns.int64(r["blocked_rows"]), columns.int64(r["blocked_payload"]).tolist()
+    fn = pl.Series("blocked_function", dtype=pl.Utf8).extend_constant(None, n)
+    io = pl.Series("io_wait", dtype=pl.Boolean).extend_constant(None, n)
     if len(rows):
-        fn = fn.scatter(rows, pl.Series([blocked_payload[i][0] for i in blocked[rows].tolist()], dtype=pl.Utf8))
-        io = io.scatter(rows, pl.Series([blocked_payload[i][1] for i in blocked[rows].tolist()], dtype=pl.Boolean))
+        fn = fn.scatter(rows, pl.Series([blocked_payload[i][0] for i in payload], dtype=pl.Utf8))
+        io = io.scatter(rows, pl.Series([blocked_payload[i][1] for i in payload], dtype=pl.Boolean))
     return pl.DataFrame({
-        "ts": pl.Series(col("ts")), "dur": pl.Series(col("dur")), "tid": pl.Series(col("tid")),
-        "state": columns.take(pl.Series(names, dtype=pl.Utf8), col("state")),
-        "cpu": columns.nullable(col("cpu"), pl.Int32), "blocked_function": fn, "io_wait": io, "waker_tid": columns.nullable(col("waker"), pl.Int64),
+        "ts": pl.Series(columns.int64(r["ts"])), "dur": pl.Series(columns.int64(r["dur"])),
+        "tid": pl.Series(columns.int64(r["tid"])),
+        "state": columns.take(pl.Series(names, dtype=pl.Categorical), columns.int32(r["state"])),
+        "cpu": columns.nullable32(r["cpu"]), "blocked_function": fn, "io_wait": io,
+        "waker_tid": columns.nullable(columns.int64(r["waker"]), pl.Int64),
     }, schema=THREAD_STATE_SCHEMA)

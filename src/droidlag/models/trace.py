@@ -6,6 +6,7 @@ table has exactly one producer. The schemas below are the contract the analyses 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
@@ -31,7 +32,9 @@ THREAD_STATE_SCHEMA = {
     "ts": pl.Int64,               # ns
     "dur": pl.Int64,              # ns
     "tid": pl.Int64,
-    "state": pl.Utf8,             # "Running", "R" (runnable), "R+" (runnable, preempted), "S", "D", "T", "Z", "X", "I", ...
+    # "Running", "R" (runnable), "R+" (runnable, preempted), "S", "D", "T", "Z", "X", "I", ...: categorical (4 bytes a
+    # row, not a 16-byte string view; compares with plain strings as a string column does)
+    "state": pl.Categorical,
     "cpu": pl.Int32,              # CPU the thread ran on (Running) or was woken onto (R); null otherwise
     "blocked_function": pl.Utf8,  # kernel function a D-state thread blocked in (sched_blocked_reason), else null
     "io_wait": pl.Boolean,        # from sched_blocked_reason, else null
@@ -152,7 +155,7 @@ class Trace:
         t = self.threads.get(pid)
         return t.name if t else None
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """What the trace holds, as counts (the `droidlag info` JSON)."""
         ft = self.frame_timeline
         counter_names = self.counters.get_column("name") if self.counters.height else pl.Series([], dtype=pl.Utf8)

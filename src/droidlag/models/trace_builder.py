@@ -7,7 +7,8 @@ their replies and block requests with their completions, and guesses the CPU top
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 import polars as pl
@@ -41,8 +42,16 @@ _SLICE_KIND_NAMES = pl.Series(["thread", "async", "instant"], dtype=pl.Utf8)
 
 
 
+# An int column as the readers hand it over: numpy array, list, array('q'), a native buffer
+IntColumn: TypeAlias = "np.ndarray | Sequence[int] | Column"
+# block_rq_issue (ts, dev, sector, nr_sectors, bytes, rwbs, tid, comm) and block_rq_complete (ts, dev, sector,
+# nr_sectors, rwbs, error) rows
+BlockIssue: TypeAlias = tuple[int, int, int, int, int, str, "int | None", "str | None"]
+BlockComplete: TypeAlias = tuple[int, int, int, int, str, int]
+
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 MAX_CPU = (1 << 16) - 1   # far above any device; the thread-state cpu column is 32-bit
+_NONE_I32 = np.iinfo(np.int32).min     # None in the narrow (int32) sched cpu column
 
 
 def check_i64(*values: int | None) -> None:
@@ -53,7 +62,7 @@ def check_i64(*values: int | None) -> None:
             raise OverflowError(f"{v} does not fit in 64 bits")
 
 
-def _int64(values) -> np.ndarray:
+def _int64(values: IntColumn) -> np.ndarray:
     """A sequence of ints (list, array('q'), protobuf repeated field, numpy array) as an int64 numpy array."""
     if isinstance(values, np.ndarray):
         return values.astype(np.int64, copy=False)
@@ -63,7 +72,7 @@ def _int64(values) -> np.ndarray:
         else np.array(values, dtype=np.int64)
 
 
-def _column(value, n: int) -> np.ndarray:
+def _column(value: IntColumn | int | None, n: int) -> np.ndarray:
     """A scalar (None -> _NONE) broadcast to n rows, or a per-row sequence (None entries -> _NONE)."""
     if value is None:
         return np.full(n, _NONE, dtype=np.int64)
@@ -109,8 +118,9 @@ class TraceBuilder:
         # numpy chunks (the lists are flushed first, so insertion order -- the tie-break at equal (ts, kind) --
         # is kept). Switch: a=prev, b=next, aux=prev_state code; waking: a=tid, b=waker, aux=0; blocked reason:
         # a=tid, aux=index into _blocked. None is _NONE.
-        self._sched_lists: tuple[list, ...] = ([], [], [], [], [], [])
+        self._sched_lists: tuple[list[int], ...] = ([], [], [], [], [], [])
         self._sched_chunks: list[tuple[np.ndarray, ...]] = []
+        self._bad_cpu_events = 0
         self._state_codes: dict[str, int] = {_RUNNING: 0, "R": 1}
         self._blocked: list[tuple[str | None, bool | None]] = []
         self._has_switch = False
@@ -119,17 +129,19 @@ class TraceBuilder:
         self._has_blocked = False
         # counter samples: per-event ones gather natively with atrace's, bulk calls add frames (in arrival order)
         self._counter_chunks: list[pl.DataFrame] = []
-        self._binder_tx: list[tuple] = []        # (ts, tid, debug_id, to_proc, to_thread, reply, flags, code)
-        self._binder_rx: list[tuple] = []        # (ts, tid, debug_id)
+        self._binder_tx: list[tuple[int, int, int, int | None, int | None, bool, int, int]] = []        # (ts, tid, debug_id, to_proc, to_thread, reply, flags, code)
+        self._binder_rx: list[tuple[int, int, int]] = []        # (ts, tid, debug_id)
         self._binder_tx_chunks: list[list[np.ndarray]] = []   # bulk events (binder_many), as columns
         self._binder_rx_chunks: list[list[np.ndarray]] = []
-        self._block_issue: list[tuple] = []      # (ts, dev, sector, nr_sectors, bytes, rwbs, tid, comm)
-        self._block_complete: list[tuple] = []   # (ts, dev, sector, nr_sectors, rwbs, error)
-        self._ft_start: dict[int, tuple] = {}   # cookie -> row in FRAME_TIMELINE_SCHEMA order, dur left out
+        self._block_issue: list[BlockIssue] = []      # (ts, dev, sector, nr_sectors, bytes, rwbs, tid, comm)
+        self._block_complete: list[BlockComplete] = []   # (ts, dev, sector, nr_sectors, rwbs, error)
+        self._ft_start: dict[int, tuple[Any, ...]] = {}   # cookie -> row in FRAME_TIMELINE_SCHEMA order, dur left out
         self._ft_end: dict[int, int] = {}
         self._ft_chunks: list[pl.DataFrame] = []        # bulk starts (frame_timeline_many), after the single ones
         self._ft_end_chunks: list[pl.DataFrame] = []
         self._cpu_max_freq: dict[int, int] = {}
+        # slices whose name holds U+FFFD (undecodable bytes replaced), counted when the slices are built
+        self.replaced_slice_names = 0
 
     # ---- time range ---------------------------------------------------------------------------------------
     def _see(self, ts: int) -> None:
@@ -281,7 +293,8 @@ class TraceBuilder:
         self._blocked.append((function, io_wait))
 
     # ---- bulk scheduling (array-shaped sources: Perfetto compact_sched, per-bundle columns) ----------------
-    def sched_switch_many(self, ts, cpu, prev_tid, prev_state, next_tid,
+    def sched_switch_many(self, ts: IntColumn, cpu: IntColumn | int | None, prev_tid: IntColumn,
+                          prev_state: IntColumn | Sequence[str | None], next_tid: IntColumn,
                           decode_state: Callable[[int], str] | None = None) -> None:
         """Many sched_switch events at once, each as `sched_switch` would take it (no comms: name threads with
         `thread`). ts (ns), prev_tid, next_tid: int sequences of one length; cpu: one int for all or a sequence;
@@ -292,9 +305,10 @@ class TraceBuilder:
         if not n:
             return
         if decode_state is None:
-            codes = np.fromiter((self._state_code(s or "R") for s in prev_state), dtype=np.int64, count=n)
+            states = cast("Sequence[str | None]", prev_state)
+            codes = np.fromiter((self._state_code(s or "R") for s in states), dtype=np.int64, count=n)
         else:
-            raw = _int64(prev_state)
+            raw = _int64(cast(IntColumn, prev_state))
             lo, hi = int(raw.min()), int(raw.max())
             if 0 <= lo and hi < 1 << 20:     # kernel state bits and code tables: a direct lookup, no sort
                 present = np.flatnonzero(np.bincount(raw, minlength=hi + 1))
@@ -308,7 +322,8 @@ class TraceBuilder:
         self._add_sched_chunk(ts, _SWITCH, _column(cpu, n), _column(prev_tid, n), _column(next_tid, n), codes)
         self._has_switch = True
 
-    def sched_waking_many(self, ts, tid, target_cpu=None, waker_tid=None) -> None:
+    def sched_waking_many(self, ts: IntColumn, tid: IntColumn, target_cpu: IntColumn | int | None = None,
+                          waker_tid: IntColumn | int | None = None) -> None:
         """Many sched_waking events at once (no comms). ts (ns), tid: int sequences; target_cpu and waker_tid:
         None, one int for all, or a sequence (None entries allowed in lists)."""
         ts = _int64(ts)
@@ -319,7 +334,7 @@ class TraceBuilder:
                               np.zeros(n, dtype=np.int64))
         self._has_waking = True
 
-    def sched_blocked_reason_many(self, ts, tid, payloads: list[tuple[str | None, bool | None]]) -> None:
+    def sched_blocked_reason_many(self, ts: IntColumn, tid: IntColumn, payloads: list[tuple[str | None, bool | None]]) -> None:
         """Many sched_blocked_reason events at once: ts (ns) and tid int sequences, payloads [(function, io_wait)]
         of the same length."""
         ts = _int64(ts)
@@ -334,39 +349,56 @@ class TraceBuilder:
                               np.full(n, _NONE, dtype=np.int64), np.arange(first, first + n, dtype=np.int64))
         self._has_blocked = True
 
-    def _add_sched_chunk(self, ts: np.ndarray, kind: int, cpu, a, b, aux) -> None:
+    def _add_sched_chunk(self, ts: np.ndarray, kind: int, cpu: np.ndarray, a: np.ndarray, b: np.ndarray,
+                         aux: np.ndarray) -> None:
         self._flush_sched_lists()
         self._see(int(ts.min()))
         self._see(int(ts.max()))
-        self._sched_chunks.append((ts, np.full(len(ts), kind, dtype=np.int64), cpu, a, b, aux))
+        self._keep_sched_chunk(ts, np.full(len(ts), kind, dtype=np.uint8), cpu, a, b, aux)
 
     def _flush_sched_lists(self) -> None:
         lists = self._sched_lists
         if lists[0]:
-            self._sched_chunks.append(tuple(np.array(col, dtype=np.int64) for col in lists))
+            cols = [np.array(col, dtype=np.int64) for col in lists]
             for col in lists:
                 col.clear()
+            self._keep_sched_chunk(cols[0], cols[1].astype(np.uint8), cols[2], cols[3], cols[4], cols[5])
+
+    def _keep_sched_chunk(self, ts: np.ndarray, kind: np.ndarray, cpu: np.ndarray, a: np.ndarray, b: np.ndarray,
+                          aux: np.ndarray) -> None:
+        """Keep a chunk of the sched stream in the native pass's narrow columns (_SCHED_DTYPES: 33 bytes an event,
+        the largest thing a long trace holds before its states are derived). Events on a CPU number no device has
+        (damaged input; the thread-state cpu column is 32-bit) are dropped here and counted for a warning."""
+        bad = (cpu != _NONE) & ((cpu < 0) | (cpu > MAX_CPU))
+        if bad.any():
+            self._bad_cpu_events += int(bad.sum())
+            keep = ~bad
+            ts, kind, cpu, a, b, aux = (x[keep] for x in (ts, kind, cpu, a, b, aux))
+        cpu32 = np.where(cpu == _NONE, _NONE_I32, cpu).astype(np.int32)
+        self._sched_chunks.append((_int64(ts), kind, cpu32, _int64(a), _int64(b), aux.astype(np.int32)))
 
     # ---- counters -----------------------------------------------------------------------------------------
     def counter(self, ts: int, name: str, value: float, cpu: int | None = None, pid: int | None = None) -> None:
         """One counter sample (ts ns), kept in arrival order with the atrace counters (C|pid|name|value)."""
         self._slice_ev.counter(ts, name, float(value), cpu, pid)
 
-    def counter_many(self, ts, name: str, values, cpu=None, pid=None) -> None:
+    def counter_many(self, ts: IntColumn, name: str, values: Sequence[float] | np.ndarray,
+                     cpu: IntColumn | int | None = None, pid: IntColumn | int | None = None) -> None:
         """Many samples of one counter at once: ts (ns) and values sequences of one length; cpu and pid None, one
         value for all, or a sequence."""
+        ts = _int64(ts)
         n = len(ts)
         if not n:
             return
-        ts = _int64(ts)
         values = np.asarray(values, dtype=np.float64)
-        cols = {"ts": ts, "name": pl.Series([name], dtype=pl.Utf8).new_from_index(0, n), "value": values}
+        cols: dict[str, np.ndarray | pl.Series] = {"ts": ts, "name": pl.Series([name], dtype=pl.Utf8).new_from_index(0, n), "value": values}
         for key, v in (("cpu", cpu), ("pid", pid)):
             if v is None or isinstance(v, (int, np.integer)):
                 one = pl.Series([None if v is None else int(v)], dtype=COUNTER_SCHEMA[key])
                 cols[key] = one.new_from_index(0, n)
             else:
-                cols[key] = pl.Series(key, v, dtype=COUNTER_SCHEMA[key], strict=False)
+                per_row = columns.int64(v) if isinstance(v, Column) else v
+                cols[key] = pl.Series(key, per_row, dtype=COUNTER_SCHEMA[key], strict=False)
         for key, col in cols.items():
             if len(col) != n:
                 raise ValueError(f"{key}: {len(col)} values for {n} samples")
@@ -396,7 +428,7 @@ class TraceBuilder:
         self._see(ts)
         self._binder_rx.append((ts, tid, debug_id))
 
-    def binder_many(self, transactions, received) -> None:
+    def binder_many(self, transactions: Sequence[IntColumn], received: Sequence[IntColumn]) -> None:
         """Many binder events at once: transactions as 8 int sequences (ts, tid, debug_id, to_proc, to_thread,
         reply 0/1, flags, code; NONE for an unknown to_proc/to_thread), received as 3 (ts, tid, debug_id)."""
         tx = [_int64(c) for c in transactions]
@@ -421,7 +453,7 @@ class TraceBuilder:
         self._see(ts)
         self._block_complete.append((ts, dev, sector, nr_sectors, rwbs, error))
 
-    def block_many(self, issues: list[tuple], completes: list[tuple]) -> None:
+    def block_many(self, issues: list[BlockIssue], completes: list[BlockComplete]) -> None:
         """Many block requests at once: issues as rows (ts, dev, sector, nr_sectors, bytes, rwbs, tid, comm),
         completions as rows (ts, dev, sector, nr_sectors, rwbs, error)."""
         for rows in (issues, completes):
@@ -446,7 +478,7 @@ class TraceBuilder:
         self._see(ts)
         self._ft_end[cookie] = ts
 
-    def frame_timeline_many(self, starts: pl.DataFrame, end_ts, end_cookie) -> None:
+    def frame_timeline_many(self, starts: pl.DataFrame, end_ts: IntColumn, end_cookie: IntColumn) -> None:
         """Many FrameTimeline events at once: starts as a frame of FRAME_TIMELINE_SCHEMA's columns but dur, plus
         "cookie"; ends as ts (ns) and cookie sequences. As with the single calls, a later start or end of a cookie
         replaces an earlier one."""
@@ -522,6 +554,9 @@ class TraceBuilder:
         known = [(tid, t.pid) for tid, t in self._threads.items() if t.pid is not None]
         s = self._slice_ev.nest([k[0] for k in known], [k[1] for k in known], self._end)
         n = len(s["ts"]) // 8
+        distinct, codes = s["name"]
+        bad = [i for i, name in enumerate(distinct) if name and "\ufffd" in name]
+        self.replaced_slice_names = int(np.isin(columns.int64(codes), bad).sum()) if bad else 0
         slices = pl.DataFrame({
             "id": np.arange(n, dtype=np.int64),
             "ts": columns.int64(s["ts"]),
@@ -568,11 +603,8 @@ class TraceBuilder:
             for c in chunks:
                 c[i] = None
         del chunks
-        cpu = merged[2]
-        bad = (cpu != _NONE) & ((cpu < 0) | (cpu > MAX_CPU))
-        if bad.any():   # damaged input: a CPU number no device has (the column is 32-bit)
-            self.warn(f"{int(bad.sum())} scheduling event(s) with a CPU number outside 0..{MAX_CPU} skipped")
-            merged = [x[~bad] for x in merged]
+        if self._bad_cpu_events:   # damaged input: a CPU number no device has (the column is 32-bit)
+            self.warn(f"{self._bad_cpu_events} scheduling event(s) with a CPU number outside 0..{MAX_CPU} skipped")
         table = derive_thread_states(merged, self._state_codes, self._blocked, self._end)
         self._states_built = (self._end, table)
         return table
@@ -580,8 +612,7 @@ class TraceBuilder:
     def _build_binder(self) -> pl.DataFrame:
         """One row per call (not per reply), paired natively with its receipt (the first binder_transaction_received
         of its debug id) and its reply (the receiving thread's next reply closes its latest open call)."""
-        none = lambda v: _NONE if v is None else v  # noqa: E731
-        tx = [np.array([none(v) for v in col], dtype=np.int64) for col in zip(*self._binder_tx)] \
+        tx = [np.array([_NONE if v is None else v for v in col], dtype=np.int64) for col in zip(*self._binder_tx)] \
             if self._binder_tx else None
         rx = [np.array(col, dtype=np.int64) for col in zip(*self._binder_rx)] if self._binder_rx else None
         tx_cols = [c for c in [tx, *self._binder_tx_chunks] if c is not None and len(c[0])]
@@ -606,21 +637,23 @@ class TraceBuilder:
         durs: list[int | None] = [None] * len(issues)
         # A completion closes the latest open issue of the same (dev, sector) before it: a request that was
         # requeued and issued again completes once, for its last issue; the earlier issue stays open.
+        # (ts, 0 issue | 1 completion, index into issues | into completions)
         events = [(e[0], 0, i) for i, e in enumerate(issues)]
-        events += [(c[0], 1, c) for c in self._block_complete]
+        events += [(c[0], 1, j) for j, c in enumerate(self._block_complete)]
         events.sort(key=lambda e: (e[0], e[1]))
-        open_: dict[tuple, list[int]] = defaultdict(list)
+        open_: dict[tuple[int, int], list[int]] = defaultdict(list)
         for ts, kind, x in events:
             if kind == 0:
                 e = issues[x]
                 open_[(e[1], e[2])].append(x)
             else:
-                stack = open_.get((x[1], x[2]))
+                c = self._block_complete[x]
+                stack = open_.get((c[1], c[2]))
                 if stack:
                     i = stack.pop()
                     durs[i] = ts - issues[i][0]
                     stack.clear()
-        cols: dict[str, list] = {k: [] for k in BLOCK_SCHEMA}
+        cols: dict[str, list[Any]] = {k: [] for k in BLOCK_SCHEMA}
         for (ts, dev, sector, nr, nbytes, rwbs, tid, comm), dur in zip(issues, durs):
             cols["ts"].append(ts)
             cols["dur"].append(dur)
@@ -654,7 +687,7 @@ class TraceBuilder:
         parts = [pl.DataFrame([s.get_column(k) for k in names]) for s in starts]
         start = pl.concat(parts) if len(parts) > 1 else parts[0]
         cookie = start.get_column("cookie").to_numpy()
-        if len(np.unique(cookie)) < len(cookie):     # a repeated cookie: its first place, its last values
+        if columns.has_repeats(cookie):     # a repeated cookie: its first place, its last values
             start = start.group_by("cookie", maintain_order=True).agg(pl.all().last())
             cookie = start.get_column("cookie").to_numpy()
         ts = start.get_column("ts").to_numpy()
@@ -675,7 +708,9 @@ class TraceBuilder:
                       "runs to the trace end and is not counted)")
         computed = {"dur": pl.Series("dur", dur, dtype=pl.Int64), "ended": pl.Series("ended", found, dtype=pl.Boolean)}
         table = pl.DataFrame([computed[k] if k in computed else start.get_column(k) for k in FRAME_TIMELINE_SCHEMA])
-        return table[np.argsort(ts, kind="stable")]
+        if len(ts) > 1 and (np.diff(ts) < 0).any():
+            table = table[np.argsort(ts, kind="stable")]
+        return table
 
 
 def guess_cpu_classes(max_freq_khz: dict[int, int]) -> dict[int, str]:
