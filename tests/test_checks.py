@@ -44,11 +44,13 @@ def test_ruff_finds_nothing():
 # all of them, then WHOLE_PACKAGE_CLEAN below turns on.
 STRICT_CLEAN = [
     "models/__init__.py", "models/causes.py", "models/columns.py", "models/dumps.py", "models/gc.py",
-    "models/gfxinfo.py", "models/lbo.py", "models/ui.py",
+    "models/gfxinfo.py", "models/lbo.py", "models/thread_states.py", "models/trace.py", "models/trace_builder.py",
+    "models/ui.py",
     "io/__init__.py", "io/android_res.py", "io/anr.py", "io/anr_paste.py", "io/art_gc_log.py", "io/budget.py",
     "io/bugreport.py", "io/detect.py", "io/device_meta.py", "io/dump_units.py", "io/frames_input.py",
-    "io/ftrace_text.py", "io/inputs.py", "io/lbo.py", "io/perfetto_ftrace.py", "io/protowire.py", "io/source.py",
-    "io/systrace.py", "io/tempfiles.py", "io/view_hierarchy.py", "io/xml_safe.py",
+    "io/ftrace_text.py", "io/inputs.py", "io/lbo.py", "io/perfetto.py", "io/perfetto_frametimeline.py",
+    "io/perfetto_ftrace.py", "io/protowire.py", "io/source.py", "io/systrace.py", "io/systrace_html.py",
+    "io/tempfiles.py", "io/view_hierarchy.py", "io/xml_safe.py",
     "frames/__init__.py", "frames/analyze.py", "frames/block_io.py", "frames/causes.py", "frames/compositor.py",
     "frames/config.py", "frames/critical_path.py", "frames/frametimeline.py", "frames/pacing.py",
     "frames/placement.py", "frames/refresh.py", "frames/results.py", "frames/rollups.py", "frames/segment.py",
