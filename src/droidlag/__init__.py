@@ -1,7 +1,24 @@
 """droidlag: find and explain Android jank, ANRs and SNRs. The notebook API, re-exported from the parts."""
-__version__ = "0.1.0"
 
-from pathlib import Path  # noqa: E402
+from pathlib import Path
+
+
+def _version() -> str:
+    """The version pyproject.toml declares, its one source: from the installed package's metadata, or read from
+    pyproject.toml when droidlag runs from a source tree that is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("droidlag")
+    except PackageNotFoundError:
+        import tomllib
+        try:
+            with open(Path(__file__).resolve().parents[2] / "pyproject.toml", "rb") as f:
+                return str(tomllib.load(f)["project"]["version"])
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "unknown"
+
+
+__version__ = _version()   # set before the imports below: droidlag.findings reads it while they load
 
 from droidlag.errors import InputError, ReadWarning  # noqa: E402
 from droidlag.io import read_trace  # noqa: E402

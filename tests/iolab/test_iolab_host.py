@@ -52,3 +52,37 @@ def test_host_lab_without_fio_skips(monkeypatch):
     monkeypatch.setattr(host, "fio_path", lambda: None)
     res = host.run_host_lab(experiments=["policies"])
     assert res["skipped"][0]["experiment"] == "all" and not res["runs"]
+
+
+class _FakeLoop:
+    """Stands in for a loop device: records the schedulers set, fails on the ones named in `fail`."""
+
+    def __init__(self, tmp_path, fail=()):
+        self.name, self.dev, self.original, self.set, self.fail = "loopX", str(tmp_path / "dev"), "none", [], fail
+
+    def set_scheduler(self, sched):
+        if sched in self.fail:
+            raise RuntimeError(f"cannot set {sched}")
+        self.set.append(sched)
+
+
+def test_each_policy_is_measured_or_skipped_with_its_reason(monkeypatch, tmp_path):
+    """The per-policy phase of the host lab, without a kernel: unknown scheduler, unknown modifier, missing cgroup
+    support and a failing scheduler are skipped with their reasons; the rest are measured with their fio options."""
+    import droidlag.iolab.host as host
+    measured = []
+    monkeypatch.setattr(host, "_measure", lambda scratch, dev, runtime_s, size, **kw: measured.append(kw) or {"x": 1})
+    monkeypatch.setattr(host, "find_weight_support", lambda: "no cgroup here")
+    res: dict = {"runs": [], "skipped": [], "notes": []}
+    loop = _FakeLoop(tmp_path, fail=("kyber",))
+    for pol in ("none", "mq-deadline+ioprio", "bfq-x", "none+turbo", "none+cgroup-weights", "kyber"):
+        host._run_policy(res, loop, ["none", "mq-deadline", "kyber"], pol, tmp_path, 1, (1000, 100))
+    assert [r["policy"] for r in res["runs"]] == ["none", "mq-deadline+ioprio"]
+    assert measured == [{}, {"reader_prio": (1, 0), "writer_prio": (3, 0)}]
+    assert loop.set == ["none", "mq-deadline"]
+    assert res["skipped"] == [
+        {"experiment": "bfq-x", "reason": "scheduler bfq-x not offered by this kernel"},
+        {"experiment": "none+turbo", "reason": "unknown policy modifier 'turbo'"},
+        {"experiment": "none+cgroup-weights", "reason": "no cgroup here"},
+        {"experiment": "kyber", "reason": "cannot set kyber"},
+    ]

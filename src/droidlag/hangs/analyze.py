@@ -20,14 +20,15 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, TypedDict
 
 from droidlag.errors import InputError, ReadWarning
-from droidlag.hangs.causes import FRAMEWORK, app_frame, label_cause, stalled_thread
+from droidlag.hangs.causes import FRAMEWORK, CauseEvidence, HeaderNumbers, app_frame, label_cause, stalled_thread
 from droidlag.hangs.cluster import cluster_features, mechanism_key
 from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import MIN_FRAMES, UNKNOWN_KEY, Features, event_features
 from droidlag.hangs.normalize import normalize_frame
-from droidlag.hangs.waitfor import ABSENT, Edge, Node, WaitForGraph, build_wait_for_graph, java_names
+from droidlag.hangs.waitfor import ABSENT, ChainStep, Edge, Node, WaitForGraph, build_wait_for_graph, java_names
 from droidlag.models.dumps import DumpUnit, ProcessDump, ThreadDump
 
 WATCHDOG_THREADS = ("main", "android.fg", "android.ui", "android.io", "android.display", "android.anim",
@@ -38,6 +39,46 @@ _PAREN = re.compile(r"\(([\w.]+)\)")
 def critical_key(name: str | None, sys_tid: int | None, tid: int | None) -> str:
     """How evidence names a critical thread: names repeat across processes ("main"), so the tid goes with it."""
     return f"{name} (tid {sys_tid if sys_tid is not None else tid})"
+
+
+class HangEvidence(TypedDict, total=False):
+    """What an event's verdict rests on: the cause's evidence, the blocked and critical threads' top frames, the
+    header's numbers where it gives them, kernel state, and (added by the findings layer) GC seen around the hang."""
+
+    cause: CauseEvidence
+    blocked_frames: list[str]
+    app_frame: str | None
+    critical_frames: dict[str, list[str]]   # critical_key(thread) -> its top frames
+    reason: str
+    load: tuple[float, ...]
+    cpu_total_pct: float
+    memory_kb: dict[str, int]
+    abi: str
+    d_state_threads: list[str]
+    blocked_kernel_state: str
+    blocked_wchan: str
+    watchdog: str
+    dump_time: str
+    gc_blocking: dict[str, object]   # droidlag.gc.evidence.hang_gc
+    gc_in_dump: dict[str, object]    # droidlag.gc.evidence.hang_gc_from_dump
+
+
+class ClusterSummary(TypedDict):
+    """One root-cause cluster of a report: its events (ids, each once), majority cause and the count of each cause,
+    its mechanism key and signature (none for the unknown bucket), representative, nearest and furthest events."""
+
+    id: int
+    size: int
+    cause: str
+    causes: dict[str, int]
+    unknown: bool
+    key: str | None
+    signature: list[str]
+    representative: str
+    members: list[str]
+    nearest: list[str]
+    furthest: list[str]
+    evidence: CauseEvidence | None
 
 
 @dataclass
@@ -56,20 +97,20 @@ class HangEvent:
     blocked_thread: Node
     critical_threads: list[Node]
     deadlock: list[Node] | None
-    chain: list[dict]
+    chain: list[ChainStep]
     cause: str
-    evidence: dict
+    evidence: HangEvidence
     features: Features
     cluster: int | None = None
     vectors: list[Features] = field(default_factory=list)
     clusters: list[int] = field(default_factory=list)
     critical_clusters: list[int] = field(default_factory=list)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not self.vectors:
             self.vectors = [self.features]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {
             "id": self.id, "source": self.source, "kind": self.kind, "process": self.process, "pid": self.pid,
             "blocked_thread": self.blocked_thread.to_dict(),
@@ -86,20 +127,22 @@ class HangReport:
     """Events, clusters (largest first), reader warnings and the files that could not be used."""
 
     events: list[HangEvent] = field(default_factory=list)
-    clusters: list[dict] = field(default_factory=list)
+    clusters: list[ClusterSummary] = field(default_factory=list)
     warnings: list[ReadWarning] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
     files: int = 0
     bytes_read: int = 0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
+        """The report as findings.json holds it (docs/findings-schema.md). Any: the JSON boundary, where the
+        findings layer adds each event's graph and sentence to these dicts."""
         return {"events": [e.to_dict() for e in self.events], "clusters": self.clusters,
                 "warnings": [w.to_dict() for w in self.warnings],
                 "errors": [{"path": e.path, "line": e.line, "reason": e.reason} for e in self.errors],
                 "files": self.files}
 
 
-def _header_numbers(unit: DumpUnit, p: ProcessDump | None) -> dict:
+def _header_numbers(unit: DumpUnit, p: ProcessDump | None) -> HeaderNumbers:
     h = unit.header
     mem = h.memory_kb
     ratio = None
@@ -118,9 +161,9 @@ def _header_numbers(unit: DumpUnit, p: ProcessDump | None) -> dict:
 def _snapshot(processes: list[ProcessDump]) -> list[ProcessDump]:
     """One dump per (pid, command line): the last, the most advanced state of a hang; a managed (ART/Dalvik) dump
     is preferred over a later native-only (debuggerd) dump of the same process, which has no locks or Java frames."""
-    by: dict[tuple, ProcessDump] = {}
+    by: dict[tuple[int, str] | int, ProcessDump] = {}
     for p in processes:
-        key = (p.pid, p.cmdline) if p.pid is not None else (id(p),)
+        key = (p.pid, p.cmdline) if p.pid is not None else id(p)
         old = by.get(key)
         if old is not None and _managed(old) and not _managed(p):
             continue
@@ -159,7 +202,8 @@ def _header_process(unit: DumpUnit) -> ProcessDump:
     """A report with no stacks (a logcat `ANR in` block, `am_anr`, watchdog lines): the process it names, with its
     blocked thread (the one the watchdog names, else main) known by name only."""
     h = unit.header
-    name, tid = "main", 1
+    name: str = "main"
+    tid: int | None = 1
     if h.watchdog:
         named = _PAREN.findall(h.watchdog)
         if named:
@@ -192,29 +236,18 @@ class _EventMaker:
     def make(self, p: ProcessDump, blocked: ThreadDump, kind: str) -> HangEvent:
         g, unit = self.g, self.unit
         start = g.node_of(blocked)
+        if start is None:
+            raise ValueError(f"thread {blocked.name!r} is not in the wait-for graph")
         if blocked.state == ABSENT and start not in g.out:
-            # the paste leaves the main thread out but shows a thread stalled in storage or memory: that thread is
-            # what the reporter pasted as the one the ANR waited on (inferred, and said so)
-            shown = stalled_thread([t for t in p.threads if t is not blocked])
-            if shown is not None:
-                g.out[start] = (g.node_of(shown), Edge("inferred", how="the paste shows this thread stalled; the main "
-                                                                      "thread is not in the report"))
+            self._infer_stalled_edge(p, blocked, start)
         chain_idx, cycle = g.walk(start)
-        steps = [{"node": g.nodes[n], "edge": e, "dump": g.threads[n][1] if n in g.threads else None}
-                 for n, e in chain_idx]
+        steps: list[ChainStep] = [{"node": g.nodes[n], "edge": e, "dump": g.threads[n][1] if n in g.threads else None}
+                                  for n, e in chain_idx]
         crit_idx = cycle if cycle else [chain_idx[-1][0]]
         critical = [g.threads[n][1] for n in crit_idx if n in g.threads]
         header = _header_numbers(unit, p)
         same_pid = [t for q in unit.processes if q.pid == p.pid for t in q.threads]
-        # One vector per critical thread: the chain from the blocked thread to it, and its stack (spec step 3).
-        pos = {n: k for k, (n, _) in enumerate(chain_idx)}
-        vectors = []
-        for n in crit_idx:
-            prefix = steps[:pos[n] + 1]
-            vectors.append(event_features(kind, [(s["node"].process, s["dump"]) for s in prefix],
-                                          [g.threads[n][1]] if n in g.threads else [],
-                                          [s["edge"].kind for s in prefix if s["edge"]], bool(cycle), header,
-                                          frame_decay=self.config.frame_decay))
+        vectors = self._vectors(kind, steps, chain_idx, crit_idx, bool(cycle), header)
         cause, cause_ev = label_cause(steps, critical, blocked, header, same_pid)
         frames_seen = len(blocked.raw_frames) + sum(len(t.raw_frames) for t in critical if t is not blocked)
         key = UNKNOWN_KEY if frames_seen < MIN_FRAMES and not cause_ev.get("key") else cause_ev.get("key")
@@ -223,30 +256,70 @@ class _EventMaker:
             key = "snr:" + subject
             cause_ev = {**cause_ev, "key": key}
         if not cycle:   # a deadlock's critical threads cluster by their own stacks (spec step 3)
-            vectors = [replace(v, key=mechanism_key(key, cause_ev, blocked, waits=len(steps) > 1)) for v in vectors]
-        evidence = {"cause": cause_ev, "blocked_frames": blocked.raw_frames[:6], "app_frame": app_frame(blocked),
-                    "critical_frames": {critical_key(t.name, t.sys_tid, t.tid): t.raw_frames[:8] for t in critical}}
-        for k in ("reason", "load", "cpu_total_pct", "memory_kb", "abi"):
-            if header.get(k) is not None:
-                evidence[k] = header[k]
-        if unit.header.d_state_threads:
-            evidence["d_state_threads"] = unit.header.d_state_threads
-        if blocked.kstate:
-            evidence["blocked_kernel_state"] = blocked.kstate
-        if blocked.wchan:
-            evidence["blocked_wchan"] = blocked.wchan
-        if unit.header.watchdog:
-            evidence["watchdog"] = unit.header.watchdog
-        if p.time:   # lets the gatherer put the hang against the capture's GC log
-            evidence["dump_time"] = p.time
+            # mechanism_key reads the evidence as a plain dict[str, object]: a copy of the typed one
+            mkey = mechanism_key(key, dict(cause_ev), blocked, waits=len(steps) > 1)
+            vectors = [replace(v, key=mkey) for v in vectors]
         self.count += 1
         name = Path(unit.source.split("#")[0].split("!")[0]).name
         tid = blocked.tid if blocked.tid is not None else blocked.sys_tid
         return HangEvent(
             id=f"{name}:{p.pid}:{tid}:{self.count}", source=unit.source, kind=kind, process=p.cmdline, pid=p.pid,
             blocked_thread=g.nodes[start], critical_threads=[g.nodes[n] for n in crit_idx],
-            deadlock=[g.nodes[n] for n in cycle] if cycle else None, chain=steps, cause=cause, evidence=evidence,
-            features=vectors[0], vectors=vectors)
+            deadlock=[g.nodes[n] for n in cycle] if cycle else None, chain=steps, cause=cause,
+            evidence=_evidence(unit, p, blocked, critical, cause_ev, header), features=vectors[0], vectors=vectors)
+
+    def _infer_stalled_edge(self, p: ProcessDump, blocked: ThreadDump, start: int) -> None:
+        """The paste leaves the main thread out but shows a thread stalled in storage or memory: that thread is what
+        the reporter pasted as the one the ANR waited on (inferred, and said so)."""
+        shown = stalled_thread([t for t in p.threads if t is not blocked])
+        at = self.g.node_of(shown) if shown is not None else None
+        if at is not None:
+            self.g.out[start] = (at, Edge("inferred", how="the paste shows this thread stalled; the main "
+                                                          "thread is not in the report"))
+
+    def _vectors(self, kind: str, steps: list[ChainStep], chain_idx: list[tuple[int, Edge | None]],
+                 crit_idx: list[int], deadlock: bool, header: HeaderNumbers) -> list[Features]:
+        """One vector per critical thread: the chain from the blocked thread to it, and its stack (spec step 3)."""
+        g = self.g
+        pos = {n: k for k, (n, _) in enumerate(chain_idx)}
+        vectors = []
+        for n in crit_idx:
+            prefix = steps[:pos[n] + 1]
+            vectors.append(event_features(kind, [(s["node"].process, s["dump"]) for s in prefix],
+                                          [g.threads[n][1]] if n in g.threads else [],
+                                          [e.kind for s in prefix if (e := s["edge"])], deadlock, header,
+                                          frame_decay=self.config.frame_decay))
+        return vectors
+
+
+def _evidence(unit: DumpUnit, p: ProcessDump, blocked: ThreadDump, critical: list[ThreadDump],
+              cause_ev: CauseEvidence, header: HeaderNumbers) -> HangEvidence:
+    """An event's evidence: the cause's, the top frames, and what the header and the dump say where they say it."""
+    evidence: HangEvidence = {
+        "cause": cause_ev, "blocked_frames": blocked.raw_frames[:6], "app_frame": app_frame(blocked),
+        "critical_frames": {critical_key(t.name, t.sys_tid, t.tid): t.raw_frames[:8] for t in critical}}
+    # the header's numbers, in this order, where given
+    if (reason := header.get("reason")) is not None:
+        evidence["reason"] = reason
+    if (load := header.get("load")) is not None:
+        evidence["load"] = load
+    if (cpu := header.get("cpu_total_pct")) is not None:
+        evidence["cpu_total_pct"] = cpu
+    if (memory := header.get("memory_kb")) is not None:
+        evidence["memory_kb"] = memory
+    if (abi := header.get("abi")) is not None:
+        evidence["abi"] = abi
+    if unit.header.d_state_threads:
+        evidence["d_state_threads"] = unit.header.d_state_threads
+    if blocked.kstate:
+        evidence["blocked_kernel_state"] = blocked.kstate
+    if blocked.wchan:
+        evidence["blocked_wchan"] = blocked.wchan
+    if unit.header.watchdog:
+        evidence["watchdog"] = unit.header.watchdog
+    if p.time:   # lets the gatherer put the hang against the capture's GC log
+        evidence["dump_time"] = p.time
+    return evidence
 
 
 def _targets(unit: DumpUnit, procs: list[ProcessDump]) -> list[ProcessDump]:
@@ -267,7 +340,31 @@ def _targets(unit: DumpUnit, procs: list[ProcessDump]) -> list[ProcessDump]:
 
 def events_from_unit(unit: DumpUnit, config: HangsConfig | None = None) -> list[HangEvent]:
     """The ANR/SNR events of one dump unit (see the module text for the selection rules)."""
-    config = config or HangsConfig()
+    procs = _event_processes(unit)
+    if not procs:
+        return []
+    g = build_wait_for_graph(procs, unit.binder, partial=unit.pasted)
+    maker = _EventMaker(unit, g, config or HangsConfig())
+    events: list[HangEvent] = []
+    covered: set[frozenset[int]] = set()   # deadlock cycles already on an event's chain (ids of their nodes)
+    if not unit.snapshot:
+        events = _target_events(unit, procs, g, maker)
+        covered = {frozenset(id(n) for n in ev.deadlock) for ev in events if ev.deadlock}
+    for cyc in g.cycles():
+        key = frozenset(id(g.nodes[n]) for n in cyc)
+        if key in covered:
+            continue
+        covered.add(key)
+        blocked_proc, blocked = _deadlock_blocked(procs, g, cyc)
+        kind = "snr" if blocked_proc.cmdline == "system_server" else "anr"
+        events.append(maker.make(blocked_proc, blocked, kind))
+    return events
+
+
+def _event_processes(unit: DumpUnit) -> list[ProcessDump]:
+    """The unit's processes as the events see them (one dump per process): a watchdog report's system_server named
+    or added from the header, a stackless report's process from its header, a paste's unshown main thread added
+    (absent). Empty when the unit holds nothing to make an event of."""
     procs = _snapshot(unit.processes)
     h = unit.header
     if h.watchdog and not unit.snapshot:
@@ -288,50 +385,43 @@ def events_from_unit(unit: DumpUnit, config: HangsConfig | None = None) -> list[
         for p in procs:   # a paste of other threads: the ANR's main thread is there, only not shown
             if p.main_thread is None and p.kind != "header" and not (h.watchdog and p.cmdline == "system_server"):
                 p.threads.insert(0, ThreadDump("main", 1, state=ABSENT))
-    g = build_wait_for_graph(procs, unit.binder, partial=unit.pasted)
-    maker = _EventMaker(unit, g, config)
+    return procs
+
+
+def _target_events(unit: DumpUnit, procs: list[ProcessDump], g: WaitForGraph, maker: _EventMaker) -> list[HangEvent]:
+    """One event per process the ANR/SNR is about (each pid once): an SNR's blocked thread is the one the watchdog
+    names, an ANR's the main thread (else the first thread)."""
     events: list[HangEvent] = []
-    covered: set[frozenset] = set()
-    if not unit.snapshot:
-        targets = _targets(unit, procs)
-        seen = set()
-        for p in targets:
-            if p.pid in seen:
-                continue
-            seen.add(p.pid)
-            if _is_snr(unit, p, g):
-                kind, blocked = "snr", _snr_blocked(unit, p, g)
-            else:
-                kind, blocked = "anr", p.main_thread
-            if blocked is None:
-                blocked = next((t for t in p.threads), None)
-            if blocked is None or g.node_of(blocked) is None:
-                continue
-            ev = maker.make(p, blocked, kind)
-            if ev.deadlock:
-                covered.add(frozenset(id(n) for n in ev.deadlock))
-            events.append(ev)
-    for cyc in g.cycles():
-        key = frozenset(id(g.nodes[n]) for n in cyc)
-        if key in covered:
+    seen: set[int | None] = set()
+    for p in _targets(unit, procs):
+        if p.pid in seen:
             continue
-        covered.add(key)
-        cyc_set = set(cyc)
-        blocked_proc = None
-        blocked = None
-        for p in procs:
-            mt = p.main_thread
-            if mt is None:
-                continue
-            chain, c = g.walk(g.node_of(mt))
-            if c and set(c) == cyc_set:
-                blocked_proc, blocked = p, mt
-                break
+        seen.add(p.pid)
+        if _is_snr(unit, p, g):
+            kind, blocked = "snr", _snr_blocked(unit, p, g)
+        else:
+            kind, blocked = "anr", p.main_thread
         if blocked is None:
-            blocked_proc, blocked = g.threads[cyc[0]]
-        kind = "snr" if blocked_proc.cmdline == "system_server" else "anr"
-        events.append(maker.make(blocked_proc, blocked, kind))
+            blocked = next((t for t in p.threads), None)
+        if blocked is None or g.node_of(blocked) is None:
+            continue
+        events.append(maker.make(p, blocked, kind))
     return events
+
+
+def _deadlock_blocked(procs: list[ProcessDump], g: WaitForGraph, cyc: list[int]) -> tuple[ProcessDump, ThreadDump]:
+    """The blocked thread of a deadlock no event covers: the main thread whose walk ends in that cycle, else the
+    cycle's first member."""
+    cyc_set = set(cyc)
+    for p in procs:
+        mt = p.main_thread
+        at = g.node_of(mt) if mt is not None else None
+        if mt is None or at is None:
+            continue
+        _, c = g.walk(at)
+        if c and set(c) == cyc_set:
+            return p, mt
+    return g.threads[cyc[0]]
 
 
 def add_units(report: HangReport, path: str | Path, units: list[DumpUnit], config: HangsConfig) -> None:

@@ -18,12 +18,66 @@ cause, see cluster.py):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import TypedDict
 
 from droidlag.hangs.features import UNKNOWN_KEY
-from droidlag.hangs.waitfor import ABSENT, BINDER_SERVICES, is_idle, java_names, waits_in
+from droidlag.hangs.waitfor import ABSENT, BINDER_SERVICES, ChainStep, Node, is_idle, java_names, waits_in
 from droidlag.models.dumps import ThreadDump
 
-STORAGE_RULES: tuple[tuple[str, re.Pattern], ...] = (
+
+class HeaderNumbers(TypedDict, total=False):
+    """What the ANR header and the dump say about the device when it hung (each None when not said): the numbers
+    the memory and CPU rules read, and the features' generic terms."""
+
+    abi: str | None
+    reason: str | None
+    cpu_total_pct: float | None
+    mem_available_ratio: float | None   # MemAvailable / MemTotal
+    memory_kb: dict[str, int] | None
+    load: tuple[float, ...] | None
+    app_cpu_pct: float | None           # the ANR'ing app's own row of the header's CPU table
+    psi_memory_full_avg10: float | None
+
+
+# A framework lock on the chain (system_lock_contention): its address and class, who holds it, where it is awaited.
+LockEvidence = TypedDict("LockEvidence", {"lock": str | None, "class": str | None, "holder": str,
+                                          "waiter_frame": str | None})
+
+
+class CauseEvidence(TypedDict, total=False):
+    """Why a cause was chosen: `key` names the mechanism (events with the same key share a root cause; None when
+    nothing groups them), `words` says it in a sentence; the other keys are the facts each rule found."""
+
+    key: str | None
+    words: str
+    thread: str | None                  # the thread whose stack fired a storage or memory rule
+    frame: str | None                   # the frame (or state line) that fired it
+    wchan: str
+    state: str
+    psi_memory_full_avg10: float
+    mem_available_ratio: float
+    memory_kb: dict[str, int] | None
+    locks: list[LockEvidence]
+    chain: list[str]
+    peer: str                           # slow_binder_peer: the service, its method, the peer node
+    method: str | None
+    node: str
+    call_frame: str | None
+    how: str
+    reason: str
+    idle: bool
+    main_absent: bool
+    no_stack: bool
+    app_cpu_pct: float
+    top_frames: list[str]
+    kernel_state: str
+    app_frame: str | None
+
+
+Cause = tuple[str, CauseEvidence]
+
+STORAGE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("sharedprefs_apply", re.compile(r"android\.app\.QueuedWork\.|QueuedWork\.(?:waitToFinish|processPendingWork|"
                                      r"addFinisher)")),
     ("sharedprefs_commit", re.compile(r"SharedPreferencesImpl.*(?:writeToFile|commitToMemory|\$EditorImpl\.commit)")),
@@ -99,7 +153,7 @@ def binder_peer(frames: list[str]) -> tuple[str, str | None]:
     return "unknown binder peer", None
 
 
-def _storage(looked: list[ThreadDump]) -> tuple[str, dict] | None:
+def _storage(looked: Sequence[ThreadDump]) -> Cause | None:
     waiting = {id(t): waits_in(t) for t in looked}
     for key, pat in STORAGE_RULES:   # rule by rule: the mechanism (an apply() flush) before what it waits on (fsync)
         for t in looked:
@@ -136,7 +190,7 @@ _STORAGE_WORDS = {
 }
 
 
-def _memory(looked: list[ThreadDump], process_threads, header: dict) -> tuple[str, dict] | None:
+def _memory(looked: Sequence[ThreadDump], process_threads: Sequence[ThreadDump], header: HeaderNumbers) -> Cause | None:
     for t in looked:
         for s in _thread_text(t):
             if MEMORY.search(s):
@@ -159,39 +213,42 @@ def _memory(looked: list[ThreadDump], process_threads, header: dict) -> tuple[st
     return None
 
 
-def _lock_contention(chain: list[dict]) -> tuple[str, dict] | None:
-    steps = [s for s in chain[1:] if s["edge"] is not None and s["edge"].kind in ("monitor", "lock_owner")
-             and (s["node"].process == SYSTEM_PROCESS or SYSTEM_MONITOR.search(s["edge"].lock_class or ""))]
+def _lock_contention(chain: list[ChainStep]) -> Cause | None:
+    steps = [(s["node"], e) for s in chain[1:] if (e := s["edge"]) is not None and e.kind in ("monitor", "lock_owner")
+             and (s["node"].process == SYSTEM_PROCESS or SYSTEM_MONITOR.search(e.lock_class or ""))]
     if not steps:
         return None
-    first = steps[0]["edge"].lock_class or "?"
+    first = steps[0][1].lock_class or "?"
     return "system_lock_contention", {
-        "locks": [{"lock": s["edge"].lock, "class": s["edge"].lock_class, "holder": s["node"].label(),
-                   "waiter_frame": s["edge"].frame} for s in steps],
+        "locks": [{"lock": e.lock, "class": e.lock_class, "holder": node.label(), "waiter_frame": e.frame}
+                  for node, e in steps],
         "chain": [s["node"].label() for s in chain], "key": f"lock:{_norm_class(first)}",
-        "words": f"waits for the framework lock {first} held by {_who(steps[0]['node'])}"}
+        "words": f"waits for the framework lock {first} held by {_who(steps[0][0])}"}
 
 
 def _norm_class(c: str) -> str:
     return re.sub(r"^java\.lang\.Class<(.*)>$", r"\1", c.strip())
 
 
-def _binder(chain: list[dict], blocked: ThreadDump | None) -> tuple[str, dict] | None:
-    if len(chain) < 2 or chain[-1]["edge"] is None or chain[-1]["edge"].kind != "binder":
+def _binder(chain: list[ChainStep], blocked: ThreadDump | None) -> Cause | None:
+    if len(chain) < 2:
         return None
     last = chain[-1]
+    edge = last["edge"]
+    if edge is None or edge.kind != "binder":
+        return None
     waiter = chain[-2]["dump"]
     peer, method = binder_peer(waiter.raw_frames if waiter is not None else [])
     if peer == "unknown binder peer" and not last["node"].label().startswith("binder peer"):
         peer = last["node"].label()
     call = f"{peer}{'.' + method if method else ''}"
     return "slow_binder_peer", {"peer": peer, "method": method, "node": last["node"].label(),
-                                "call_frame": last["edge"].frame, "how": last["edge"].how,
+                                "call_frame": edge.frame, "how": edge.how,
                                 "key": f"binder:{call}", "words": f"waits for a binder call to {call}"}
 
 
-def label_cause(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDump | None, header: dict,
-                process_threads: list[ThreadDump] = ()) -> tuple[str, dict]:
+def label_cause(chain: list[ChainStep], critical: list[ThreadDump], blocked: ThreadDump | None, header: HeaderNumbers,
+                process_threads: Sequence[ThreadDump] = ()) -> Cause:
     """(cause, evidence) for one event. chain: steps {'node': Node, 'edge': Edge|None, 'dump': ThreadDump|None}.
     evidence['key'] names the mechanism (None: nothing to group by); evidence['words'] says it in a sentence."""
     reason = header.get("reason") or ""
@@ -220,7 +277,7 @@ def stalled_thread(threads: list[ThreadDump]) -> ThreadDump | None:
     return next((t for t in shown if t.name == name), None)
 
 
-def _main_absent(blocked: ThreadDump, process_threads, header: dict) -> tuple[str, dict]:
+def _main_absent(blocked: ThreadDump, process_threads: Sequence[ThreadDump], header: HeaderNumbers) -> Cause:
     """The paste shows other threads of the app but not its main thread: a storage or memory stall on a shown
     thread is what the reporter pasted; anything else leaves the cause unknown."""
     shown = [t for t in process_threads if t is not blocked and t.raw_frames]
@@ -233,7 +290,8 @@ def _main_absent(blocked: ThreadDump, process_threads, header: dict) -> tuple[st
                        "words": "the report does not show the main thread: the cause is not in it"}
 
 
-def _rest(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDump | None, header: dict) -> tuple[str, dict]:
+def _rest(chain: list[ChainStep], critical: list[ThreadDump], blocked: ThreadDump | None,
+          header: HeaderNumbers) -> Cause:
     crit = critical[0] if critical else None
     if blocked is not None and len(chain) == 1 and is_idle(blocked):
         if blocked.tid != 1 and blocked.name != "main":   # the report does not show the main thread at all
@@ -251,10 +309,10 @@ def _rest(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDump | N
                                     "words": f"no stacks in the report; the app used {cpu:g}% CPU (busy)"}
         return "unknown", {"no_stack": True, "key": None,
                            "words": "no stacks in the report: only its header or log lines, which do not show the cause"}
-    top = []
+    top: list[str] = []
     for t in critical[:2]:
         top.extend(t.raw_frames[:5])
-    ev: dict = {"top_frames": top}
+    ev: CauseEvidence = {"top_frames": top}
     if crit is not None and crit.kstate == "D":
         ev["kernel_state"] = "D (uninterruptible wait)"
     last = chain[-1]
@@ -262,16 +320,17 @@ def _rest(chain: list[dict], critical: list[ThreadDump], blocked: ThreadDump | N
     site = app_frame(blocked) or app_frame(crit)
     ev["app_frame"] = site
     if edge is not None and edge.kind == "process":
-        ev.update(key="app:child_process", words="waits for a child process it started")
+        ev["key"], ev["words"] = "app:child_process", "waits for a child process it started"
     elif edge is not None and last["node"].state == ABSENT:
         what = edge.lock_class if edge.lock_class and not _GENERIC_LOCK.match(edge.lock_class) else None
         where = _frame_method(site) if site else None
         key = f"app:lock:{_norm_class(what)}" if what else (f"app:wait:{where}" if where else None)
-        ev.update(key=key, words=f"waits for {_who(last['node'])}" + (f" ({what})" if what else "")
-                  + (f" in {where}" if where else ""))
+        ev["key"] = key
+        ev["words"] = (f"waits for {_who(last['node'])}" + (f" ({what})" if what else "")
+                       + (f" in {where}" if where else ""))
     elif edge is not None:
-        ev.update(key=f"app:lock:{_norm_class(edge.lock_class)}" if edge.lock_class else None,
-                  words=f"waits for {_who(last['node'])}")
+        ev["key"] = f"app:lock:{_norm_class(edge.lock_class)}" if edge.lock_class else None
+        ev["words"] = f"waits for {_who(last['node'])}"
     else:
         ev.update(_self_mechanism(crit or blocked))
     return "app_specific", ev
@@ -281,7 +340,7 @@ _GENERIC_LOCK = re.compile(r"^(?:java\.lang\.Object|java\.lang\.Class<.*>|java\.
                            r"java\.lang\.Thread|java\.lang\.ref\.\S+|\S*Lock)$")
 
 
-def _who(node) -> str:
+def _who(node: Node) -> str:
     """A thread in words: its name and tid, and where the report does not show it, said so."""
     name = node.name or (f"thread {node.tid}" if node.tid is not None else "a thread")
     tid = f" (tid {node.tid})" if node.tid is not None and node.name else ""
@@ -295,7 +354,7 @@ def _callee(frame: str | None) -> str | None:
     return m.group(1) if m else None
 
 
-def _self_mechanism(t: ThreadDump | None) -> dict:
+def _self_mechanism(t: ThreadDump | None) -> CauseEvidence:
     names = [s for s, _ in java_names(t)] if t is not None else []
     text = " ".join(t.raw_frames[:40]) if t is not None else ""
     if names and names[0].startswith("java.lang.Thread.sleep"):

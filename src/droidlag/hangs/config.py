@@ -22,7 +22,7 @@ class HangsConfig:
     bands: int = 32
     seed: int = 0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not 0.0 <= self.threshold <= 1.0:
             raise ValueError(f"threshold must be in [0, 1], got {self.threshold}")
         if self.weighting not in ("union", "equal"):

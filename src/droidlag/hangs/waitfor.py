@@ -4,9 +4,11 @@ most one outgoing edge, its innermost blocker, so chains and cycles (deadlocks) 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypedDict
 
-from droidlag.models.dumps import BinderTransaction, Frame, ProcessDump, ThreadDump
+from droidlag.models.dumps import BinderTransaction, Frame, LockLine, ProcessDump, ThreadDump
 
 # Native Bp<Interface> proxies -> the process that serves them (for binder calls made from native code).
 NATIVE_SERVICES = (
@@ -63,7 +65,7 @@ class Node:
     state: str | None
     remote: bool = False
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str | int | None]:
         return {"process": self.process, "pid": self.pid, "tid": self.tid, "sys_tid": self.sys_tid,
                 "name": self.name, "state": self.state}
 
@@ -90,9 +92,18 @@ class Edge:
     frame: str | None = None
     how: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str | None]:
         return {"kind": self.kind, "lock": self.lock, "lock_class": self.lock_class, "frame": self.frame,
                 "how": self.how}
+
+
+class ChainStep(TypedDict):
+    """One step of a walk from the blocked thread: the node, the edge into it (None for the first), and its thread
+    dump (None for a remote process or an absent thread)."""
+
+    node: Node
+    edge: Edge | None
+    dump: ThreadDump | None
 
 
 @dataclass
@@ -121,12 +132,13 @@ class WaitForGraph:
 
     def cycles(self) -> list[list[int]]:
         """Every deadlock cycle once, members in edge order starting from the lowest node index."""
-        found: dict[frozenset, list[int]] = {}
+        found: dict[frozenset[int], list[int]] = {}
         state: dict[int, int] = {}
         for s in list(self.out):
             if s in state:
                 continue
-            path, pos = [], {}
+            path: list[int] = []
+            pos: dict[int, int] = {}
             cur = s
             while cur in self.out and cur not in state:
                 state[cur] = 1
@@ -174,7 +186,7 @@ def _may_call_binder(raw_frames: list[str]) -> bool:
     return "transact" in text or "waitForResponse" in text
 
 
-def blocker(t: ThreadDump) -> tuple[str, object] | None:
+def blocker(t: ThreadDump) -> tuple[str, LockLine | int] | None:
     """The innermost reason `t` waits: ('monitor', LockLine), ('join', LockLine) or ('binder', frame index)."""
     if not any(lk.action in _WAITING_ACTIONS for lk in t.locks) and not _may_call_binder(t.raw_frames):
         return None   # most threads of a dump: their frames need not be parsed to know it
@@ -298,129 +310,147 @@ def _short(cmdline: str) -> str:
     return cmdline.rsplit("/", 1)[-1] if cmdline.startswith("/") else cmdline
 
 
-def snapshot(processes: list[ProcessDump]) -> list[ProcessDump]:
-    """One dump per pid (the last one: the most advanced state of a hang), stack dumps only."""
-    by_pid: dict[object, ProcessDump] = {}
-    for p in processes:
-        by_pid[p.pid if p.pid is not None else id(p)] = p
-    return list(by_pid.values())
-
-
 def build_wait_for_graph(processes: list[ProcessDump],
-                         transactions: list[BinderTransaction] | tuple = (), partial: bool = False) -> WaitForGraph:
+                         transactions: Sequence[BinderTransaction] = (), partial: bool = False) -> WaitForGraph:
     """The wait-for graph over `processes` (one dump per pid). Self-edges (old Dalvik dumps name the waiting
     thread as the holder) are dropped. A holder the dump names but does not show (`held by thread 44` in a partial
     report) is a node of its own, state 'absent'. partial (a pasted report, not a whole dump): a thread waiting in a
     lock, condition, future or connection pool with no holder shown waits for a thread absent from the report; one
     waiting for a child process, for that process."""
-    g = WaitForGraph()
-    for p in processes:
-        for t in p.threads:
-            g.index[id(t)] = len(g.nodes)
-            g.threads[len(g.nodes)] = (p, t)
-            g.nodes.append(Node(p.cmdline, p.pid, t.tid, t.sys_tid, t.name, t.state or t.kstate))
-    remote: dict[tuple, int] = {}
+    return _GraphBuilder(processes, transactions, partial).build()
 
-    def remote_node(pid: int | None, name: str) -> int:
+
+class _GraphBuilder:
+    """The phases of one graph: a node per dumped thread, then each thread's one outgoing edge (its innermost
+    blocker: a lock or join, a binder call, or - with no blocker - a QueuedWork flush or a partial report's wait);
+    nodes for remote processes and absent holders are added as edges name them."""
+
+    def __init__(self, processes: list[ProcessDump], transactions: Sequence[BinderTransaction], partial: bool):
+        self.processes, self.partial = processes, partial
+        self.g = WaitForGraph()
+        for p in processes:
+            for t in p.threads:
+                self.g.index[id(t)] = len(self.g.nodes)
+                self.g.threads[len(self.g.nodes)] = (p, t)
+                self.g.nodes.append(Node(p.cmdline, p.pid, t.tid, t.sys_tid, t.name, t.state or t.kstate))
+        self.remote: dict[tuple[int | None, str], int] = {}      # (pid, name) -> a remote process's node
+        self.absent: dict[tuple[int | None, int], int] = {}      # (pid, tid) -> a named holder the dump does not show
+        self.by_sys: dict[tuple[int | None, int], ThreadDump] = {}
+        self.by_pid: dict[int | None, ProcessDump] = {}
+        for p in processes:
+            self.by_pid.setdefault(p.pid, p)
+            for t in p.threads:
+                if t.sys_tid is not None:
+                    self.by_sys[(p.pid, t.sys_tid)] = t
+        self.pending: dict[tuple[int | None, int | None], BinderTransaction] = {
+            (tr.from_pid, tr.from_tid): tr for tr in transactions}
+
+    def build(self) -> WaitForGraph:
+        for p in self.processes:
+            for t in p.threads:
+                if not t.raw_frames and not t.locks:
+                    continue
+                b = blocker(t)
+                if b is None:
+                    if not _queued_work_wait(self.g, p, t) and self.partial:
+                        _absent_wait(self.g, p, t, self.remote_node)
+                    continue
+                kind, info = b
+                if isinstance(info, LockLine):
+                    self._lock_edge(p, t, kind, info)
+                else:
+                    self._binder_edge(p, t, info)
+        return self.g
+
+    def remote_node(self, pid: int | None, name: str) -> int:
         key = (pid, name)
-        if key not in remote:
-            remote[key] = len(g.nodes)
-            g.nodes.append(Node(name, pid, None, None, None, None, remote=True))
-        return remote[key]
+        if key not in self.remote:
+            self.remote[key] = len(self.g.nodes)
+            self.g.nodes.append(Node(name, pid, None, None, None, None, remote=True))
+        return self.remote[key]
 
-    by_sys = {}
-    by_pid = {}
-    for p in processes:
-        by_pid.setdefault(p.pid, p)
-        for t in p.threads:
-            if t.sys_tid is not None:
-                by_sys[(p.pid, t.sys_tid)] = t
-    pending = {(tr.from_pid, tr.from_tid): tr for tr in transactions}
+    def _absent_holder(self, p: ProcessDump, tid: int, name: str | None) -> int:
+        key = (p.pid, tid)
+        if key not in self.absent:
+            self.absent[key] = len(self.g.nodes)
+            self.g.nodes.append(Node(p.cmdline, p.pid, tid, None, name, ABSENT, remote=True))
+        return self.absent[key]
 
-    for p in processes:
-        for t in p.threads:
-            if not t.raw_frames and not t.locks:
-                continue
-            b = blocker(t)
-            if b is None:
-                if not _queued_work_wait(g, p, t) and partial:
-                    _absent_wait(g, p, t, remote_node)
-                continue
-            src = g.index[id(t)]
-            kind, info = b
-            if kind in ("monitor", "join"):
-                lk = info
-                target = None
-                how = ""
-                if lk.held_by is not None:
-                    target = p.thread_by_tid(lk.held_by)
-                    how = "held by"
-                elif kind == "join" and lk.addr:
-                    target = next((o for o in p.threads if o.obj == lk.addr), None)
-                    how = "thread object"
-                if target is None and kind == "monitor" and lk.addr:
-                    target = next((o for o in p.threads if o is not t and any(
-                        x.action == "locked" and x.addr == lk.addr for x in o.locks)), None)
-                    how = "locked by"
-                    kind_e = "lock_owner"
-                else:
-                    kind_e = kind
-                frame = t.frames[lk.frame_index].text if 0 <= lk.frame_index < len(t.frames) else None
-                if target is None and lk.held_by is not None:
-                    # named by the dump, not shown in it (a partial report): the holder is still the critical thread
-                    key = ("absent", p.pid, lk.held_by)
-                    if key not in remote:
-                        remote[key] = len(g.nodes)
-                        g.nodes.append(Node(p.cmdline, p.pid, lk.held_by, None, lk.held_by_name, ABSENT,
-                                            remote=True))
-                    g.out[src] = (remote[key], Edge("monitor", lk.addr, lk.cls, frame, "held by (absent)"))
-                    continue
-                if target is None or target is t:
-                    continue
-                g.out[src] = (g.index[id(target)], Edge(kind_e, lk.addr, lk.cls, frame, how))
-                continue
-            # binder
-            i = info
-            frame_text = t.frames[i].text
-            tr = pending.get((p.pid, t.sys_tid))
-            if tr is not None:
-                peer = by_sys.get((tr.to_pid, tr.to_tid))
-                if peer is not None:
-                    g.out[src] = (g.index[id(peer)], Edge("binder", frame=frame_text, how="transaction record"))
-                else:
-                    rp = by_pid.get(tr.to_pid)
-                    g.out[src] = (remote_node(tr.to_pid, rp.cmdline if rp else ""),
-                                  Edge("binder", frame=frame_text, how="transaction record"))
-                continue
-            pm = _proxy_method(t.frames, i)
-            if pm is not None:
-                iface, method = pm
-                cands = [(q, o) for q in processes if q is not p for o in q.threads if _serves(o, iface, method)]
-                if len(cands) == 1:
-                    g.out[src] = (g.index[id(cands[0][1])],
-                                  Edge("binder", frame=frame_text, how=f"serving {iface.rsplit('.', 1)[-1]}.{method}"))
-                    continue
-                procs = {id(q): q for q, _ in cands}
-                if len(procs) == 1:
-                    q = next(iter(procs.values()))
-                    g.out[src] = (remote_node(q.pid, q.cmdline), Edge("binder", frame=frame_text,
-                                                                     how=f"process serving {method}"))
-                    continue
-                short = iface.rsplit(".", 1)[-1]
-                g.out[src] = (remote_node(None, BINDER_SERVICES.get(short, short + " service")),
-                              Edge("binder", frame=frame_text, how=f"interface {short}"))
-                continue
-            svc = _native_service(t.frames, i)
-            if svc is not None:
-                q = next((q for q in processes if _short(q.cmdline) == svc), None)
-                g.out[src] = (remote_node(q.pid if q else None, svc),
-                              Edge("binder", frame=frame_text, how="native proxy"))
-                continue
-            g.out[src] = (remote_node(None, "binder peer (unknown)"), Edge("binder", frame=frame_text, how="unknown"))
-    return g
+    def _lock_edge(self, p: ProcessDump, t: ThreadDump, kind: str, lk: LockLine) -> None:
+        """A monitor or join wait: the holder named by the dump, else the thread object joined, else the thread
+        whose stack shows `- locked` on the awaited address."""
+        src = self.g.index[id(t)]
+        target = None
+        how = ""
+        if lk.held_by is not None:
+            target = p.thread_by_tid(lk.held_by)
+            how = "held by"
+        elif kind == "join" and lk.addr:
+            target = next((o for o in p.threads if o.obj == lk.addr), None)
+            how = "thread object"
+        if target is None and kind == "monitor" and lk.addr:
+            target = next((o for o in p.threads if o is not t and any(
+                x.action == "locked" and x.addr == lk.addr for x in o.locks)), None)
+            how = "locked by"
+            kind_e = "lock_owner"
+        else:
+            kind_e = kind
+        frame = t.frames[lk.frame_index].text if 0 <= lk.frame_index < len(t.frames) else None
+        if target is None and lk.held_by is not None:
+            # named by the dump, not shown in it (a partial report): the holder is still the critical thread
+            self.g.out[src] = (self._absent_holder(p, lk.held_by, lk.held_by_name),
+                               Edge("monitor", lk.addr, lk.cls, frame, "held by (absent)"))
+            return
+        if target is None or target is t:
+            return
+        self.g.out[src] = (self.g.index[id(target)], Edge(kind_e, lk.addr, lk.cls, frame, how))
+
+    def _binder_edge(self, p: ProcessDump, t: ThreadDump, i: int) -> None:
+        """A binder call at frame i: the kernel's transaction record names the peer thread; else the `$Stub$Proxy`
+        method names the serving thread, process or service; else a native Bp proxy names the service."""
+        src = self.g.index[id(t)]
+        frame_text = t.frames[i].text
+        tr = self.pending.get((p.pid, t.sys_tid))
+        if tr is not None:
+            peer = self.by_sys.get((tr.to_pid, tr.to_tid))
+            if peer is not None:
+                self.g.out[src] = (self.g.index[id(peer)], Edge("binder", frame=frame_text, how="transaction record"))
+            else:
+                rp = self.by_pid.get(tr.to_pid)
+                self.g.out[src] = (self.remote_node(tr.to_pid, rp.cmdline if rp else ""),
+                                   Edge("binder", frame=frame_text, how="transaction record"))
+            return
+        pm = _proxy_method(t.frames, i)
+        if pm is not None:
+            self.g.out[src] = self._proxy_target(p, pm, frame_text)
+            return
+        svc = _native_service(t.frames, i)
+        if svc is not None:
+            served = next((q for q in self.processes if _short(q.cmdline) == svc), None)
+            self.g.out[src] = (self.remote_node(served.pid if served else None, svc),
+                               Edge("binder", frame=frame_text, how="native proxy"))
+            return
+        self.g.out[src] = (self.remote_node(None, "binder peer (unknown)"),
+                           Edge("binder", frame=frame_text, how="unknown"))
+
+    def _proxy_target(self, p: ProcessDump, pm: tuple[str, str], frame_text: str) -> tuple[int, Edge]:
+        """The one thread serving the proxy's method in another process, else the one process serving it, else the
+        service the interface names."""
+        iface, method = pm
+        cands = [(q, o) for q in self.processes if q is not p for o in q.threads if _serves(o, iface, method)]
+        if len(cands) == 1:
+            return (self.g.index[id(cands[0][1])],
+                    Edge("binder", frame=frame_text, how=f"serving {iface.rsplit('.', 1)[-1]}.{method}"))
+        procs = {id(q): q for q, _ in cands}
+        if len(procs) == 1:
+            q = next(iter(procs.values()))
+            return self.remote_node(q.pid, q.cmdline), Edge("binder", frame=frame_text, how=f"process serving {method}")
+        short = iface.rsplit(".", 1)[-1]
+        return (self.remote_node(None, BINDER_SERVICES.get(short, short + " service")),
+                Edge("binder", frame=frame_text, how=f"interface {short}"))
 
 
-def _absent_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump, remote_node) -> None:
+def _absent_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump, remote_node: Callable[[int | None, str], int]) -> None:
     """Edge from a thread of a partial report that waits with no holder shown to the absent thread (or child
     process) it waits for."""
     w = waits_in(t)

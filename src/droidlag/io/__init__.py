@@ -29,9 +29,9 @@ def read_trace(path: str | Path) -> Trace:
     if looks_like_html(gunzip_head(head, path) if head[:2] == GZIP_MAGIC else head):
         # a saved systrace report: streamed, so megabytes of viewer script around the blocks are never held
         from droidlag.io.systrace import read_systrace_html_file
-        trace = read_systrace_html_file(str(path))
-        if trace is not None:
-            return trace
+        streamed = read_systrace_html_file(str(path))
+        if streamed is not None:
+            return streamed
     kind, data, warnings = load(path)
     if kind == PERFETTO:
         from droidlag.io.perfetto import read_perfetto

@@ -271,14 +271,14 @@ def java_frame(s: str, in_stack: bool) -> str | None:
 class _Writer:
     """Builds the canonical text; opens an implied main thread when frames come before any header."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.out: list[str] = []
         self.paste = Paste("")
         self.in_thread = False
         self.thread_has_frames = False
         self.native_n = 0
         self.last_header_at = -1
-        self.header_name = None
+        self.header_name: str | None = None
         self.consumed_next = False
         self.exception: str | None = None
         self.skipped_exception_frames = 0
@@ -408,7 +408,7 @@ def _thread_header(w: _Writer, s: str, nxt: str | None) -> bool:
     return False
 
 
-def _summary(w: _Writer, s: str, hdr: dict) -> bool:
+def _summary(w: _Writer, s: str, hdr: dict[str, str]) -> bool:
     """Header facts said in a paste's own words (summary lines, APM titles, am_anr, logcat crash lines)."""
     m = _AM_ANR.search(s)
     if m:
@@ -445,7 +445,7 @@ _POOL_WAIT = re.compile(r"unable to grant a connection to thread (?P<tid>\d+) \(
                         r"(?P<secs>[\d.]+) seconds")
 
 
-def _line(w: _Writer, s: str, nxt: str | None, hdr: dict) -> None:
+def _line(w: _Writer, s: str, nxt: str | None, hdr: dict[str, str]) -> None:
     if _special(w, s):
         return
     _stack_or_header(w, s, nxt, hdr)
@@ -499,7 +499,7 @@ def _pressure(w: _Writer, s: str) -> bool:
     return False
 
 
-def _stack_or_header(w: _Writer, s: str, nxt: str | None, hdr: dict) -> None:
+def _stack_or_header(w: _Writer, s: str, nxt: str | None, hdr: dict[str, str]) -> None:
     if _pressure(w, s):
         return
     if _KEEP_HEADER.match(s):
@@ -549,7 +549,7 @@ def _ends_stack(s: str) -> bool:
 def canonicalize(text: str) -> Paste:
     """Rewrite a pasted ANR report into traces.txt form (see the module text)."""
     w = _Writer()
-    hdr: dict = {}
+    hdr: dict[str, str] = {}
     kept = _cleaned_lines(text)
     i = 0
     while i < len(kept):
@@ -586,7 +586,7 @@ def _cleaned_lines(text: str) -> list[str]:
     return [x for x in kept if x]
 
 
-def _header_lines(text: str, hdr: dict) -> list[str]:
+def _header_lines(text: str, hdr: dict[str, str]) -> list[str]:
     """Header lines in io.anr's words for the facts the paste said in its own (process, pid, reason, watchdog)."""
     if not hdr.get("process") and "ANR in " not in text and "Cmd line:" not in text:
         for m in _PACKAGE_ANYWHERE.finditer(text):   # a package named anywhere: an app path, a component, a tombstone

@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import calendar
 import re
+import zipfile
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypedDict
 
 from droidlag.errors import InputError, ReadWarning
 from droidlag.models.gc import (
@@ -85,6 +88,54 @@ _EPOCH_MIN_S = 10**9
 MAX_LINE = 8192       # a real GC line is under 400 characters; longer ones are junk and would cost regex time  # `-v epoch` seconds are past 2001; `-v monotonic` seconds since boot are far below
 
 
+class _MessageFields(TypedDict, total=False):
+    """The `GcLogEvent` fields a message carries (the line's prefix gives the rest)."""
+
+    kind: str
+    cause: str | None
+    collector: str | None
+    generation: str | None
+    freed_objects: int | None
+    freed_bytes: int | None
+    freed_los_objects: int | None
+    freed_los_bytes: int | None
+    free_percent: int | None
+    heap_used_bytes: int | None
+    heap_footprint_bytes: int | None
+    pauses_ns: tuple[int, ...]
+    duration_ns: int | None
+    blocked_on: str | None
+    size_bytes: int | None
+    heap_from_bytes: int | None
+    heap_to_bytes: int | None
+    heap_limit_bytes: int | None
+
+
+class _PrefixFields(TypedDict, total=False):
+    """The `GcLogEvent` fields a line's logcat prefix carries."""
+
+    ts_ns: int | None
+    pid: int
+    tid: int
+    tag: str | None
+    package: str | None
+
+
+class _CollectorFields(TypedDict, total=False):
+    """The `CollectorStats` figures of one collector, gathered line by line."""
+
+    iterations: int | None
+    paused_ns: int | None
+    paused_max_ns: int | None
+    total_ns: int | None
+    freed_objects: int | None
+    freed_bytes: int | None
+
+
+# A regex's named groups (groupdict): a group that did not take part is None.
+_Groups = dict[str, str | None]
+
+
 def size_bytes(s: str) -> int:
     """ART's PrettySize text (`6128KB`, `0B`, `1.5MB`) in bytes."""
     num = s.rstrip("KMGTB")
@@ -97,14 +148,14 @@ def duration_ns(s: str) -> int:
     return int(round(float(num) * _DUR_UNITS[s[len(num):]]))
 
 
-def _message(line: str) -> tuple[int, dict] | None:
+def _message(line: str) -> tuple[int, _MessageFields] | None:
     """(offset of the message in the line, event fields) or None when no message parses."""
     if " GC freed " in line:
         m = _COLLECTION.search(line)
         if not m:
             return None
         g = m.group
-        fields = dict(kind=COLLECTION, cause=g("cause"), collector=g("collector"),
+        fields = _MessageFields(kind=COLLECTION, cause=g("cause"), collector=g("collector"),
                       generation=generation_of(g("collector")),
                       freed_objects=int(g("objs")) if g("objs") else None,
                       freed_bytes=size_bytes(g("bytes") or g("bytes2")), freed_los_objects=int(g("los")),
@@ -120,29 +171,29 @@ def _message(line: str) -> tuple[int, dict] | None:
     return None
 
 
-def _blocking(m: re.Match) -> dict:
+def _blocking(m: re.Match[str]) -> _MessageFields:
     return {"kind": WAITING_BLOCKING if m.group("what") == "Waiting for" else STARTING_BLOCKING,
             "cause": m.group("cause")}
 
 
-def _wait_done(m: re.Match) -> dict:
+def _wait_done(m: re.Match[str]) -> _MessageFields:
     if m.group("dur"):
         return {"kind": WAIT_DONE, "cause": m.group("cause"), "blocked_on": m.group("on"),
                 "duration_ns": duration_ns(m.group("dur"))}
     return {"kind": WAIT_DONE, "cause": m.group("cause2"), "duration_ns": duration_ns(m.group("dur2"))}
 
 
-def _clamp(m: re.Match) -> dict:
+def _clamp(m: re.Match[str]) -> _MessageFields:
     to = size_bytes(m.group("b"))
     return {"kind": CLAMP, "heap_from_bytes": size_bytes(m.group("a")), "heap_to_bytes": to, "heap_limit_bytes": to}
 
 
-def _oom(m: re.Match) -> dict:
+def _oom(m: re.Match[str]) -> _MessageFields:
     limit = m.group("limit")
     return {"kind": OOM, "size_bytes": int(m.group("n")), "heap_limit_bytes": int(limit) if limit else None}
 
 
-_SIMPLE = [
+_SIMPLE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], _MessageFields]]] = [
     (_BLOCKING, _blocking),
     (_WAIT_DONE, _wait_done),
     (_CLAMP, _clamp),
@@ -160,9 +211,9 @@ class _Clock:
         self.kind: str | None = None
         self.yearless = False   # some date was logged without a year
 
-    def ns(self, g: dict) -> int | None:
-        if g.get("secs"):
-            secs = g["secs"]
+    def ns(self, g: _Groups) -> int | None:
+        secs = g.get("secs")
+        if secs:
             whole, _, frac = secs.partition(".")
             self.kind = self.kind or ("epoch" if int(whole) >= _EPOCH_MIN_S else "monotonic")
             return int(whole) * 1_000_000_000 + int((frac + "000000000")[:9])
@@ -176,16 +227,16 @@ class _Clock:
         hms, _, frac = time_.partition(".")
         h, mi, s = (int(x) for x in hms.split(":"))
         try:
-            secs = calendar.timegm((year, month, day, h, mi, s, 0, 0, 0))
+            epoch_s = calendar.timegm((year, month, day, h, mi, s, 0, 0, 0))
         except (ValueError, OverflowError):
             return None
         if not (1 <= month <= 12 and 1 <= day <= 31 and h < 24 and mi < 60 and s < 62):
             return None
         self.kind = self.kind or "wall"
-        return secs * 1_000_000_000 + int((frac + "000000000")[:9])
+        return epoch_s * 1_000_000_000 + int((frac + "000000000")[:9])
 
 
-def _prefix_fields(prefix: str, previous: str, clock: _Clock) -> dict | None:
+def _prefix_fields(prefix: str, previous: str, clock: _Clock) -> _PrefixFields | None:
     """pid, tid, tag, package and ts_ns from a line's prefix (or the `-v long` header line before it); None when
     no format explains the prefix."""
     if not prefix.strip():
@@ -193,8 +244,8 @@ def _prefix_fields(prefix: str, previous: str, clock: _Clock) -> dict | None:
         if not m:
             return {}
         g = m.groupdict()
-        tid = g["tid"]
-        return {"pid": int(g["pid"]), "tid": int(tid, 16) if tid.startswith("0x") else int(tid),
+        tid = g["tid"] or ""   # the header's pattern requires pid and tid
+        return {"pid": int(g["pid"] or ""), "tid": int(tid, 16) if tid.startswith("0x") else int(tid),
                 "tag": g["tag"] or None, "ts_ns": clock.ns(g)}
     for rx in _PREFIXES:
         m = rx.search(prefix)
@@ -203,12 +254,13 @@ def _prefix_fields(prefix: str, previous: str, clock: _Clock) -> dict | None:
     return None
 
 
-def _fields_of(g: dict, clock: _Clock) -> dict:
-    out: dict = {"ts_ns": clock.ns(g)}
-    if g.get("pid"):
-        out["pid"] = int(g["pid"])
-    if g.get("tid"):
-        out["tid"] = int(g["tid"])
+def _fields_of(g: _Groups, clock: _Clock) -> _PrefixFields:
+    out: _PrefixFields = {"ts_ns": clock.ns(g)}
+    pid, tid_ = g.get("pid"), g.get("tid")
+    if pid:
+        out["pid"] = int(pid)
+    if tid_:
+        out["tid"] = int(tid_)
     tag, package = g.get("tag"), g.get("package")
     cols = (g.get("cols") or "").split()
     if cols:   # Android Studio: "tag package", either column may be blank
@@ -341,7 +393,7 @@ _WAITING_FOR_GC = re.compile(r'^"([^"\n]{0,200})"(?: daemon)? prio=\d+ tid=(\d+)
                              re.M)
 _SCHEDSTAT = re.compile(r"schedstat=\( ?(\d+) \d+ \d+ ?\)")
 _TICKS = re.compile(r"utm=(\d+) stm=(\d+)(?:[^\n]*?HZ=(\d+))?")
-_DUMP_TOTALS = [   # (field, regex, parser)
+_DUMP_TOTALS: list[tuple[str, re.Pattern[str], str | Callable[[str], int]]] = [   # (field, regex, parser)
     ("gc_count", re.compile(r"^Total GC count: (\d+)", re.M), int),
     ("gc_time_ns", re.compile(r"^Total GC time: (\S+)", re.M), "dur"),
     ("blocking_gc_count", re.compile(r"^Total blocking GC count: (\d+)", re.M), int),
@@ -354,28 +406,31 @@ _DUMP_TOTALS = [   # (field, regex, parser)
 ]
 
 
-def _value(text: str, how) -> int | None:
+def _value(text: str, how: str | Callable[[str], int]) -> int | None:
     try:
         if how == "dur":
             return 0 if text == "0" else duration_ns(text)
         if how == "size":
             return size_bytes(text)
+        if isinstance(how, str):
+            raise KeyError(how)   # no such unit
         return how(text)
     except (ValueError, KeyError):
         return None
 
 
 def _collectors(block: str) -> list[CollectorStats]:
-    stats: dict[str, dict] = {}
+    stats: dict[str, _CollectorFields] = {}
     for m in _HIST.finditer(block):
         stats.setdefault(m.group(2), {})["iterations"] = int(m.group(1))
     for m in _PAUSED.finditer(block):
-        stats.setdefault(m.group(1), {}).update(paused_ns=_value(m.group(2), "dur"),
-                                                paused_max_ns=_value(m.group(3), "dur"))
+        one = stats.setdefault(m.group(1), {})
+        one["paused_ns"], one["paused_max_ns"] = _value(m.group(2), "dur"), _value(m.group(3), "dur")
     for m in _TOTAL.finditer(block):
         stats.setdefault(m.group(1), {})["total_ns"] = _value(m.group(2), "dur")
     for m in _FREED.finditer(block):
-        stats.setdefault(m.group(1), {}).update(freed_objects=int(m.group(2)), freed_bytes=_value(m.group(3), "size"))
+        one = stats.setdefault(m.group(1), {})
+        one["freed_objects"], one["freed_bytes"] = int(m.group(2)), _value(m.group(3), "size")
     # "JIT timings" and other histograms share the format: keep collectors only
     return [CollectorStats(name, **v) for name, v in stats.items() if _COLLECTOR_WORDS.search(name)]
 
@@ -466,7 +521,7 @@ def _texts(path: str | Path, data: bytes | None) -> tuple[list[tuple[str, str]],
     if data[:4] != b"PK\x03\x04":
         return [(str(path), decode_text(data, path, warnings))], False, warnings
 
-    def wanted(info) -> bool:
+    def wanted(info: zipfile.ZipInfo) -> bool:
         base = info.filename.lower().rsplit("/", 1)[-1]
         return base.startswith("bugreport") and base.endswith(".txt")
 

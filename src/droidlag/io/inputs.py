@@ -31,7 +31,7 @@ class InputFile:
     reason: str | None = None
     display: str | None = None       # name shown to the user (archive!member for files found inside an archive)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str | None]:
         return {"path": self.display or str(self.path), "kind": self.kind, "status": self.status, "reason": self.reason}
 
 

@@ -15,7 +15,9 @@ import io
 import json
 import math
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TypedDict
 
 from droidlag.errors import InputError, ReadWarning
 from droidlag.models.lbo import METRICS, Cost, Invocation
@@ -89,15 +91,24 @@ def _read_text(path: Path) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
+class _RunMeta(TypedDict, total=False):
+    """What a tool log says about its run (from the file name or its lines): benchmark, collector, heap size."""
+
+    benchmark: str
+    collector: str
+    heap_factor: float
+    heap_mb: float | None
+
+
 # --- droidlag's own schema ---------------------------------------------------------------------------------------
 
-def invocation_from_row(row: dict, source: str) -> Invocation:
+def invocation_from_row(row: object, source: str) -> Invocation:
     """One invocation from a schema row (values may be strings, as in CSV). Raises ValueError/KeyError if broken."""
     if not isinstance(row, dict):
         raise TypeError("not an object")
     status = str(row.get("status", "ok")).strip().lower()
     oom, timeout = status == "oom", status == "timeout"
-    costs = {}
+    costs: dict[str, Cost] = {}
     for m in METRICS:
         total, gc = _num(row.get(m)), _num(row.get(f"{m}.gc"))
         if total is not None:
@@ -111,9 +122,11 @@ def invocation_from_row(row: dict, source: str) -> Invocation:
                       source=source, timeout=timeout)
 
 
-def _num(v) -> float | None:
+def _num(v: object) -> float | None:
     if v is None or v == "":
         return None
+    if not isinstance(v, (str, int, float)):
+        raise TypeError(f"not a number: {v!r}")
     x = float(v)
     if math.isnan(x):
         return None
@@ -121,7 +134,8 @@ def _num(v) -> float | None:
 
 
 def _read_jsonl(path: Path, text: str) -> tuple[list[Invocation], list[ReadWarning]]:
-    out, warnings = [], []
+    out: list[Invocation] = []
+    warnings: list[ReadWarning] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -133,7 +147,8 @@ def _read_jsonl(path: Path, text: str) -> tuple[list[Invocation], list[ReadWarni
 
 
 def _read_csv(path: Path, text: str) -> tuple[list[Invocation], list[ReadWarning]]:
-    out, warnings = [], []
+    out: list[Invocation] = []
+    warnings: list[ReadWarning] = []
     reader = csv.DictReader(io.StringIO(text))
     for row in reader:
         n = reader.line_num
@@ -154,7 +169,7 @@ def read_tool_log(path: Path, text: str) -> tuple[list[Invocation], list[ReadWar
     out: list[Invocation] = []
     warnings: list[ReadWarning] = []
     for seg_start, seg_end in _segments(lines):
-        seg_meta = {**_meta_from_lines(lines[seg_start:seg_end]), **meta}
+        seg_meta: _RunMeta = {**_meta_from_lines(lines[seg_start:seg_end]), **meta}
         blocks = list(_blocks(lines, seg_start, seg_end))
         for head, cols, vals, total_ms in blocks:
             inv = _block_invocation(path, head, cols, vals, total_ms, seg_meta, len(out), warnings)
@@ -172,7 +187,7 @@ def _segments(lines: list[str]) -> list[tuple[int, int]]:
     return list(zip(starts, starts[1:] + [len(lines)]))
 
 
-def _blocks(lines: list[str], start: int, end: int):
+def _blocks(lines: list[str], start: int, end: int) -> Iterator[tuple[int, list[str], list[str], float | None]]:
     """Yield (header line index, column names, values, 'Total time' ms or None) for each block in lines[start:end]."""
     i = start
     while i < end:
@@ -192,7 +207,7 @@ def _blocks(lines: list[str], start: int, end: int):
         i += 1
 
 
-def _block_invocation(path: Path, head: int, cols: list[str], vals: list[str], total_ms: float | None, meta: dict,
+def _block_invocation(path: Path, head: int, cols: list[str], vals: list[str], total_ms: float | None, meta: _RunMeta,
                       index: int, warnings: list[ReadWarning]) -> Invocation | None:
     where = f"{path}:{head + 1}"
     if not cols or len(cols) != len(vals):
@@ -231,14 +246,14 @@ def _costs_from_columns(row: dict[str, float], total_ms: float | None) -> dict[s
     return costs
 
 
-def _invocation(meta: dict, index: int, costs: dict[str, Cost], pauses: int | None, where: str,
+def _invocation(meta: _RunMeta, index: int, costs: dict[str, Cost], pauses: int | None, where: str,
                 oom: bool = False) -> Invocation:
     return Invocation(benchmark=meta.get("benchmark", "?"), collector=meta.get("collector", "?"),
                       heap_factor=meta.get("heap_factor"), invocation=index, costs=costs,
                       heap_mb=meta.get("heap_mb"), oom=oom, pauses=pauses, source=where)
 
 
-def _meta_from_name(name: str) -> dict:
+def _meta_from_name(name: str) -> _RunMeta:
     """running-ng names its logs `<bm>.<int(hfac*1000)>.<heap MB>.<config, '|' as '.'>.<suite>.log.gz`."""
     m = RUNBMS_NAME.match(name)
     if not m:
@@ -247,8 +262,8 @@ def _meta_from_name(name: str) -> dict:
             "collector": m["config"]}
 
 
-def _meta_from_lines(lines: list[str]) -> dict:
-    meta: dict = {}
+def _meta_from_lines(lines: list[str]) -> _RunMeta:
+    meta: _RunMeta = {}
     for line in lines:
         if "benchmark" not in meta and (m := DACAPO_PASSED.search(line) or BENCH_STARTING.search(line)):
             meta["benchmark"] = m["bm"]

@@ -77,8 +77,13 @@ def _screen(root: ViewNode) -> tuple[int, int]:
     return r, b
 
 
-def _bool(v) -> bool:
+def _bool(v: object) -> bool:
     return str(v).lower() == "true"
+
+
+def _text(v: object) -> str | None:
+    """A JSON value that should be a name: the string, or None (absent, empty, or damaged into a number or list)."""
+    return v if isinstance(v, str) and v else None
 
 
 def _uiautomator(data: bytes, path: str, warnings: list[ReadWarning]) -> ViewHierarchy:
@@ -99,7 +104,8 @@ def _uiautomator(data: bytes, path: str, warnings: list[ReadWarning]) -> ViewHie
         if not m:
             warnings.append(ReadWarning(path, "node without readable bounds skipped", x.line))
             return None
-        node = ViewNode(x.attrs.get("class", "?"), tuple(int(g) for g in m.groups()),  # type: ignore[arg-type]
+        left, top, right, bottom = (int(g) for g in m.groups())
+        node = ViewNode(x.attrs.get("class", "?"), (left, top, right, bottom),
                         x.attrs.get("resource-id") or None, x.attrs.get("package") or None,
                         x.attrs.get("visible-to-user", "true") != "false", source=f"line {x.line}, node #{seen[0]}")
         node.children = [c for c in (build(y) for y in x.children if y.tag == "node") if c]
@@ -114,7 +120,7 @@ def _uiautomator(data: bytes, path: str, warnings: list[ReadWarning]) -> ViewHie
     return ViewHierarchy(path, "uiautomator", root, _screen(root), package=root.package)
 
 
-def _droidbot(doc: dict, path: str, warnings: list[ReadWarning]) -> ViewHierarchy:
+def _droidbot(doc: dict[str, object], path: str, warnings: list[ReadWarning]) -> ViewHierarchy:
     views = doc.get("views")
     if not isinstance(views, list) or not views:
         raise InputError(path, "DroidBot state without views")
@@ -125,12 +131,12 @@ def _droidbot(doc: dict, path: str, warnings: list[ReadWarning]) -> ViewHierarch
         try:
             (x0, y0), (x1, y1) = v["bounds"]
             nodes.append(ViewNode(str(v.get("class") or "?"), (int(x0), int(y0), int(x1), int(y1)),
-                                  v.get("resource_id") or None, v.get("package") or None,
+                                  _text(v.get("resource_id")), _text(v.get("package")),
                                   bool(v.get("visible", True)), source=f"views[{i}]"))
         except (KeyError, TypeError, ValueError):
             warnings.append(ReadWarning(path, f"views[{i}] without readable bounds skipped"))
             nodes.append(None)
-    roots = []
+    roots: list[ViewNode] = []
     for i, v in enumerate(views):
         node = nodes[i]
         if node is None:
@@ -140,15 +146,16 @@ def _droidbot(doc: dict, path: str, warnings: list[ReadWarning]) -> ViewHierarch
             warnings.append(ReadWarning(path, f"views[{i}].children is not a list; its children are not linked"))
             kids = []
         for c in kids:
-            if isinstance(c, int) and 0 <= c < len(nodes) and nodes[c] is not None and c != i:
-                node.children.append(nodes[c])  # type: ignore[arg-type]
+            child = nodes[c] if isinstance(c, int) and 0 <= c < len(nodes) and c != i else None
+            if child is not None:
+                node.children.append(child)
         if v.get("parent", -1) in (-1, None):
             roots.append(node)
     if not roots:
         raise InputError(path, "DroidBot state without a root view (parent -1)")
     root = roots[0]
     _check_acyclic(root, path)
-    act = doc.get("foreground_activity")
+    act = _text(doc.get("foreground_activity"))
     return ViewHierarchy(path, "droidbot", root, _screen(root), activity=act, package=root.package)
 
 
@@ -163,25 +170,29 @@ def _check_acyclic(root: ViewNode, path: str) -> None:
         stack.extend(n.children)
 
 
-def _rico(doc: dict, path: str, warnings: list[ReadWarning]) -> ViewHierarchy:
+def _rico(doc: dict[str, object], path: str, warnings: list[ReadWarning]) -> ViewHierarchy:
     act = doc.get("activity")
     root_d = act.get("root") if isinstance(act, dict) else None
     if not isinstance(root_d, dict):
         raise InputError(path, "RICO JSON without activity.root")
     count = [0]
 
-    def build(d: dict, where: str, depth: int) -> ViewNode | None:
+    def build(d: dict[str, object], where: str, depth: int) -> ViewNode | None:
         count[0] += 1
         if count[0] > MAX_NODES or depth > 500:
             raise InputError(path, "view tree too large or too deep")
         b = d.get("bounds")
-        if not (isinstance(b, list) and len(b) == 4):
+        try:
+            if not (isinstance(b, list) and len(b) == 4):
+                raise ValueError
+            bounds = (int(b[0]), int(b[1]), int(b[2]), int(b[3]))
+        except (TypeError, ValueError):   # absent, or damaged into text or nested lists
             warnings.append(ReadWarning(path, f"{where}: node without bounds skipped"))
             return None
         visible = d.get("visibility", "visible") == "visible" and d.get("visible-to-user", True) is not False
         draw = d.get("draw")
-        node = ViewNode(str(d.get("class") or "?"), tuple(int(x) for x in b),  # type: ignore[arg-type]
-                        d.get("resource-id") or None, d.get("package") or None, visible,
+        node = ViewNode(str(d.get("class") or "?"), bounds,
+                        _text(d.get("resource-id")), _text(d.get("package")), visible,
                         draws=(not draw) if isinstance(draw, bool) else None, source=where)
         kids = d.get("children") or []
         kids = kids if isinstance(kids, list) else []   # damage: children must be a list of objects
@@ -192,7 +203,7 @@ def _rico(doc: dict, path: str, warnings: list[ReadWarning]) -> ViewHierarchy:
     root = build(root_d, "activity.root", 0)
     if root is None:
         raise InputError(path, "RICO root without bounds")
-    name = doc.get("activity_name")
+    name = _text(doc.get("activity_name"))
     return ViewHierarchy(path, "rico", root, _screen(root), has_draw_flags=True, activity=name,
                          package=(name or "").split("/")[0] or None)
 

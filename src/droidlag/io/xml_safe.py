@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import xml.sax
+import xml.sax.xmlreader
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,10 +49,10 @@ def _attr_key(uri: str | None, local: str) -> str:
 
 
 class _TreeBuilder(xml.sax.handler.ContentHandler):
-    def __init__(self, path: str):
+    def __init__(self, path: str) -> None:
         super().__init__()
         self.path = path
-        self.locator = None
+        self.locator: xml.sax.xmlreader.Locator | None = None
         self.stack: list[XmlNode] = []
         self.root: XmlNode | None = None
         self.count = 0
@@ -64,31 +65,32 @@ class _TreeBuilder(xml.sax.handler.ContentHandler):
             self.stack[-1].comments.append(text)
         self.pending.append(text)
 
-    def startDTD(self, *args):   # noqa: N802 (SAX API)
+    def startDTD(self, name: str, public_id: str | None, system_id: str | None) -> None:   # noqa: N802 (SAX API)
         pass
 
-    def endDTD(self):   # noqa: N802 (SAX API)
+    def endDTD(self) -> None:   # noqa: N802 (SAX API)
         pass
 
-    def startCDATA(self):   # noqa: N802 (SAX API)
+    def startCDATA(self) -> None:   # noqa: N802 (SAX API)
         pass
 
-    def endCDATA(self):   # noqa: N802 (SAX API)
+    def endCDATA(self) -> None:   # noqa: N802 (SAX API)
         pass
 
-    def startEntity(self, name):   # noqa: N802 (SAX API)
+    def startEntity(self, name: str) -> None:   # noqa: N802 (SAX API)
         pass
 
-    def endEntity(self, name):   # noqa: N802 (SAX API)
+    def endEntity(self, name: str) -> None:   # noqa: N802 (SAX API)
         pass
 
-    def setDocumentLocator(self, locator):   # noqa: N802 (SAX API)
+    def setDocumentLocator(self, locator: xml.sax.xmlreader.Locator) -> None:   # noqa: N802 (SAX API)
         self.locator = locator
 
     def _line(self) -> int:
-        return self.locator.getLineNumber() if self.locator else 0
+        return (self.locator.getLineNumber() or 0) if self.locator else 0
 
-    def startElementNS(self, name, qname, attrs):   # noqa: N802 (SAX API)
+    def startElementNS(self, name: tuple[str | None, str], qname: str | None,   # noqa: N802 (SAX API)
+                       attrs: xml.sax.xmlreader.AttributesNSImpl) -> None:
         self.count += 1
         if self.count > MAX_ELEMENTS:
             raise InputError(self.path, f"more than {MAX_ELEMENTS} XML elements", self._line())
@@ -104,11 +106,11 @@ class _TreeBuilder(xml.sax.handler.ContentHandler):
             self.root = node
         self.stack.append(node)
 
-    def endElementNS(self, name, qname):   # noqa: N802 (SAX API)
+    def endElementNS(self, name: tuple[str | None, str], qname: str | None) -> None:   # noqa: N802 (SAX API)
         self.stack.pop()
         self.pending = []
 
-    def characters(self, content):
+    def characters(self, content: str) -> None:
         if self.stack and len(self.stack[-1].text) < 65536:
             self.stack[-1].text += content
 

@@ -97,7 +97,7 @@ class ThreadDump:
     __slots__ = ("name", "tid", "_sys_tid", "state", "_kstate", "daemon", "prio", "_obj", "_utm", "_stm",
                  "_schedstat", "wchan", "raw_frames", "locks", "line", "_frames", "raw_attrs", "_sys_done",
                  "_rest_done")
-    __hash__ = None  # mutable, compared by value (as the dataclass was)
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as the dataclass was)
 
     def __init__(self, name: str, tid: int | None = None, sys_tid: int | None = None, state: str = "",
                  kstate: str | None = None, daemon: bool = False, prio: int | None = None, obj: str | None = None,
@@ -258,11 +258,11 @@ class ThreadDump:
     _FIELDS = ("name", "tid", "sys_tid", "state", "kstate", "daemon", "prio", "obj", "utm", "stm", "schedstat",
                "wchan", "raw_frames", "locks", "line", "_frames")
 
-    def _astuple(self) -> tuple:
+    def _astuple(self) -> tuple[object, ...]:
         return tuple(getattr(self, f) for f in self._FIELDS)
 
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ThreadDump) and other.__class__ is self.__class__:
             return self._astuple() == other._astuple()
         return NotImplemented
 

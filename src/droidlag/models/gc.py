@@ -73,7 +73,7 @@ class GcLogEvent:
             return None
         return self.pid == self.tid
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         d = {k: getattr(self, k) for k in self.__slots__}
         d["pauses_ns"] = list(self.pauses_ns)
         return {k: v for k, v in d.items() if v not in (None, [])}
@@ -126,7 +126,7 @@ class CollectorStats:
     freed_objects: int | None = None
     freed_bytes: int | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {k: getattr(self, k) for k in self.__slots__}
 
 

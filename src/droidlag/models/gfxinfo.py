@@ -2,10 +2,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
 from droidlag.errors import ReadWarning
+
+# A summary line's value as the reader parsed it, by key: an int or float (`Total frames rendered: 1234`), a count with
+# its percent ({"count": 12, "percent": 3.5} for `Janky frames: 12 (3.50%)`), the frame-time histogram ({ms: frames}),
+# or the raw text. Consumers test the shape they expect (isinstance), so the values stay Any here.
+GfxSummary = dict[str, Any]
 
 
 @dataclass
@@ -13,7 +19,7 @@ class GfxWindow:
     """One window (ViewRootImpl) of a process: its summary and its framestats rows (one per frame)."""
 
     name: str
-    summary: dict = field(default_factory=dict)
+    summary: GfxSummary = field(default_factory=dict)
     framestats: pl.DataFrame = field(default_factory=pl.DataFrame)
 
 
@@ -21,7 +27,7 @@ class GfxWindow:
 class GfxProcess:
     pid: int
     name: str
-    summary: dict = field(default_factory=dict)
+    summary: GfxSummary = field(default_factory=dict)
     windows: list[GfxWindow] = field(default_factory=list)
 
 

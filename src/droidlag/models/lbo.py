@@ -46,8 +46,8 @@ class Invocation:
         """No usable costs: out of memory or out of time."""
         return self.oom or self.timeout
 
-    def to_dict(self) -> dict:
-        d: dict = {"benchmark": self.benchmark, "collector": self.collector, "heap_factor": self.heap_factor,
+    def to_dict(self) -> dict[str, object]:
+        d: dict[str, object] = {"benchmark": self.benchmark, "collector": self.collector, "heap_factor": self.heap_factor,
                    "heap_mb": self.heap_mb, "invocation": self.invocation,
                    "status": "oom" if self.oom else "timeout" if self.timeout else "ok", "pauses": self.pauses}
         for name, c in self.costs.items():

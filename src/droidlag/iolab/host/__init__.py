@@ -98,47 +98,7 @@ def _run_policies(res: dict, scratch: Path, size_mb: int, runtime_s: int, polici
         res["original_scheduler"] = loop.original
         avail = loop.schedulers()
         for pol in policies or POLICIES:
-            sched, _, extra = pol.partition("+")
-            if sched not in avail:
-                res["skipped"].append({"experiment": pol, "reason": f"scheduler {sched} not offered by this kernel"})
-                continue
-            if extra not in ("", "ioprio", "cgroup-weights"):
-                res["skipped"].append({"experiment": pol, "reason": f"unknown policy modifier {extra!r}"})
-                continue
-            kw: dict = {}
-            if extra == "ioprio":
-                kw = {"reader_prio": (1, 0), "writer_prio": (3, 0)}  # RT reader, idle writers
-            support = find_weight_support() if extra == "cgroup-weights" else None
-            if isinstance(support, str):
-                res["skipped"].append({"experiment": pol, "reason": support})
-                continue
-            try:
-                loop.set_scheduler(sched)
-                if sched == "bfq":
-                    ll = Path(f"/sys/block/{loop.name}/queue/iosched/low_latency")
-                    if ll.exists():
-                        ll.write_text("1")  # BFQ's own heuristics on (its default)
-                if support is None:
-                    r = _measure(scratch, loop.dev, runtime_s, None, **kw)
-                    res["runs"].append({"policy": pol, **r})
-                    continue
-                root, version = support
-                groups = WeightedGroups(root, version, {"fg": cgroup_weights[0], "bg": cgroup_weights[1]})
-                try:
-                    with groups:
-                        r = _measure_cgroups(scratch, loop.dev, runtime_s, groups)
-                        devno = Path(f"/sys/block/{loop.name}/dev").read_text().strip()
-                        charged = service_bytes(groups, devno)
-                finally:
-                    res.setdefault("cgroups_created", []).append(str(groups.parent))
-                r["cgroup"] = {"version": version, "root": str(root), "group": str(groups.parent),
-                               "weight_file": groups.weight_file, "fg_weight": cgroup_weights[0],
-                               "bg_weight": cgroup_weights[1], "charged_bytes": charged}
-                res["runs"].append({"policy": pol, **r})
-                if version == 1 and NOTE_CG_V1 not in res["notes"]:
-                    res["notes"].append(NOTE_CG_V1)
-            except (RuntimeError, OSError, subprocess.SubprocessError, ValueError) as e:
-                res["skipped"].append({"experiment": pol, "reason": str(e)[:300]})
+            _run_policy(res, loop, avail, pol, scratch, runtime_s, cgroup_weights)
     finally:
         with shielded():
             if loop is not None:
@@ -146,6 +106,59 @@ def _run_policies(res: dict, scratch: Path, size_mb: int, runtime_s: int, polici
                 res["restored_scheduler"] = loop.original
             elif can_loop:
                 detach_leftovers(image)
+
+
+def _run_policy(res: dict, loop: Loop, avail: list[str], pol: str, scratch: Path, runtime_s: int,
+                cgroup_weights: tuple[int, int]) -> None:
+    """One policy (`sched`, `sched+ioprio` or `sched+cgroup-weights`) on the loop device: checked, then measured;
+    what cannot run is recorded in res['skipped'] with its reason."""
+    sched, _, extra = pol.partition("+")
+    if sched not in avail:
+        res["skipped"].append({"experiment": pol, "reason": f"scheduler {sched} not offered by this kernel"})
+        return
+    if extra not in ("", "ioprio", "cgroup-weights"):
+        res["skipped"].append({"experiment": pol, "reason": f"unknown policy modifier {extra!r}"})
+        return
+    kw: dict = {}
+    if extra == "ioprio":
+        kw = {"reader_prio": (1, 0), "writer_prio": (3, 0)}  # RT reader, idle writers
+    support = find_weight_support() if extra == "cgroup-weights" else None
+    if isinstance(support, str):
+        res["skipped"].append({"experiment": pol, "reason": support})
+        return
+    try:
+        loop.set_scheduler(sched)
+        if sched == "bfq":
+            ll = Path(f"/sys/block/{loop.name}/queue/iosched/low_latency")
+            if ll.exists():
+                ll.write_text("1")  # BFQ's own heuristics on (its default)
+        if support is None:
+            r = _measure(scratch, loop.dev, runtime_s, None, **kw)
+            res["runs"].append({"policy": pol, **r})
+            return
+        _run_weighted(res, loop, pol, scratch, runtime_s, support, cgroup_weights)
+    except (RuntimeError, OSError, subprocess.SubprocessError, ValueError) as e:
+        res["skipped"].append({"experiment": pol, "reason": str(e)[:300]})
+
+
+def _run_weighted(res: dict, loop: Loop, pol: str, scratch: Path, runtime_s: int, support: tuple[Path, int],
+                  cgroup_weights: tuple[int, int]) -> None:
+    """The reader and the writers in two weighted cgroups; the bytes each group was charged on the device."""
+    root, version = support
+    groups = WeightedGroups(root, version, {"fg": cgroup_weights[0], "bg": cgroup_weights[1]})
+    try:
+        with groups:
+            r = _measure_cgroups(scratch, loop.dev, runtime_s, groups)
+            devno = Path(f"/sys/block/{loop.name}/dev").read_text().strip()
+            charged = service_bytes(groups, devno)
+    finally:
+        res.setdefault("cgroups_created", []).append(str(groups.parent))
+    r["cgroup"] = {"version": version, "root": str(root), "group": str(groups.parent),
+                   "weight_file": groups.weight_file, "fg_weight": cgroup_weights[0],
+                   "bg_weight": cgroup_weights[1], "charged_bytes": charged}
+    res["runs"].append({"policy": pol, **r})
+    if version == 1 and NOTE_CG_V1 not in res["notes"]:
+        res["notes"].append(NOTE_CG_V1)
 
 
 def run_host_lab(size_mb: int = 256, runtime_s: int = 6, scratch_parent: str | None = None,
