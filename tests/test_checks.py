@@ -40,8 +40,7 @@ def test_ruff_finds_nothing():
 
 # mypy runs once over the whole package with pyproject.toml's configuration: strict on droidlag.models, .io, .frames
 # and .hangs (the `[[tool.mypy.overrides]]`), the defaults elsewhere.
-# Files of those four packages that pass strict; the list grows (each owner adds a file once it is clean) until it is
-# all of them, then WHOLE_PACKAGE_CLEAN below turns on.
+# Every file of those four packages: a new file there must pass strict and be listed here.
 STRICT_CLEAN = [
     "models/__init__.py", "models/causes.py", "models/columns.py", "models/dumps.py", "models/gc.py",
     "models/gfxinfo.py", "models/lbo.py", "models/thread_states.py", "models/trace.py", "models/trace_builder.py",
@@ -62,8 +61,6 @@ STRICT_CLEAN = [
 STRICT_PACKAGES = ["models", "io", "frames", "hangs"]
 # Packages outside the strict four that pass mypy at the defaults.
 MYPY_CLEAN = ["__init__.py", "errors.py", "cli", "collect", "findings", "fleet", "gc", "iolab", "report", "ui"]
-# True once every file is clean: then the whole run must pass (no error anywhere in droidlag).
-WHOLE_PACKAGE_CLEAN = False
 
 _ERROR = re.compile(r"^src/droidlag/(\S+?\.py):\d+: error:", re.M)
 
@@ -125,16 +122,14 @@ def test_mypy_strict_override_is_in_effect(tmp_path: Path):
     assert "droidlag/report/probe.py" not in r.stdout, r.stdout
 
 
-def test_mypy_whole_package_once_every_strict_file_is_clean():
-    """The goal: `mypy` passes on all of droidlag. Runs once STRICT_CLEAN holds every file of the strict packages
-    and WHOLE_PACKAGE_CLEAN is set; until then it says what is left."""
-    rc, out, errors = _mypy_whole_package()
+def test_mypy_whole_package_is_clean():
+    """The goal, reached: `mypy` passes on all of droidlag, strict on every file of the four strict packages (a new
+    file there must be strict-clean and listed in STRICT_CLEAN)."""
+    rc, out, _errors = _mypy_whole_package()
     base = ROOT / "src/droidlag"
     left = sorted(str(p.relative_to(base)) for pkg in STRICT_PACKAGES for p in (base / pkg).rglob("*.py")
                   if str(p.relative_to(base)) not in STRICT_CLEAN)
-    if left or not WHOLE_PACKAGE_CLEAN:
-        pytest.skip(f"not yet all clean: {len(left)} file(s) of the strict packages not in STRICT_CLEAN, "
-                    f"{sum(errors.values())} mypy error(s) in {len(errors)} file(s)")
+    assert not left, f"files of the strict packages not in STRICT_CLEAN: {left}"
     assert rc == 0, out[-4000:]
 
 
