@@ -241,7 +241,8 @@ impl Decoder {
                 }
             };
             let start = r.pos;
-            if start + len > n {
+            // len is the file's word: compare against what is left, so a length near usize::MAX cannot wrap
+            if len > n - start {
                 if !last {
                     return pos;
                 }

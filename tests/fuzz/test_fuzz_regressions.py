@@ -13,6 +13,7 @@ from tests.conftest import corpus_file
 
 from droidlag.errors import InputError
 from droidlag.io import read_trace
+from droidlag.io.perfetto import read_perfetto
 from droidlag.models.trace_builder import MAX_CPU, TraceBuilder
 
 ATRACE = "systrace/catapult_test_data/decompressed_atrace_data.txt"
@@ -168,3 +169,28 @@ def test_legacy_systrace_string_with_a_lone_surrogate_escape(tmp_path, corpus):
     trace = read_trace(f)
     names = set(trace.slices["name"].to_list())
     assert "query\ufffd" in names
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """A protobuf varint at pos, decoded here (not by the reader): (value, next position)."""
+    value, shift = 0, 0
+    while True:
+        byte = buf[pos]
+        value |= (byte & 0x7F) << shift
+        pos += 1
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def test_perfetto_packet_length_near_the_top_of_64_bits(corpus):
+    """A Rust panic in the native Perfetto framing ('slice index starts at 233 but ends at 232'): a TracePacket
+    record claiming a length of 2**64-1 made start + len wrap around. Rebuilt from the first packet of a corpus
+    trace: the packet is kept, the damaged record is reported with its byte offset."""
+    raw = corpus_file(corpus, "traces/nowinandroid_pixel7pro_a13_atrace_frametimeline.perfetto-trace").read_bytes()
+    assert raw[0] == 0x0A
+    length, start = _varint(raw, 1)
+    first = raw[:start + length]
+    damaged = first + b"\x0a" + b"\xff" * 9 + b"\x01"   # field 1, length-delimited, length 2**64-1
+    trace = read_perfetto(damaged, "damaged.perfetto-trace")
+    assert any(f"at byte {len(first)} " in w.message for w in trace.warnings), [w.message for w in trace.warnings]
