@@ -3,10 +3,9 @@ Goal: analysis adds at most the time of reading the trace (ratio <= 1). Run: pyt
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
-from _corpus import corpus_root
+from _corpus import best_of, corpus_root
 from droidlag.frames import analyze_frames
 from droidlag.io import read_trace
 
@@ -17,14 +16,6 @@ def corpus_traces() -> list[Path]:
     return sorted(p for p in traces.iterdir() if p.suffix != ".md") if traces and traces.is_dir() else []
 
 
-def best_of(fn, n: int = 3):
-    best, out = float("inf"), None
-    for _ in range(n):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
-
 
 def main() -> int:
     paths = corpus_traces()
@@ -34,8 +25,8 @@ def main() -> int:
     print(f"{'trace':<62}{'frames':>7}{'read s':>9}{'frames s':>10}{'ms/1k fr':>10}{'ratio':>7}")
     tot_read = tot_an = 0.0
     for p in paths:
-        t_read, trace = best_of(lambda p=p: read_trace(p))
-        t_an, rep = best_of(lambda trace=trace: analyze_frames(trace))
+        t_read, trace = best_of(lambda p=p: read_trace(p), 3)
+        t_an, rep = best_of(lambda trace=trace: analyze_frames(trace), 3)
         n = rep.summary.frames
         per_k = f"{t_an / n * 1e6:.0f}" if n else "-"
         tot_read += t_read

@@ -8,10 +8,9 @@ import importlib.util
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from _corpus import corpus_root
+from _corpus import best_of, corpus_root
 from droidlag.frames.segment import segment_frames
 from droidlag.io import read_trace
 
@@ -30,14 +29,6 @@ def _segment_of(rev: str):
     return mod.segment_frames
 
 
-def best_of(fn, n: int = 5):
-    best, out = float("inf"), None
-    for _ in range(n):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
-
 
 def main() -> int:
     rev = sys.argv[1] if len(sys.argv) > 1 else "main"
@@ -55,8 +46,8 @@ def main() -> int:
             trace = read_trace(p)
         except Exception:   # not a trace (a note, an unsupported sample): the reader tests cover those
             continue
-        a, ra = best_of(lambda trace=trace: other(trace))
-        b, rb = best_of(lambda trace=trace: segment_frames(trace))
+        a, ra = best_of(lambda trace=trace: other(trace), 5)
+        b, rb = best_of(lambda trace=trace: segment_frames(trace), 5)
         assert ra.frames.equals(rb.frames) and ra.notes == rb.notes, p
         tot_a, tot_b = tot_a + a, tot_b + b
         print(f"{p.name[:60]:<62}{rb.frames.height:>7}{a * 1e3:>12.1f}{b * 1e3:>10.1f}{b / a:>7.2f}")
