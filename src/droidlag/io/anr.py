@@ -543,9 +543,16 @@ def parse_text(text: str, source: str) -> list[DumpUnit]:
     for line0, body in loose:
         if "----- pid " in body or '"main"' in body or "Waiting Channels" in body:
             units.append(parse_dump(body, source, line_offset=line0))
+    return finish_units(units, source, len(text), binder, proc_wchan)
+
+
+def finish_units(units: list[DumpUnit], source: str, nbytes: int, binder: list[BinderTransaction],
+                 proc_wchan: dict[int, tuple[str | None, str]]) -> list[DumpUnit]:
+    """The last step of reading a sectioned text (whole or streamed): an empty unit when no dump was found (its
+    sections still count), and the text's binder transactions and per-process wait channels given to every unit."""
     if not units:
         u = DumpUnit(source=source)
-        u.nbytes = len(text)
+        u.nbytes = nbytes
         units.append(u)
     for u in units:
         u.binder.extend(binder)

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
-from droidlag.io.anr import _SECTION, parse_binder_state, parse_dump, parse_process_wchan
+from droidlag.io.anr import _SECTION, finish_units, parse_binder_state, parse_dump, parse_process_wchan
 from droidlag.io.archive import EntryStream, open_zip, safe_infos
 from droidlag.io.source import text_chunks
 from droidlag.models.dumps import BinderTransaction, DumpUnit
@@ -173,12 +173,4 @@ def _units(sections: list[_Section], sectioned: bool, nbytes: int, source: str, 
         return [sections[0].unit]
     units = [s.unit for s in sections if s.kind == "dump"]
     units += [s.unit for s in sections if s.kind == "loose" and s.marked]
-    if not units:
-        u = DumpUnit(source=source)
-        u.nbytes = nbytes
-        units.append(u)
-    for u in units:
-        u.binder.extend(binder)
-        for pid, v in proc_wchan.items():
-            u.wait_channels.setdefault(pid, {}).setdefault(pid, v)
-    return units
+    return finish_units(units, source, nbytes, binder, proc_wchan)
