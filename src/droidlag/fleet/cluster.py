@@ -122,30 +122,42 @@ def band_keys(sigs: np.ndarray, bands: int) -> np.ndarray:
     return out
 
 
+def bucket_pairs(key: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Candidate pairs (m, 2) int64 from one band's keys: rows with the same key form a bucket; within a bucket
+    ordered by id, each row is paired with the next BUCKET_REACH rows (smaller id first). ids: int64, ascending. The
+    one bucketing routine of both engines (the embedded path per band, Spark per band within a shuffle partition)."""
+    if len(ids) < 2:
+        return np.empty((0, 2), dtype=np.int64)
+    order = np.argsort(key, kind="stable")
+    sk, si = key[order], ids[order]
+    found = []
+    for d in range(1, min(BUCKET_REACH, len(ids) - 1) + 1):
+        same = sk[d:] == sk[:-d]
+        if not same.any():
+            break
+        i = np.nonzero(same)[0]
+        found.append(np.stack([si[i], si[i + d]], axis=1))
+    return np.concatenate(found) if found else np.empty((0, 2), dtype=np.int64)
+
+
+def unique_pairs(pairs: np.ndarray) -> np.ndarray:
+    """The distinct rows of an (m, 2) array of non-negative int64 pairs, sorted."""
+    if len(pairs) == 0:
+        return np.empty((0, 2), dtype=np.int64)
+    n = int(pairs.max()) + 1
+    codes = np.unique(pairs[:, 0] * n + pairs[:, 1])
+    return np.stack([codes // n, codes % n], axis=1)
+
+
 def lsh_pairs(sigs: np.ndarray, bands: int) -> np.ndarray:
     """Candidate pairs (m, 2) int64, i < j, unique: rows sharing all of a band's values, in any band; within a
     bucket (ordered by row index), each row with the next BUCKET_REACH rows."""
-    n, k = sigs.shape
+    n = sigs.shape[0]
     if n < 2:
         return np.empty((0, 2), dtype=np.int64)
-    found = []
-    all_keys = band_keys(sigs, bands)
-    for bnd in range(bands):
-        keys = all_keys[bnd]
-        order = np.argsort(keys, kind="stable")
-        sk = keys[order]
-        for d in range(1, min(BUCKET_REACH, n - 1) + 1):
-            same = sk[d:] == sk[:-d]
-            if not same.any():
-                break
-            i = np.nonzero(same)[0]
-            found.append(np.stack([order[i], order[i + d]], axis=1))
-    if not found:
-        return np.empty((0, 2), dtype=np.int64)
-    pairs = np.concatenate(found).astype(np.int64)
-    pairs.sort(axis=1)
-    codes = np.unique(pairs[:, 0] * n + pairs[:, 1])
-    return np.stack([codes // n, codes % n], axis=1)
+    ids = np.arange(n, dtype=np.int64)
+    found = [bucket_pairs(keys, ids) for keys in band_keys(sigs, bands)]
+    return unique_pairs(np.concatenate(found))
 
 
 class FeatureMatrix:

@@ -35,15 +35,20 @@ def load_signatures(con) -> tuple[list[str], list[Features], list[int], list[int
 
 
 def _unpack(rows) -> tuple[list[str], list[Features], list[int], list[int | None]]:
-    import math
     keys, feats, weights, old = [], [], [], []
     for sig, gen, tk, tw, cid, n in rows:
-        terms = dict(zip(tk, tw))
         keys.append(sig)
-        feats.append(Features(frozenset(gen), terms, math.sqrt(sum(v * v for v in terms.values()))))
+        feats.append(features_of(gen, tk, tw))
         weights.append(int(n))
         old.append(None if cid is None else int(cid))
     return keys, feats, weights, old
+
+
+def features_of(generic: list[str], term_keys: list[str], term_weights: list[float]) -> Features:
+    """A signature's Features from its stored columns (the norm recomputed from the term weights)."""
+    import math
+    terms = dict(zip(term_keys, term_weights))
+    return Features(frozenset(generic), terms, math.sqrt(sum(v * v for v in terms.values())))
 
 
 # Ties broken by name, so that the same clusters give the same table on every engine and run.

@@ -12,23 +12,27 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
 from droidlag.fleet.cluster import (
-    BUCKET_REACH,
     FLEET_BANDS,
     ClusterRun,
+    FeatureMatrix,
     accepted,
     band_keys,
+    bucket_pairs,
     cluster_signatures,
     minhash,
+    unique_pairs,
     weighted_token_strings,
 )
 from droidlag.fleet.parse import ParsedInput, parse_input
-from droidlag.fleet.pipeline import load_signatures, save_clusters
+from droidlag.fleet.pipeline import features_of, load_signatures, save_clusters
 from droidlag.fleet.stats import fleet_stats
 from droidlag.fleet.store import connect, export_parquet
 from droidlag.hangs.config import HangsConfig
@@ -84,10 +88,96 @@ class SparkEngine:
         return [tuple(r) for r in self.spark.sql(sql).collect()]
 
 
+def _features_table(feats: list[Features], old: list[int | None]) -> pa.Table:
+    """The signatures as an Arrow table (id: the index in feats), the columns the store keeps."""
+    return pa.table({"id": pa.array(np.arange(len(feats), dtype=np.int32)),
+                     "generic": pa.array([sorted(f.generic) for f in feats], pa.list_(pa.string())),
+                     "term_keys": pa.array([list(f.terms) for f in feats], pa.list_(pa.string())),
+                     "term_weights": pa.array([list(f.terms.values()) for f in feats], pa.list_(pa.float64())),
+                     "clustered": pa.array([o is not None for o in old], pa.bool_())})
+
+
+def _batch_features(batch: pa.RecordBatch | pa.Table) -> list[Features]:
+    cols = (batch.column("generic").to_pylist(), batch.column("term_keys").to_pylist(),
+            batch.column("term_weights").to_pylist())
+    return [features_of(g, k, w) for g, k, w in zip(*cols)]
+
+
+def _band_key_batches(batches: Iterator[pa.RecordBatch], num_perm: int, seed: int) -> Iterator[pa.RecordBatch]:
+    """mapInArrow: MinHash band keys of a batch of signatures (the embedded path's numpy code), one row per band."""
+    for b in batches:
+        if b.num_rows == 0:
+            continue
+        ids = b.column("id").to_numpy()
+        clustered = b.column("clustered").to_numpy(zero_copy_only=False)
+        keys = band_keys(minhash(_batch_features(b), num_perm, seed), FLEET_BANDS).view(np.int64)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(np.repeat(np.arange(FLEET_BANDS, dtype=np.int32), len(ids))), pa.array(keys.ravel()),
+             pa.array(np.tile(ids, FLEET_BANDS)), pa.array(np.tile(clustered, FLEET_BANDS))],
+            names=["band", "key", "id", "clustered"])
+
+
+def _bucket_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow over a partition holding whole (band, key) buckets: the embedded path's bucket_pairs per band;
+    pairs of two already-clustered signatures are dropped."""
+    t = pa.Table.from_batches(list(batches), schema=_BAND_KEY_SCHEMA)
+    if t.num_rows < 2:
+        return
+    band, key = t.column("band").to_numpy(), t.column("key").to_numpy()
+    ids = t.column("id").to_numpy().astype(np.int64)
+    clustered = np.zeros(int(ids.max()) + 1, dtype=bool)
+    clustered[ids] = t.column("clustered").to_numpy(zero_copy_only=False)
+    for b in np.unique(band):
+        sel = np.nonzero(band == b)[0]
+        sel = sel[np.argsort(ids[sel], kind="stable")]
+        pairs = bucket_pairs(key[sel], ids[sel])
+        pairs = pairs[~(clustered[pairs[:, 0]] & clustered[pairs[:, 1]])]
+        if len(pairs):
+            yield pa.RecordBatch.from_arrays([pa.array(pairs[:, 0].astype(np.int32)),
+                                              pa.array(pairs[:, 1].astype(np.int32))], names=["x", "y"])
+
+
+_BAND_KEY_SCHEMA = pa.schema([("band", pa.int32()), ("key", pa.int64()), ("id", pa.int32()),
+                              ("clustered", pa.bool_())])
+_PAIR_SCHEMA = pa.schema([("x", pa.int32()), ("y", pa.int32())])
+
+# A Python worker's features and their sparse matrix, built once per broadcast (Spark reuses its Python workers).
+_WORKER_FEATURES: dict[str, tuple[list[Features], FeatureMatrix]] = {}
+
+
+def _worker_features(bc, token: str) -> tuple[list[Features], FeatureMatrix]:
+    got = _WORKER_FEATURES.get(token)
+    if got is None:
+        _WORKER_FEATURES.clear()
+        feats = _batch_features(pa.ipc.open_stream(bc.value).read_all())
+        got = _WORKER_FEATURES[token] = (feats, FeatureMatrix(feats))
+    return got
+
+
+def _verify_stage(pairs, bc, config: HangsConfig, counted):
+    """mapInArrow over a partition of candidate pairs (all copies of a pair in one partition): distinct pairs,
+    then the embedded path's verification (sparse batched S, scalar S at the threshold's edge); only edges leave."""
+    threshold, weighting = config.threshold, config.weighting
+    token = uuid.uuid4().hex
+
+    def verify(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        t = pa.Table.from_batches(list(batches), schema=_PAIR_SCHEMA)
+        if t.num_rows == 0:
+            return
+        cand = unique_pairs(np.stack([t.column("x").to_numpy(), t.column("y").to_numpy()], axis=1).astype(np.int64))
+        counted.add(len(cand))
+        feats, mat = _worker_features(bc, token)
+        edges = cand[accepted(feats, cand, threshold, weighting, mat)]
+        yield pa.RecordBatch.from_arrays([pa.array(edges[:, 0].astype(np.int32)),
+                                          pa.array(edges[:, 1].astype(np.int32))], names=["x", "y"])
+
+    return pairs.repartition(pairs.sparkSession.sparkContext.defaultParallelism, "x").mapInArrow(verify, "x INT, y INT")
+
+
 def _ml_candidates(spark, feats: list[Features], old: list[int | None], config: HangsConfig):
-    """Candidate pairs from Spark ML's MinHashLSH (OR over NUM_HASH_TABLES single hashes) and its approximate
-    self-join under MAX_JACCARD_DISTANCE. Exact, but with no AND-bands its collisions grow with the square of a
-    root cause's variants: for small fleets."""
+    """Candidate pairs (DataFrame x < y) from Spark ML's MinHashLSH (OR over NUM_HASH_TABLES single hashes) and its
+    approximate self-join under MAX_JACCARD_DISTANCE. Exact, but with no AND-bands its collisions grow with the
+    square of a root cause's variants: for small fleets."""
     from pyspark.ml.feature import HashingTF, MinHashLSH
     rows = [(i, weighted_token_strings(f), old[i] is not None) for i, f in enumerate(feats)]
     df = spark.createDataFrame(rows, "id INT, tokens ARRAY<STRING>, clustered BOOLEAN")
@@ -95,64 +185,41 @@ def _ml_candidates(spark, feats: list[Features], old: list[int | None], config: 
     model = MinHashLSH(inputCol="v", outputCol="h", numHashTables=NUM_HASH_TABLES, seed=config.seed).fit(df)
     joined = model.approxSimilarityJoin(df, df, MAX_JACCARD_DISTANCE, distCol="d")
     return joined.where("datasetA.id < datasetB.id AND NOT (datasetA.clustered AND datasetB.clustered)") \
-        .select("datasetA.id", "datasetB.id").rdd.map(tuple)
+        .selectExpr("datasetA.id AS x", "datasetB.id AS y")
 
 
-def _banded_candidates(spark, feats: list[Features], old: list[int | None], config: HangsConfig):
-    """The embedded path's candidates, computed on Spark: MinHash and band keys on the executors (the same
-    functions and seed), then a self-join on (band, key) keeping, within a bucket ordered by id, each row with the
-    next BUCKET_REACH rows. The same candidate set as droidlag.fleet.cluster.lsh_pairs, so the same clusters."""
-    sc = spark.sparkContext
-    bc = sc.broadcast([(sorted(f.generic), list(f.terms.items()), f.norm) for f in feats])
+def _banded_candidates(spark, table: pa.Table, config: HangsConfig):
+    """The embedded path's candidates, computed on Spark (DataFrame of x < y, with repeats): MinHash band keys of
+    each batch of signatures on the executors (mapInArrow, the same numpy code and seed), a shuffle by (band, key)
+    that brings each bucket into one partition, and there the embedded path's bucket_pairs (each row of a bucket
+    with the next BUCKET_REACH rows by id). The same candidate set as droidlag.fleet.cluster.lsh_pairs, so the
+    same clusters."""
     num_perm, seed = config.num_perm, config.seed
-    clustered = [o is not None for o in old]
-
-    def keys(part):
-        ids = list(part)
-        if not ids:
-            return
-        fs = [Features(frozenset(bc.value[i][0]), dict(bc.value[i][1]), bc.value[i][2]) for i in ids]
-        bk = band_keys(minhash(fs, num_perm, seed), FLEET_BANDS).view(np.int64)
-        for b in range(FLEET_BANDS):
-            for j, i in enumerate(ids):
-                yield b, int(bk[b, j]), i, clustered[i]
-
-    n = len(feats)
-    slices = max(1, min(n // 2000 + 1, sc.defaultParallelism * 4))
-    df = spark.createDataFrame(sc.parallelize(range(n), slices).mapPartitions(keys),
-                               "band INT, key BIGINT, id INT, clustered BOOLEAN")
-    df.createOrReplaceTempView("fleet_band_keys")
-    pairs = spark.sql(f"""
-        WITH r AS (SELECT band, key, id, clustered,
-                          row_number() OVER (PARTITION BY band, key ORDER BY id) AS rk FROM fleet_band_keys)
-        SELECT DISTINCT a.id AS x, b.id AS y FROM r a JOIN r b
-          ON a.band = b.band AND a.key = b.key AND b.rk > a.rk AND b.rk - a.rk <= {BUCKET_REACH}
-        WHERE NOT (a.clustered AND b.clustered)""")
-    return pairs.rdd.map(lambda r: (min(r[0], r[1]), max(r[0], r[1])))
+    keys = spark.createDataFrame(table.select(["id", "generic", "term_keys", "term_weights", "clustered"])) \
+        .mapInArrow(lambda it: _band_key_batches(it, num_perm, seed),
+                    "band INT, key BIGINT, id INT, clustered BOOLEAN")
+    return keys.repartition(spark.sparkContext.defaultParallelism, "band", "key") \
+        .mapInArrow(_bucket_batches, "x INT, y INT")
 
 
 def spark_edges(spark, feats: list[Features], old: list[int | None], config: HangsConfig,
                 candidates: str = "banded") -> tuple[np.ndarray, int]:
-    """Verified edges (S > threshold) among the signatures: candidates from banded MinHash keys joined in Spark
-    SQL (default) or from Spark ML's MinHashLSH (`candidates="minhashlsh"`); the exact S runs on the executors.
-    Returns (edges (m, 2), candidates)."""
-    cand = (_ml_candidates if candidates == "minhashlsh" else _banded_candidates)(spark, feats, old, config)
-    bc = spark.sparkContext.broadcast([(sorted(f.generic), list(f.terms.items()), f.norm) for f in feats])
-    threshold, weighting = config.threshold, config.weighting
-
-    def verify(part):
-        pairs = np.array(list(part), dtype=np.int64).reshape(-1, 2)
-        if not len(pairs):
-            return
-        fs = [Features(frozenset(g), dict(t), n) for g, t, n in bc.value]
-        # The embedded path's verification (sparse batches, scalar S at the threshold's edge); old-old pairs were
-        # left out by the candidate query.
-        ok = accepted(fs, pairs, threshold, weighting)
-        yield from ((int(x), int(y), bool(k)) for (x, y), k in zip(pairs.tolist(), ok))
-
-    checked = cand.mapPartitions(verify).collect()
-    edges = np.array(sorted((x, y) for x, y, ok in checked if ok), dtype=np.int64).reshape(-1, 2)
-    return edges, len(checked)
+    """Verified edges (S > threshold, not both already clustered) among the signatures, in one Spark job:
+    candidates from banded MinHash keys bucketed on the executors (default) or from Spark ML's MinHashLSH
+    (`candidates="minhashlsh"`); the exact S runs on the executors and only the edges come back (as Arrow).
+    Returns (edges (m, 2) sorted, distinct candidates)."""
+    table = _features_table(feats, old)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    bc = spark.sparkContext.broadcast(sink.getvalue().to_pybytes())
+    counted = spark.sparkContext.accumulator(0)
+    cand = (_ml_candidates(spark, feats, old, config) if candidates == "minhashlsh"
+            else _banded_candidates(spark, table, config))
+    got = _verify_stage(cand, bc, config, counted).toArrow()
+    bc.unpersist()
+    edges = np.stack([got.column("x").to_numpy(), got.column("y").to_numpy()], axis=1).astype(np.int64)
+    return unique_pairs(edges), int(counted.value)
 
 
 def spark_cluster(db: str | Path, spark, config: HangsConfig | None = None, candidates: str = "banded") -> ClusterRun:
