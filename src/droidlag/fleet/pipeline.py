@@ -27,11 +27,14 @@ class DuckDbEngine:
 
 def load_signatures(con) -> tuple[list[str], list[Features], list[int], list[int | None]]:
     """(keys, features, events per signature, current cluster id) of every signature, ordered by key."""
-    rows = con.execute("""
-        SELECT f.signature, f.generic, f.term_keys, f.term_weights, f.cluster_id, count(e.event_id)
-        FROM features f LEFT JOIN events e ON e.signature = f.signature
-        GROUP BY ALL ORDER BY f.signature""").fetchall()
-    return _unpack(rows)
+    return _unpack(con.execute(SIGNATURES).fetchall())
+
+
+# Every signature with its features, cluster id and events, ordered by key.
+SIGNATURES = """
+    SELECT f.signature, f.generic, f.term_keys, f.term_weights, f.cluster_id, count(e.event_id) AS events
+    FROM features f LEFT JOIN events e ON e.signature = f.signature
+    GROUP BY ALL ORDER BY f.signature"""
 
 
 def _unpack(rows) -> tuple[list[str], list[Features], list[int], list[int | None]]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from droidlag.fleet.cluster import (
     FLEET_BANDS,
@@ -32,7 +33,7 @@ from droidlag.fleet.cluster import (
     weighted_token_strings,
 )
 from droidlag.fleet.parse import ParsedInput, parse_input
-from droidlag.fleet.pipeline import features_of, load_signatures, save_clusters
+from droidlag.fleet.pipeline import SIGNATURES, features_of, save_clusters
 from droidlag.fleet.stats import fleet_stats
 from droidlag.fleet.store import connect, export_parquet
 from droidlag.hangs.config import HangsConfig
@@ -85,16 +86,24 @@ class SparkEngine:
             spark.table(t).cache()
 
     def rows(self, sql: str) -> list[tuple]:
-        return [tuple(r) for r in self.spark.sql(sql).collect()]
+        t = self.spark.sql(sql).toArrow()   # columnar to the driver: no Row object per row
+        return list(zip(*(c.to_pylist() for c in t.columns)))
 
 
-def _features_table(feats: list[Features], old: list[int | None]) -> pa.Table:
-    """The signatures as an Arrow table (id: the index in feats), the columns the store keeps."""
-    return pa.table({"id": pa.array(np.arange(len(feats), dtype=np.int32)),
-                     "generic": pa.array([sorted(f.generic) for f in feats], pa.list_(pa.string())),
-                     "term_keys": pa.array([list(f.terms) for f in feats], pa.list_(pa.string())),
-                     "term_weights": pa.array([list(f.terms.values()) for f in feats], pa.list_(pa.float64())),
-                     "clustered": pa.array([o is not None for o in old], pa.bool_())})
+def _signatures_table(con) -> pa.Table:
+    """load_signatures' rows as an Arrow table straight from the store (no Python object per signature)."""
+    cur = con.execute(SIGNATURES)
+    return cur.to_arrow_table() if hasattr(cur, "to_arrow_table") else cur.fetch_arrow_table()
+
+
+def _broadcast_features(spark, table: pa.Table):
+    """The signatures' feature columns and clustered flags (row i: signature i) as one Arrow IPC broadcast."""
+    cols = table.select(["generic", "term_keys", "term_weights"]).append_column(
+        "clustered", pc.is_valid(table.column("cluster_id")))
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, cols.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as w:
+        w.write_table(cols)
+    return spark.sparkContext.broadcast(sink.getvalue().to_pybytes())
 
 
 def _batch_features(batch: pa.RecordBatch | pa.Table) -> list[Features]:
@@ -103,18 +112,53 @@ def _batch_features(batch: pa.RecordBatch | pa.Table) -> list[Features]:
     return [features_of(g, k, w) for g, k, w in zip(*cols)]
 
 
-def _band_key_batches(batches: Iterator[pa.RecordBatch], num_perm: int, seed: int) -> Iterator[pa.RecordBatch]:
-    """mapInArrow: MinHash band keys of a batch of signatures (the embedded path's numpy code), one row per band."""
-    for b in batches:
-        if b.num_rows == 0:
-            continue
-        ids = b.column("id").to_numpy()
-        clustered = b.column("clustered").to_numpy(zero_copy_only=False)
-        keys = band_keys(minhash(_batch_features(b), num_perm, seed), FLEET_BANDS).view(np.int64)
-        yield pa.RecordBatch.from_arrays(
-            [pa.array(np.repeat(np.arange(FLEET_BANDS, dtype=np.int32), len(ids))), pa.array(keys.ravel()),
-             pa.array(np.tile(ids, FLEET_BANDS)), pa.array(np.tile(clustered, FLEET_BANDS))],
-            names=["band", "key", "id", "clustered"])
+class _WorkerFeatures:
+    """A Python worker's copy of the broadcast signatures, built once per broadcast (Spark reuses its Python
+    workers across tasks and stages): Features, clustered flags, and the sparse matrix when first needed."""
+
+    _current: _WorkerFeatures | None = None
+
+    def __init__(self, bc, token: str):
+        t = pa.ipc.open_stream(bc.value).read_all()
+        self.token = token
+        self.feats = _batch_features(t)
+        self.clustered = t.column("clustered").to_numpy(zero_copy_only=False)
+        self._mat: FeatureMatrix | None = None
+
+    @property
+    def mat(self) -> FeatureMatrix:
+        if self._mat is None:
+            self._mat = FeatureMatrix(self.feats)
+        return self._mat
+
+    @classmethod
+    def get(cls, bc, token: str) -> _WorkerFeatures:
+        if cls._current is None or cls._current.token != token:
+            cls._current = None
+            cls._current = cls(bc, token)
+        return cls._current
+
+
+def _band_key_stage(spark, n: int, bc, token: str, config: HangsConfig):
+    """MinHash band keys (the embedded path's numpy code and seed) of each batch of signature ids, on the
+    executors: one row (band, key, id, clustered) per signature and band."""
+    num_perm, seed = config.num_perm, config.seed
+
+    def keys(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        wf = _WorkerFeatures.get(bc, token)
+        for b in batches:
+            ids = b.column("id").to_numpy()
+            if not len(ids):
+                continue
+            bk = band_keys(minhash([wf.feats[i] for i in ids.tolist()], num_perm, seed), FLEET_BANDS).view(np.int64)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(np.repeat(np.arange(FLEET_BANDS, dtype=np.int32), len(ids))), pa.array(bk.ravel()),
+                 pa.array(np.tile(ids.astype(np.int32), FLEET_BANDS)),
+                 pa.array(np.tile(wf.clustered[ids], FLEET_BANDS))],
+                names=["band", "key", "id", "clustered"])
+
+    parts = max(1, min(spark.sparkContext.defaultParallelism, n // 1000 + 1))
+    return spark.range(0, n, 1, parts).mapInArrow(keys, "band INT, key BIGINT, id INT, clustered BOOLEAN")
 
 
 def _bucket_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -141,24 +185,11 @@ _BAND_KEY_SCHEMA = pa.schema([("band", pa.int32()), ("key", pa.int64()), ("id", 
                               ("clustered", pa.bool_())])
 _PAIR_SCHEMA = pa.schema([("x", pa.int32()), ("y", pa.int32())])
 
-# A Python worker's features and their sparse matrix, built once per broadcast (Spark reuses its Python workers).
-_WORKER_FEATURES: dict[str, tuple[list[Features], FeatureMatrix]] = {}
 
-
-def _worker_features(bc, token: str) -> tuple[list[Features], FeatureMatrix]:
-    got = _WORKER_FEATURES.get(token)
-    if got is None:
-        _WORKER_FEATURES.clear()
-        feats = _batch_features(pa.ipc.open_stream(bc.value).read_all())
-        got = _WORKER_FEATURES[token] = (feats, FeatureMatrix(feats))
-    return got
-
-
-def _verify_stage(pairs, bc, config: HangsConfig, counted):
+def _verify_stage(pairs, bc, token: str, config: HangsConfig, counted):
     """mapInArrow over a partition of candidate pairs (all copies of a pair in one partition): distinct pairs,
     then the embedded path's verification (sparse batched S, scalar S at the threshold's edge); only edges leave."""
     threshold, weighting = config.threshold, config.weighting
-    token = uuid.uuid4().hex
 
     def verify(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         t = pa.Table.from_batches(list(batches), schema=_PAIR_SCHEMA)
@@ -166,8 +197,8 @@ def _verify_stage(pairs, bc, config: HangsConfig, counted):
             return
         cand = unique_pairs(np.stack([t.column("x").to_numpy(), t.column("y").to_numpy()], axis=1).astype(np.int64))
         counted.add(len(cand))
-        feats, mat = _worker_features(bc, token)
-        edges = cand[accepted(feats, cand, threshold, weighting, mat)]
+        wf = _WorkerFeatures.get(bc, token)
+        edges = cand[accepted(wf.feats, cand, threshold, weighting, wf.mat)]
         yield pa.RecordBatch.from_arrays([pa.array(edges[:, 0].astype(np.int32)),
                                           pa.array(edges[:, 1].astype(np.int32))], names=["x", "y"])
 
@@ -188,35 +219,27 @@ def _ml_candidates(spark, feats: list[Features], old: list[int | None], config: 
         .selectExpr("datasetA.id AS x", "datasetB.id AS y")
 
 
-def _banded_candidates(spark, table: pa.Table, config: HangsConfig):
-    """The embedded path's candidates, computed on Spark (DataFrame of x < y, with repeats): MinHash band keys of
-    each batch of signatures on the executors (mapInArrow, the same numpy code and seed), a shuffle by (band, key)
-    that brings each bucket into one partition, and there the embedded path's bucket_pairs (each row of a bucket
-    with the next BUCKET_REACH rows by id). The same candidate set as droidlag.fleet.cluster.lsh_pairs, so the
-    same clusters."""
-    num_perm, seed = config.num_perm, config.seed
-    keys = spark.createDataFrame(table.select(["id", "generic", "term_keys", "term_weights", "clustered"])) \
-        .mapInArrow(lambda it: _band_key_batches(it, num_perm, seed),
-                    "band INT, key BIGINT, id INT, clustered BOOLEAN")
-    return keys.repartition(spark.sparkContext.defaultParallelism, "band", "key") \
-        .mapInArrow(_bucket_batches, "x INT, y INT")
-
-
-def spark_edges(spark, feats: list[Features], old: list[int | None], config: HangsConfig,
-                candidates: str = "banded") -> tuple[np.ndarray, int]:
-    """Verified edges (S > threshold, not both already clustered) among the signatures, in one Spark job:
-    candidates from banded MinHash keys bucketed on the executors (default) or from Spark ML's MinHashLSH
-    (`candidates="minhashlsh"`); the exact S runs on the executors and only the edges come back (as Arrow).
-    Returns (edges (m, 2) sorted, distinct candidates)."""
-    table = _features_table(feats, old)
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as w:
-        w.write_table(table)
-    bc = spark.sparkContext.broadcast(sink.getvalue().to_pybytes())
+def spark_edges(spark, table: pa.Table, config: HangsConfig, candidates: str = "banded") -> tuple[np.ndarray, int]:
+    """Verified edges (S > threshold, not both already clustered) among the signatures of `table` (the store's
+    SIGNATURES query as Arrow; row i is signature i), in one Spark job. Candidates (default "banded"): MinHash band
+    keys of batches of signatures on the executors, a shuffle by (band, key) that brings each bucket into one
+    partition, and there the embedded path's bucket_pairs (each row of a bucket with the next BUCKET_REACH rows by
+    id): the same candidate set as droidlag.fleet.cluster.lsh_pairs, so the same clusters. Or "minhashlsh": Spark
+    ML's MinHashLSH. A shuffle by pair then brings all copies of a pair together, and the exact S runs there; only
+    the edges come back (as Arrow). Python runs only in Arrow batches (mapInArrow), the signatures reach the
+    executors once as a broadcast. Returns (edges (m, 2) sorted, distinct candidates)."""
+    bc = _broadcast_features(spark, table)
+    token = uuid.uuid4().hex
     counted = spark.sparkContext.accumulator(0)
-    cand = (_ml_candidates(spark, feats, old, config) if candidates == "minhashlsh"
-            else _banded_candidates(spark, table, config))
-    got = _verify_stage(cand, bc, config, counted).toArrow()
+    if candidates == "minhashlsh":
+        cols = [table.column(c).to_pylist() for c in ("generic", "term_keys", "term_weights", "cluster_id")]
+        feats = [features_of(g, k, w) for g, k, w, _ in zip(*cols)]
+        cand = _ml_candidates(spark, feats, cols[3], config)
+    else:
+        cand = _band_key_stage(spark, table.num_rows, bc, token, config) \
+            .repartition(spark.sparkContext.defaultParallelism, "band", "key") \
+            .mapInArrow(_bucket_batches, "x INT, y INT")
+    got = _verify_stage(cand, bc, token, config, counted).toArrow()
     bc.unpersist()
     edges = np.stack([got.column("x").to_numpy(), got.column("y").to_numpy()], axis=1).astype(np.int64)
     return unique_pairs(edges), int(counted.value)
@@ -227,11 +250,14 @@ def spark_cluster(db: str | Path, spark, config: HangsConfig | None = None, cand
     config = config or HangsConfig()
     con = connect(db)
     try:
-        keys, feats, weights, old = load_signatures(con)
-        if not any(o is None for o in old):
+        table = _signatures_table(con)
+        keys = table.column("signature").to_pylist()
+        weights = table.column("events").to_pylist()
+        old = table.column("cluster_id").to_pylist()
+        if all(o is not None for o in old):
             return ClusterRun(signatures=len(keys))
-        edges, n_candidates = spark_edges(spark, feats, old, config, candidates)
-        labels, run = cluster_signatures(keys, feats, weights, old, config, edges=edges)
+        edges, n_candidates = spark_edges(spark, table, config, candidates)
+        labels, run = cluster_signatures(keys, [], weights, old, config, edges=edges)
         run.candidates = n_candidates
         save_clusters(con, keys, labels)
         return run

@@ -60,53 +60,59 @@ def queries(epoch: str) -> dict[str, str]:
                        FROM sessions GROUP BY device_id) s ON s.device_id = d.device_id
             ORDER BY d.device_id""".replace("%(slow)s", str(SLOW_SESSION_SHARE))
                                .replace("%(frozen)s", str(FROZEN_SESSION_SHARE)),
-        "apps": "SELECT app, kind, count(*) FROM events GROUP BY app, kind ORDER BY app, kind",
+        # Per ten-day window: phones with an event of each kind (grouping(kind) = 0) and of either kind (= 1).
         "windows": f"""
-            SELECT w, kind, count(DISTINCT device_id) FROM (
+            SELECT w, kind, grouping(kind), count(DISTINCT device_id) FROM (
                 SELECT device_id, kind,
                        CAST(floor(({epoch} - (SELECT min({epoch}) FROM events)) / {TEN_DAYS_S}) AS BIGINT) AS w
                 FROM events WHERE ts IS NOT NULL) t
-            GROUP BY w, kind ORDER BY w, kind""",
-        "windows_any": f"""
-            SELECT w, count(DISTINCT device_id) FROM (
-                SELECT device_id,
-                       CAST(floor(({epoch} - (SELECT min({epoch}) FROM events)) / {TEN_DAYS_S}) AS BIGINT) AS w
-                FROM events WHERE ts IS NOT NULL) t
-            GROUP BY w ORDER BY w""",
+            GROUP BY GROUPING SETS ((w, kind), (w)) ORDER BY w, 3, kind""",
+        # Seconds between consecutive events of a kind on a phone ('between'), and from an ANR to the next SNR on
+        # the same phone ('anr_to_snr').
         "intervals": f"""
-            SELECT kind, t - prev FROM (
-                SELECT kind, {epoch} AS t,
-                       lag({epoch}) OVER (PARTITION BY device_id, kind ORDER BY ts, event_id) AS prev
-                FROM events WHERE ts IS NOT NULL) x
-            WHERE prev IS NOT NULL ORDER BY kind, 2""",
-        "anr_to_snr": f"""
-            SELECT next_snr - t FROM (
-                SELECT kind, {epoch} AS t,
-                       min(CASE WHEN kind = 'snr' THEN {epoch} END) OVER (
-                           PARTITION BY device_id ORDER BY ts, event_id
-                           ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS next_snr
-                FROM events WHERE ts IS NOT NULL) x
-            WHERE kind = 'anr' AND next_snr IS NOT NULL ORDER BY 1""",
-        "clusters": """
-            SELECT f.cluster_id, e.cause, count(*) FROM events e JOIN features f ON f.signature = e.signature
-            WHERE f.cluster_id IS NOT NULL GROUP BY f.cluster_id, e.cause ORDER BY f.cluster_id, e.cause""",
-        "causes": "SELECT cause, count(*) FROM events GROUP BY cause ORDER BY cause",
+            SELECT what, kind, dt FROM (
+                SELECT 'between' AS what, kind, t - prev AS dt FROM (
+                    SELECT kind, {epoch} AS t,
+                           lag({epoch}) OVER (PARTITION BY device_id, kind ORDER BY ts, event_id) AS prev
+                    FROM events WHERE ts IS NOT NULL) x
+                WHERE prev IS NOT NULL
+                UNION ALL
+                SELECT 'anr_to_snr' AS what, kind, next_snr - t AS dt FROM (
+                    SELECT kind, {epoch} AS t,
+                           min(CASE WHEN kind = 'snr' THEN {epoch} END) OVER (
+                               PARTITION BY device_id ORDER BY ts, event_id
+                               ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS next_snr
+                    FROM events WHERE ts IS NOT NULL) y
+                WHERE kind = 'anr' AND next_snr IS NOT NULL) z
+            ORDER BY what, kind, dt""",
+        # Events per (app, kind), per cause, and per (cluster, cause), in one pass; g tells the three apart.
+        "events": """
+            SELECT grouping(e.app) + 2 * grouping(f.cluster_id) AS g, e.app, e.kind, f.cluster_id, e.cause, count(*)
+            FROM events e LEFT JOIN features f ON f.signature = e.signature
+            GROUP BY GROUPING SETS ((e.app, e.kind), (e.cause), (f.cluster_id, e.cause))
+            ORDER BY 1, 2 NULLS FIRST, 3 NULLS FIRST, 4 NULLS FIRST, 5 NULLS FIRST""",
     }
+
+
+# The grouping set of each row of the "events" query.
+_BY_APP, _BY_CLUSTER, _BY_CAUSE = 2, 1, 3
 
 
 def fleet_stats(engine: Engine, seed: int = 0) -> dict:
     """Every statistic of fleet.md as one JSON-ready dictionary (see the module text for definitions)."""
     q = queries(engine.epoch)
     devs = engine.rows(q["devices"])
+    per_event = engine.rows(q["events"])
     out: dict = {"devices": len(devs)}
     out["events"] = _event_totals(devs)
     out["prevalence"] = _prevalence(devs)
-    out["ten_day_windows"] = _windows(engine.rows(q["windows"]), engine.rows(q["windows_any"]), len(devs))
+    out["ten_day_windows"] = _windows(engine.rows(q["windows"]), len(devs))
     out["correlations"] = _correlations(devs)
-    out["intervals"] = _intervals(engine.rows(q["intervals"]), engine.rows(q["anr_to_snr"]))
-    out["apps"] = _apps(engine.rows(q["apps"]))
-    out["clusters"] = _clusters(engine.rows(q["clusters"]))
-    out["causes"] = _shares({c or "unlabelled": n for c, n in engine.rows(q["causes"])})
+    out["intervals"] = _intervals(engine.rows(q["intervals"]))
+    out["apps"] = _apps([(app, kind, n) for g, app, kind, _, _, n in per_event if g == _BY_APP])
+    out["clusters"] = _clusters([(cid, cause, n) for g, _, _, cid, cause, n in per_event
+                                 if g == _BY_CLUSTER and cid is not None])
+    out["causes"] = _shares({c or "unlabelled": n for g, _, _, _, c, n in per_event if g == _BY_CAUSE})
     out["cohorts"] = _cohorts(devs, seed)
     out["vitals"] = _vitals(devs)
     return out
@@ -145,13 +151,11 @@ def _ratio(a: float, b: float) -> float | None:
     return a / b if b else None
 
 
-def _windows(rows: list[tuple], any_rows: list[tuple], phones: int) -> dict:
+def _windows(rows: list[tuple], phones: int) -> dict:
     """Share of phones with an ANR, an SNR, or either, in each ten-day window."""
     per: dict[int, dict] = defaultdict(dict)
-    for w, kind, n in rows:
-        per[int(w)][kind] = _ratio(n, phones)
-    for w, n in any_rows:
-        per[int(w)]["any"] = _ratio(n, phones)
+    for w, kind, either, n in rows:
+        per[int(w)]["any" if either else kind] = _ratio(n, phones)
     windows = [{"window": w, "anr": per[w].get("anr", 0.0), "snr": per[w].get("snr", 0.0),
                 "any": per[w].get("any", 0.0)} for w in sorted(per)]
     anys = [w["any"] for w in windows]
@@ -192,12 +196,12 @@ def _days(values: list[float]) -> dict:
             "p90_days": float(np.quantile(a, 0.9))}
 
 
-def _intervals(rows: list[tuple], anr_snr: list[tuple]) -> dict:
-    by_kind: dict[str, list[float]] = defaultdict(list)
-    for kind, dt in rows:
-        by_kind[kind].append(float(dt))
-    return {"between_anrs": _days(by_kind.get("anr", [])), "between_snrs": _days(by_kind.get("snr", [])),
-            "anr_to_next_snr": _days([float(r[0]) for r in anr_snr])}
+def _intervals(rows: list[tuple]) -> dict:
+    by: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for what, kind, dt in rows:
+        by[what, kind].append(float(dt))
+    return {"between_anrs": _days(by.get(("between", "anr"), [])), "between_snrs": _days(by.get(("between", "snr"), [])),
+            "anr_to_next_snr": _days(by.get(("anr_to_snr", "anr"), []))}
 
 
 def zipf_fit(counts: list[int], min_count: int = 1) -> dict:
