@@ -39,7 +39,9 @@ class Engine(Protocol):
 
 
 def queries(epoch: str) -> dict[str, str]:
-    """The aggregations, in SQL common to DuckDB and Spark. epoch: the engine's spelling of ts in seconds."""
+    """The aggregations, in SQL common to DuckDB and Spark. epoch: the engine's spelling of ts in seconds. Their
+    rows are put in order here (`_rows`), not in SQL: a global ORDER BY is a sampling job and a range shuffle more
+    in Spark, and the order is only needed for identical float sums."""
     return {
         "devices": """
             SELECT d.device_id, d.model, d.android_version, d.cohort,
@@ -58,7 +60,7 @@ def queries(epoch: str) -> dict[str, str]:
                               sum(CASE WHEN frames > 0 AND coalesce(frozen_frames, 0) >= %(frozen)s * frames
                                        THEN 1 ELSE 0 END) AS frozen_sessions
                        FROM sessions GROUP BY device_id) s ON s.device_id = d.device_id
-            ORDER BY d.device_id""".replace("%(slow)s", str(SLOW_SESSION_SHARE))
+""".replace("%(slow)s", str(SLOW_SESSION_SHARE))
                                .replace("%(frozen)s", str(FROZEN_SESSION_SHARE)),
         # Per ten-day window: phones with an event of each kind (grouping(kind) = 0) and of either kind (= 1).
         "windows": f"""
@@ -66,7 +68,7 @@ def queries(epoch: str) -> dict[str, str]:
                 SELECT device_id, kind,
                        CAST(floor(({epoch} - (SELECT min({epoch}) FROM events)) / {TEN_DAYS_S}) AS BIGINT) AS w
                 FROM events WHERE ts IS NOT NULL) t
-            GROUP BY GROUPING SETS ((w, kind), (w)) ORDER BY w, 3, kind""",
+            GROUP BY GROUPING SETS ((w, kind), (w))""",
         # Seconds between consecutive events of a kind on a phone ('between'), and from an ANR to the next SNR on
         # the same phone ('anr_to_snr').
         "intervals": f"""
@@ -83,14 +85,12 @@ def queries(epoch: str) -> dict[str, str]:
                                PARTITION BY device_id ORDER BY ts, event_id
                                ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS next_snr
                     FROM events WHERE ts IS NOT NULL) y
-                WHERE kind = 'anr' AND next_snr IS NOT NULL) z
-            ORDER BY what, kind, dt""",
+                WHERE kind = 'anr' AND next_snr IS NOT NULL) z""",
         # Events per (app, kind), per cause, and per (cluster, cause), in one pass; g tells the three apart.
         "events": """
             SELECT grouping(e.app) + 2 * grouping(f.cluster_id) AS g, e.app, e.kind, f.cluster_id, e.cause, count(*)
             FROM events e LEFT JOIN features f ON f.signature = e.signature
-            GROUP BY GROUPING SETS ((e.app, e.kind), (e.cause), (f.cluster_id, e.cause))
-            ORDER BY 1, 2 NULLS FIRST, 3 NULLS FIRST, 4 NULLS FIRST, 5 NULLS FIRST""",
+            GROUP BY GROUPING SETS ((e.app, e.kind), (e.cause), (f.cluster_id, e.cause))""",
     }
 
 
@@ -101,14 +101,18 @@ _BY_APP, _BY_CLUSTER, _BY_CAUSE = 2, 1, 3
 def fleet_stats(engine: Engine, seed: int = 0) -> dict:
     """Every statistic of fleet.md as one JSON-ready dictionary (see the module text for definitions)."""
     q = queries(engine.epoch)
-    devs = engine.rows(q["devices"])
-    per_event = engine.rows(q["events"])
+
+    def rows(name: str) -> list[tuple]:
+        return sorted(engine.rows(q[name]), key=_row_key)
+
+    devs = rows("devices")
+    per_event = rows("events")
     out: dict = {"devices": len(devs)}
     out["events"] = _event_totals(devs)
     out["prevalence"] = _prevalence(devs)
-    out["ten_day_windows"] = _windows(engine.rows(q["windows"]), len(devs))
+    out["ten_day_windows"] = _windows(rows("windows"), len(devs))
     out["correlations"] = _correlations(devs)
-    out["intervals"] = _intervals(engine.rows(q["intervals"]))
+    out["intervals"] = _intervals(rows("intervals"))
     out["apps"] = _apps([(app, kind, n) for g, app, kind, _, _, n in per_event if g == _BY_APP])
     out["clusters"] = _clusters([(cid, cause, n) for g, _, _, cid, cause, n in per_event
                                  if g == _BY_CLUSTER and cid is not None])
@@ -116,6 +120,11 @@ def fleet_stats(engine: Engine, seed: int = 0) -> dict:
     out["cohorts"] = _cohorts(devs, seed)
     out["vitals"] = _vitals(devs)
     return out
+
+
+def _row_key(row: tuple) -> tuple:
+    """Sort key of a result row: column by column, NULL first."""
+    return tuple((v is not None, v if v is not None else 0) for v in row)
 
 
 def _event_totals(devs: list[tuple]) -> dict:
