@@ -90,8 +90,8 @@ class SparkEngine:
 
 def _signatures_table(con) -> pa.Table:
     """load_signatures' rows as an Arrow table straight from the store (no Python object per signature)."""
-    cur = con.execute(SIGNATURES)
-    return cur.to_arrow_table() if hasattr(cur, "to_arrow_table") else cur.fetch_arrow_table()
+    rel = con.sql(SIGNATURES)
+    return rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()   # DuckDB 2 / 1.x
 
 
 def _broadcast_features(spark, table: pa.Table):
