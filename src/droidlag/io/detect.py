@@ -73,6 +73,21 @@ def _has_ftrace_lines(text: str, need: int) -> bool:
     return False
 
 
+def _all_ftrace_lines(text: str) -> bool:
+    """A short snippet of ftrace lines with no `# tracer:` header (copied from a trace, a question, a bug): at least
+    two event lines, and no other line but blank and `#` ones. Prose that quotes a line or two has other lines."""
+    if not 2 <= len(_CPU_FIELD.findall(text)) < 5:
+        return False
+    seen = 0
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if len(line) > _MAX_SNIFF_LINE or "[" not in line or not _FTRACE_LINE.match(line):
+            return False
+        seen += 1
+    return seen >= 2
+
+
 def _is_logcat(text: str) -> bool:
     """Several logcat-formatted lines, or one ART GC line in a logcat format (a log cut down to its GC lines)."""
     seen = 0
@@ -109,7 +124,7 @@ def sniff_bytes(data: bytes) -> str | None:
         return SYSTRACE
     if stripped.startswith("{") and '"traceevents"' in low:
         return CHROME_JSON
-    if _has_ftrace_lines(text, 5):   # prose quotes a line or two, a trace many
+    if _has_ftrace_lines(text, 5) or _all_ftrace_lines(text):   # prose quotes a line or two, a trace many
         return SYSTRACE
     if _GFXINFO_MARK.search(text):
         return GFXINFO
