@@ -32,6 +32,12 @@ class Headline:
 
 
 _FRAME = re.compile(r"^at\s+(?P<where>[\w$.<>]+)\((?P<src>[^)]*)\)")
+# A native frame as ART (`native: #00 pc 0000... /system/lib/libc.so (fdatasync+12)`) or debuggerd/Play Console
+# (`#00 pc 0x... libc.so (__ioctl + 4) (BuildId: ...)`) prints it: the library and the symbol.
+_NATIVE_FRAME = re.compile(r"^(?:native:\s*)?(?:#\d+\s+)?pc\s+(?:0x)?[0-9a-fA-F]+\s+(?P<lib>\S+)"
+                           r"(?:\s+\((?P<sym>[^()]+?)(?:\s*\+\s*\d+)?\))?")
+# ART's thread state words as a sentence says them after "was" (the rest read as they are: blocked, waiting...).
+_STATE_WORDS = {"native": "in native code", "runnable": "running", "timed_waiting": "waiting (timed)"}
 
 
 def cause_sentence(c: dict[str, Any]) -> str:
@@ -68,6 +74,10 @@ def _short_frame(frame: str | None) -> str | None:
         return None
     m = _FRAME.match(frame.strip())
     if not m:
+        n = _NATIVE_FRAME.match(frame.strip())
+        if n:
+            lib = n.group("lib").rsplit("/", 1)[-1]
+            return f"{n.group('sym').strip()} ({lib})" if n.group("sym") else lib
         return frame.strip()[:80]
     parts = m.group("where").split(".")
     return ".".join(parts[-2:]) if len(parts) >= 2 else m.group("where")
@@ -135,7 +145,10 @@ def hang_sentence(ev: dict[str, Any]) -> str:
         evid = ev.get("evidence") or {}
         # the frame in the app's code it was in (framework wait primitives skipped), else its top frame
         top = _short_frame(evid.get("app_frame") or (evid.get("blocked_frames") or [None])[0])
-        text = f"{head} was {state or 'busy'}" + (f" in {top}" if top else "")
+        if state or top:
+            text = f"{head} was {_STATE_WORDS.get(state, state or 'busy')}" + (f" in {top}" if top else "")
+        else:   # a header or log lines only: nothing shows what the thread did
+            text = f"{head}: the report shows no stack for it"
     crit = ev.get("evidence", {}).get("critical_frames") or {}
     last = chain[-1]["thread"] if len(chain) > 1 and chain[-1].get("thread") else None
     key = critical_key(last.get("name"), last.get("sys_tid"), last.get("tid")) if last else None
