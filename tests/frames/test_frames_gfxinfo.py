@@ -70,3 +70,39 @@ def test_cli_bad_inputs_never_traceback(tmp_path, capsys):
     assert main(["frames", "--json", str(trunc)]) == 0
     out = capsys.readouterr()
     assert "Traceback" not in out.err
+
+
+# A summary pasted without its `** Graphics info for pid` line, as issues and blog posts quote it (hand-made here in
+# the Android 6-9 form). The new-user trial of 2026-11-28 found it refused as "not a format droidlag reads".
+SUMMARY_ONLY = """Stats since: 752958278148ns
+Total frames rendered: 1200
+Janky frames: 300 (25.00%)
+90th percentile: 34ms
+95th percentile: 42ms
+99th percentile: 69ms
+Number Missed Vsync: 47
+"""
+
+
+def test_a_summary_without_its_process_line_is_read_as_an_unknown_process(tmp_path):
+    from droidlag.frames import frames_report
+    from droidlag.io.inputs import discover
+    f = tmp_path / "pasted.txt"
+    f.write_text(SUMMARY_ONLY)
+    [item] = discover([f])
+    assert item.kind == "gfxinfo"
+    dump = read_gfxinfo(SUMMARY_ONLY, "pasted.txt")
+    [proc] = dump.processes
+    assert proc.name == "<unknown process>" and proc.summary["total_frames_rendered"] == 1200
+    assert proc.summary["janky_frames"] == {"count": 300, "percent": 25.0}
+    assert [w.line for w in dump.warnings] == [1] and "process is unknown" in dump.warnings[0].message
+    [agg] = frames_report(dump).summary.sections["gfxinfo_summaries"]
+    assert (agg["total_frames_rendered"], agg["janky_frames"]) == (1200, 300)
+
+
+def test_prose_quoting_one_count_is_not_gfxinfo(tmp_path):
+    from droidlag.io.inputs import discover
+    f = tmp_path / "notes.txt"
+    f.write_text("After the fix the list scrolls better.\nTotal frames rendered: 1200 in our run.\n")
+    [item] = discover([f])
+    assert item.kind != "gfxinfo"

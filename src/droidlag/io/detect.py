@@ -54,7 +54,9 @@ _LOGCAT_LINE = re.compile(
     r"\s{0,4}:? )", re.M)
 _LOGCAT_NEED = 5
 _GFXINFO_MARK = re.compile(r"^(\*\* Graphics info for pid \d+|Applications Graphics Acceleration Info:|---PROFILEDATA---"
-                           r"|DUMP OF SERVICE graphicsstats:)", re.M)
+                           r"|DUMP OF SERVICE graphicsstats:"
+                           # a summary pasted without its process line: the two counts Android prints first
+                           r"|Total frames rendered: \d+[ \t]*\r?\nJanky frames: \d+)", re.M)
 
 
 # Every ftrace line holds its CPU field `[NNN]`: lines without one are not tried (a thread dump has few).
