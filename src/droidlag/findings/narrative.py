@@ -228,9 +228,14 @@ def _aggregates_headline(aggregates: list[dict[str, Any]], path: str) -> Headlin
     total = sum(g["total_frames_rendered"] for g in aggregates)
     janky = sum(g.get("janky_frames") or 0 for g in aggregates)
     ff = sum(g.get("ff_naive_histogram") or 0 for g in aggregates)
+    with_hist = sum(g.get("ff_naive_histogram") is not None for g in aggregates)
+    # Android 6-7 print no HISTOGRAM line, and a pasted summary may leave it out: then frozen frames are not known
+    frozen = (f"{ff} over 700 ms by the histogram" if with_hist == len(aggregates) else
+              f"{ff} over 700 ms by the histogram of {with_hist} of them" if with_hist else
+              "no frame-time histogram, so frames over 700 ms are not known")
     worst = max(aggregates, key=lambda g: (g.get("janky_percent") or 0, g["total_frames_rendered"]))
     text = (f"{path}: Android counted {janky} janky of {total} frames ({100 * janky / total:.1f}%) in "
-            f"{len(aggregates)} aggregate(s), {ff} over 700 ms by the histogram; highest: {worst['process']} "
+            f"{len(aggregates)} aggregate(s), {frozen}; highest: {worst['process']} "
             f"({worst.get('janky_percent')}%). No per-frame data, so no buffer-aware verdict or causes.")
     kind = "ff" if ff else "sr"
     return Headline(SEVERITY[kind] + min(19, 100 * janky / total / 5), kind, "bad" if ff else "warn", path, text)
