@@ -13,6 +13,7 @@ from droidlag.io import read_trace
 from droidlag.io.detect import load
 from droidlag.io.dump_units import load_units
 from droidlag.io.gfxinfo import read_gfxinfo_file
+from droidlag.io.inputs import discover
 
 GFXINFO = "gfxinfo/sailfish_android10_dumpsys_gfxinfo.txt"
 ATRACE = "systrace/catapult_test_data/decompressed_atrace_data.txt"
@@ -31,7 +32,7 @@ def _powershell(src: Path, dst: Path, codec: str = "utf-16-le") -> Path:
 def test_utf16_gfxinfo_reads_like_the_original(corpus: Path, tmp_path: Path, codec: str):
     original = read_gfxinfo_file(corpus / GFXINFO)
     path = _powershell(corpus / GFXINFO, tmp_path / "gfx.txt", codec)
-    assert load(path)[0] == "gfxinfo"   # what `analyze` and `fleet ingest` go by
+    assert load(path)[0] == "gfxinfo" == discover([path])[0].kind   # what `analyze` and `fleet ingest` go by
     dump = read_gfxinfo_file(path)
     assert [(p.pid, p.name) for p in dump.processes] == [(p.pid, p.name) for p in original.processes]
     assert dump.framestats().height == original.framestats().height > 0
@@ -50,6 +51,8 @@ def test_utf16_thread_dump_reads_like_the_original(corpus: Path, tmp_path: Path)
     path = _powershell(corpus / DUMP, tmp_path / "traces.txt")
     kind, _data, _warnings = load(path)
     assert kind == "anr"
+    [item] = discover([path])   # how `analyze` picks the reader
+    assert item.kind == "anr"
     threads = lambda units: [(t.name, t.tid) for u in units for p in u.processes for t in p.threads]
     assert threads(load_units(path)) == threads(load_units(corpus / DUMP))
     assert threads(load_units(path))

@@ -41,6 +41,14 @@ def _utf16_to_utf8(data: bytes) -> bytes:
     return data.decode("utf-16", "replace").encode("utf-8")
 
 
+def head_as_utf8(head: bytes) -> bytes:
+    """The first bytes of a file as the readers will see them: UTF-16 text (is_utf16_text) as UTF-8 (a code unit cut
+    at the end is dropped), anything else unchanged."""
+    if not is_utf16_text(head):
+        return head
+    return codecs.getincrementaldecoder("utf-16")("replace").decode(head).encode("utf-8")
+
+
 def read_bytes(path: str | Path) -> bytes:
     """The raw bytes of a user's file, or InputError naming it (missing, a directory, unreadable, empty)."""
     p = Path(path)
@@ -318,8 +326,7 @@ def read_head(path: str | Path, size: int = SNIFF_BYTES) -> bytes:
         raise InputError(p, "permission denied") from None
     except OSError as e:
         raise InputError(p, f"cannot read: {e.strerror or e}") from None
-    if is_utf16_text(head):   # the head as UTF-8 (a code unit cut at the end waits for the next bytes, dropped)
-        head = codecs.getincrementaldecoder("utf-16")("replace").decode(head).encode("utf-8")
+    head = head_as_utf8(head)
     if not head.strip() and file_size <= size:
         raise InputError(p, "file is empty")
     return head
