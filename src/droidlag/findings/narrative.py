@@ -223,20 +223,34 @@ def _shown_ms(ns: float) -> float:
     return round(ns / 1e6, 3)
 
 
+def _frozen_words(aggregates: list[dict[str, Any]]) -> tuple[int, str]:
+    """Frames over 700 ms by the histograms, in words. Android 6-7 print no HISTOGRAM line, and a pasted summary may
+    leave it out: then frozen frames are not known."""
+    ff = sum(g.get("ff_naive_histogram") or 0 for g in aggregates)
+    with_hist = sum(g.get("ff_naive_histogram") is not None for g in aggregates)
+    return ff, (f"{ff} over 700 ms by the histogram" if with_hist == len(aggregates) else
+                f"{ff} over 700 ms by the histogram of {with_hist} of them" if with_hist else
+                "no frame-time histogram, so frames over 700 ms are not known")
+
+
 def _aggregates_headline(aggregates: list[dict[str, Any]], path: str) -> Headline:
     """Android's own counters when there are no per-frame rows (gfxinfo without framestats, graphicsstats)."""
     total = sum(g["total_frames_rendered"] for g in aggregates)
-    janky = sum(g.get("janky_frames") or 0 for g in aggregates)
-    ff = sum(g.get("ff_naive_histogram") or 0 for g in aggregates)
-    with_hist = sum(g.get("ff_naive_histogram") is not None for g in aggregates)
-    # Android 6-7 print no HISTOGRAM line, and a pasted summary may leave it out: then frozen frames are not known
-    frozen = (f"{ff} over 700 ms by the histogram" if with_hist == len(aggregates) else
-              f"{ff} over 700 ms by the histogram of {with_hist} of them" if with_hist else
-              "no frame-time histogram, so frames over 700 ms are not known")
+    ff, frozen = _frozen_words(aggregates)
+    known = [g for g in aggregates if g.get("janky_frames") is not None]
+    if known:
+        janky = sum(g["janky_frames"] for g in known)
+        counted = f"Android counted {janky} janky of {total} frames ({100 * janky / total:.1f}%)"
+        if len(known) < len(aggregates):
+            counted += f" ({len(aggregates) - len(known)} without a readable janky count)"
+    else:   # the janky counts could not be read (warned): the histogram still says how many frames were slow
+        janky = sum(g.get("sr_naive_histogram") or 0 for g in aggregates)
+        counted = (f"Android's janky count could not be read; {janky} of {total} frames over 16.67 ms by the "
+                   "histogram")
     worst = max(aggregates, key=lambda g: (g.get("janky_percent") or 0, g["total_frames_rendered"]))
-    text = (f"{path}: Android counted {janky} janky of {total} frames ({100 * janky / total:.1f}%) in "
-            f"{len(aggregates)} aggregate(s), {frozen}; highest: {worst['process']} "
-            f"({worst.get('janky_percent')}%). No per-frame data, so no buffer-aware verdict or causes.")
+    pct = worst.get("janky_percent")
+    text = (f"{path}: {counted} in {len(aggregates)} aggregate(s), {frozen}; highest: {worst['process']}"
+            f"{f' ({pct}%)' if pct is not None else ''}. No per-frame data, so no buffer-aware verdict or causes.")
     kind = "ff" if ff else "sr"
     return Headline(SEVERITY[kind] + min(19, 100 * janky / total / 5), kind, "bad" if ff else "warn", path, text)
 
