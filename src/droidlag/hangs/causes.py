@@ -142,6 +142,9 @@ def app_frame(t: ThreadDump | None) -> str | None:
     return None
 
 
+UNKNOWN_PEER = "unknown binder peer"   # a binder call whose serving service the report does not name
+
+
 def binder_peer(frames: list[str]) -> tuple[str, str | None]:
     """(peer service, called method) named from the `$Stub$Proxy` class of a binder call."""
     for raw in frames[:12]:
@@ -150,7 +153,7 @@ def binder_peer(frames: list[str]) -> tuple[str, str | None]:
             full = m.group(1) or m.group(3)
             iface = full.rsplit(".", 1)[-1]
             return BINDER_SERVICES.get(iface, f"{iface} service"), m.group(2)
-    return "unknown binder peer", None
+    return UNKNOWN_PEER, None
 
 
 def _storage(looked: Sequence[ThreadDump]) -> Cause | None:
@@ -239,7 +242,7 @@ def _binder(chain: list[ChainStep], blocked: ThreadDump | None) -> Cause | None:
         return None
     waiter = chain[-2]["dump"]
     peer, method = binder_peer(waiter.raw_frames if waiter is not None else [])
-    if peer == "unknown binder peer" and not last["node"].label().startswith("binder peer"):
+    if peer == UNKNOWN_PEER and not last["node"].label().startswith("binder peer"):
         peer = last["node"].label()
     call = f"{peer}{'.' + method if method else ''}"
     return "slow_binder_peer", {"peer": peer, "method": method, "node": last["node"].label(),
