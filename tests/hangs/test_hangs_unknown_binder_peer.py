@@ -48,3 +48,24 @@ def test_a_named_peer_still_groups_by_mechanism(tmp_path: Path):
     """Two different apps blocked in PackageManager: one mechanism, one cluster (the key is kept)."""
     clusters = _clusters(tmp_path, [KNOWN.format(app="notes", m="init"), KNOWN.format(app="shop", m="start")])
     assert clusters == [{"anr0.txt", "anr1.txt"}]
+
+
+def test_a_content_provider_call_is_named(tmp_path: Path):
+    """`ContentProviderProxy` is a proxy AOSP writes by hand (no `$Stub$Proxy` in its name): the peer is a content
+    provider and the called method is the proxy's, read off the stack above by hand."""
+    p = tmp_path / "anr.txt"
+    p.write_text(PROVIDER)
+    ev = analyze_hangs([p]).to_dict()["events"][0]
+    assert ev["cause"] == "slow_binder_peer"
+    cause = ev["evidence"]["cause"]
+    assert (cause["peer"], cause["method"]) == ("a content provider", "openTypedAssetFile")
+
+
+def test_content_provider_calls_of_two_apps_are_not_one_cluster(tmp_path: Path):
+    """The provider's authority is not in the stack: two apps' provider calls are no evidence of one peer."""
+    other = PROVIDER.replace("com.example.gallery.ImageLoader.size(ImageLoader.java:25)",
+                             "com.example.notes.Attach.mime(Attach.java:61)").replace(
+        "com.example.gallery.PreviewFragment.zoom(PreviewFragment.java:118)",
+        "com.example.notes.EditActivity.onResume(EditActivity.java:40)")
+    clusters = _clusters(tmp_path, [PROVIDER, other])
+    assert sorted(map(sorted, clusters)) == [["anr0.txt"], ["anr1.txt"]]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from droidlag.hangs.causes import FRAMEWORK, UNKNOWN_PEER
+from droidlag.hangs.causes import FRAMEWORK, UNNAMED_PEERS
 from droidlag.hangs.features import UNKNOWN_KEY, Features
 from droidlag.hangs.normalize import UNKNOWN_NAME, is_unknown_name, unobfuscated_class, unobfuscated_method
 from droidlag.hangs.similarity import similarity
@@ -113,11 +113,12 @@ def mechanism_key(key: str | None, evidence: dict[str, object], blocked: ThreadD
 
 
 def _binder_key(peer: str, blocked: ThreadDump | None) -> str | None:
-    """`binder:<peer>`. A peer the report does not name is no evidence that two calls wait for the same service (the
+    """`binder:<peer>`. A peer the report does not name (or a content provider,
+    whose authority the stack does not show) is no evidence that two calls wait for the same service (the
     trial of 2026-11-28 found eight unrelated ANRs in one cluster): such a call is named by the app code that made
     it, as a wait helper is by its caller; with no app frame, by the call alone (nothing else is known); with an
     obfuscated one, not at all (similarity decides)."""
-    if peer != UNKNOWN_PEER:
+    if peer not in UNNAMED_PEERS:
         return f"binder:{peer}"
     frames = app_frames(blocked)
     if not frames:
