@@ -69,3 +69,17 @@ def test_content_provider_calls_of_two_apps_are_not_one_cluster(tmp_path: Path):
         "com.example.notes.EditActivity.onResume(EditActivity.java:40)")
     clusters = _clusters(tmp_path, [PROVIDER, other])
     assert sorted(map(sorted, clusters)) == [["anr0.txt"], ["anr1.txt"]]
+
+
+def test_a_sentence_saying_anr_in_names_no_process(tmp_path: Path):
+    """`ANR in my production app` is prose (ActivityManager writes only the process and an optional `(component)`
+    after `ANR in`); the ActivityManager line itself, with a logcat prefix, still names its process."""
+    prose = tmp_path / "prose.txt"
+    prose.write_text("Received ANR in my production app with below stacktrace:\n" + PROVIDER)
+    am = tmp_path / "am.txt"
+    am.write_text("11-28 10:00:00.000  1000  1200 E ActivityManager: ANR in com.example.app "
+                  "(com.example.app/.MainActivity)\n" + PROVIDER)
+    events = analyze_hangs([prose, am]).to_dict()["events"]
+    procs = {e["source"].rsplit("/", 1)[-1]: e["process"] for e in events}
+    assert procs["prose.txt"] in (None, "", "?")
+    assert procs["am.txt"] == "com.example.app"
