@@ -1,4 +1,4 @@
-"""An unknown binder peer is not a root cause two events share (new-user trial 2026-11-28: eight real ANRs whose
+"""Cases from the new-user trial of 2026-11-28 (docs/notes/unseen-trial-2026-11-28.md). An unknown binder peer is not a root cause two events share (new-user trial 2026-11-28: eight real ANRs whose
 binder peer droidlag could not name - content-provider queries of different apps, a Play services call - formed one
 cluster keyed `binder:unknown binder peer`). Like an obfuscated name, "unknown" is no evidence of sameness: the
 stacks' similarity decides. Hand-made pastes in the Play Console form."""
@@ -83,3 +83,14 @@ def test_a_sentence_saying_anr_in_names_no_process(tmp_path: Path):
     procs = {e["source"].rsplit("/", 1)[-1]: e["process"] for e in events}
     assert procs["prose.txt"] in (None, "", "?")
     assert procs["am.txt"] == "com.example.app"
+
+
+def test_a_dumpstate_field_is_not_a_thread_header(tmp_path: Path):
+    """dumpstate's header holds `Command line: (unknown)`, which has the shape of a Crashlytics `name (state)` thread
+    header; a bugreport header with no dump must not become an ANR of a main thread 'not in the report'."""
+    p = tmp_path / "hdr.txt"
+    p.write_text("== dumpstate: 2019-05-01 10:00:00\n\nBuild: PPR1.180610.011\nKernel: Linux version 4.4.111 #1 SMP\n"
+                 "Command line: (unknown)\nUptime: up 0 weeks, 1 days\n")
+    d = analyze_hangs([p]).to_dict()
+    assert d["events"] == []
+    assert [e["path"].rsplit("/", 1)[-1] for e in d["errors"]] == ["hdr.txt"]   # refused with its reason
