@@ -19,6 +19,7 @@ from droidlag.io.source import read_bytes
 
 # Frames slower than this are frozen (Android vitals: 700 ms); the histogram bucket edges are in ms.
 FROZEN_MS = 700
+SLOW_MS = 1000 / 60   # a frame over one 60 Hz vsync period is slow (vitals' slow-rendering frame)
 _HIST = re.compile(r"(\d+)ms=(\d+)")
 _TIME_FORMS = ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S")
 
@@ -108,11 +109,16 @@ def _session_records(path: Path, data: bytes) -> tuple[list[dict], int]:
     for p in dump.processes:
         s = p.summary
         frames = s.get("total_frames_rendered")
-        if not isinstance(frames, int):
-            continue
         janky = s.get("janky_frames")
         janky = janky.get("count") if isinstance(janky, dict) else janky
         hist = s.get("histogram")
+        if not isinstance(frames, int):
+            # a count the reader could not read (warned) leaves the histogram, which counts every frame rendered
+            if not isinstance(hist, dict) or not hist:
+                continue
+            frames = sum(int(n) for n in hist.values())
+            if not isinstance(janky, int):   # Android's janky count unknown: frames over the budget, by histogram
+                janky = sum(int(n) for ms, n in hist.items() if int(str(ms).rstrip("ms")) > SLOW_MS)
         frozen = None
         if isinstance(hist, str):
             frozen = sum(int(n) for ms, n in _HIST.findall(hist) if int(ms) >= FROZEN_MS)
