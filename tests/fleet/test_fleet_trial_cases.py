@@ -76,3 +76,18 @@ def test_gfxinfo_with_annotated_counts_keeps_its_session(tmp_path: Path):
     assert r.status == "ok"
     # 100+200+50+20+5+1 frames; over 16.67 ms: 17ms=20, 18ms=5, 800ms=1; frozen (>= 700 ms): 800ms=1
     assert r.sessions == [{"app": "com.example.shop", "frames": 376, "slow_frames": 26, "frozen_frames": 1}]
+
+
+def test_a_utf16_file_is_known_by_its_own_bytes(tmp_path: Path):
+    """A UTF-16 file (PowerShell's `>`) is read transcoded; its identity is still its bytes, so a second ingest finds
+    it in the store before parsing it (the pre-hash and the parser's hash agree)."""
+    import hashlib
+    f = tmp_path / "a.txt"
+    f.write_bytes(DUMP.encode("utf-16"))
+    r = parse_input(f)
+    assert r.status == "ok" and r.events
+    assert r.content_hash == hashlib.sha256(f.read_bytes()).hexdigest()
+    db = tmp_path / "f.duckdb"
+    assert ingest([f], db, jobs=1).added == 1
+    s = ingest([f], db, jobs=1)
+    assert (s.added, s.already) == (0, 1)
