@@ -2,7 +2,8 @@
 //! G/H|pid|track|name|cookie, N|pid|track|name, I|pid|name) into slice events and counter samples, and the
 //! nesting of slice events into slices. Used by every trace reader through the TraceBuilder.
 
-use std::collections::HashMap;
+use std::collections::HashMap as StdHashMap;
+use crate::hash::FastMap as HashMap;
 
 pub const K_BEGIN: u8 = 0;
 pub const K_END: u8 = 1;
@@ -264,13 +265,13 @@ impl Slices {
 /// the innermost, S/F pair by (pid, track, name, cookie), I is an instant at the thread's depth (or depth 0 on a
 /// named track). Slices still open at the end run to `end`. thread_pid: the pid of a thread for B events that
 /// name none.
-pub fn nest(ev: &Parsed, thread_pid: &HashMap<i64, i64>, end: i64) -> Slices {
+pub fn nest<S: std::hash::BuildHasher>(ev: &Parsed, thread_pid: &StdHashMap<i64, i64, S>, end: i64) -> Slices {
     let n = ev.ts.len();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| (ev.ts[i], ev.seq[i]));
     let mut out = Slices::default();
-    let mut stacks: HashMap<i64, Vec<usize>> = HashMap::new();
-    let mut async_open: HashMap<(Option<i64>, u32, u32, Option<i64>), usize> = HashMap::new();
+    let mut stacks: HashMap<i64, Vec<usize>> = HashMap::default();
+    let mut async_open: HashMap<(Option<i64>, u32, u32, Option<i64>), usize> = HashMap::default();
     for i in order {
         let (ts, tid, pid) = (ev.ts[i], ev.tid[i], ev.pid[i]);
         match ev.kind[i] {

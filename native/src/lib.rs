@@ -8,6 +8,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 mod atrace;
 mod binder;
+mod hash;
 mod ftrace_text;
 mod perfetto;
 mod states;

@@ -4,7 +4,7 @@
 //! to the TraceBuilder. A packet that does not decode stops the reading; what it had added is rolled back, so the
 //! result holds exactly the packets before the byte offset reported.
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{FastMap as HashMap, FastSet as HashSet};
 
 use crate::atrace::Parsed;
 use crate::wire::{repeated, text, Reader, Val, WireResult};
@@ -152,6 +152,7 @@ pub struct FtStart {
 /// Lengths of every output at a packet boundary, to roll back a packet that fails half-way.
 struct Mark {
     lens: [usize; 32],
+    wakeup_comms: usize,
     saw_waking: bool,
     counters: [i64; 6],
     atrace_side: (usize, usize, Option<i64>, Option<i64>),
@@ -166,7 +167,10 @@ pub struct Decoder {
     track_threads: HashMap<u64, (i64, i64)>,
     track_events: Vec<TrackEvent>,
     snapshots: Vec<HashMap<u32, i64>>,
-    wakeup_comms: Vec<(i64, Vec<u8>)>, // comms of sched_wakeup events, used with them
+    // comms of sched_wakeup events, applied at the end when the trace had no sched_waking: the first per thread not
+    // named before (a later one could change nothing), with the set of their tids
+    wakeup_comms: Vec<(i64, Vec<u8>)>,
+    wakeup_comm_tids: HashSet<i64>,
     pending: Vec<u8>,       // bytes of a packet cut by the chunk boundary
     pub offset: u64,        // file offset of the first byte not yet framed
     pub stopped: Option<(u64, String)>,
@@ -176,13 +180,14 @@ impl Decoder {
     pub fn new() -> Self {
         Decoder {
             out: Out::default(),
-            seqs: HashMap::new(),
-            running: HashMap::new(),
-            comm_seen: HashSet::new(),
-            track_threads: HashMap::new(),
+            seqs: HashMap::default(),
+            running: HashMap::default(),
+            comm_seen: HashSet::default(),
+            track_threads: HashMap::default(),
             track_events: Vec::new(),
             snapshots: Vec::new(),
             wakeup_comms: Vec::new(),
+            wakeup_comm_tids: HashSet::default(),
             pending: Vec::new(),
             offset: 0,
             stopped: None,
@@ -281,6 +286,7 @@ impl Decoder {
         ];
         Mark {
             lens,
+            wakeup_comms: self.wakeup_comms.len(),
             atrace_side: o.atrace.side_lens(),
             saw_waking: o.saw_waking,
             counters: [o.ft_events, o.ft_broken, o.ft_incomplete, o.foreign_clock_events, o.lost_bundles,
@@ -294,7 +300,9 @@ impl Decoder {
         for (i, c) in o.sw.iter_mut().enumerate() { c.truncate(l[i]); }
         for (i, c) in o.wk.iter_mut().enumerate() { c.truncate(l[5 + i]); }
         for (i, c) in o.wakeup.iter_mut().enumerate() { c.truncate(l[9 + i]); }
-        self.wakeup_comms.truncate(l[9]);
+        for (tid, _) in self.wakeup_comms.drain(m.wakeup_comms..) {
+            self.wakeup_comm_tids.remove(&tid);
+        }
         for (i, c) in o.idle.iter_mut().enumerate() { c.truncate(l[13 + i]); }
         for (i, c) in o.freq.iter_mut().enumerate() { c.truncate(l[16 + i]); }
         o.atrace.truncate(l[19] & 0xFFFF_FFFF, l[19] >> 32, m.atrace_side);
@@ -484,7 +492,7 @@ impl Decoder {
     }
 
     fn clock_snapshot(&mut self, b: &[u8]) -> WireResult<()> {
-        let mut snap = HashMap::new();
+        let mut snap = HashMap::default();
         let mut r = Reader::new(b);
         while let Some((f, v)) = r.field()? {
             if f == 1 {
@@ -898,7 +906,9 @@ impl Decoder {
                     o.wakeup[1].push(tid);
                     o.wakeup[2].push(f.i32(5));
                     o.wakeup[3].push(pid);
-                    self.wakeup_comms.push((tid, f.bytes(1).to_vec()));
+                    if tid != 0 && !self.comm_seen.contains(&tid) && self.wakeup_comm_tids.insert(tid) {
+                        self.wakeup_comms.push((tid, f.bytes(1).to_vec()));
+                    }
                 }
             }
             FE_CPU_FREQUENCY => {
@@ -1048,7 +1058,7 @@ impl Decoder {
     /// track events find their threads, sched_wakeup is kept only when the trace had no sched_waking.
     pub fn finish(&mut self) {
         let clocks = ClockConverter::new(std::mem::take(&mut self.snapshots));
-        let mut unconvertible = HashSet::new();
+        let mut unconvertible = HashSet::default();
         let mut conv = |clock: u32, ts: i64| clocks.to_boot(clock, ts, &mut unconvertible);
         for s in self.out.ft_start.iter_mut() {
             s.ts = conv(s.clock, s.ts);

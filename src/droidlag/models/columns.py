@@ -49,6 +49,25 @@ def strings(coded: tuple[list[str | None], Any]) -> pl.Series:
     return take(pl.Series(distinct, dtype=pl.Utf8), int64(codes))
 
 
+_EMPTY: dict[tuple[tuple[str, Any], ...], pl.DataFrame] = {}
+
+
+def empty(schema: dict[str, Any]) -> pl.DataFrame:
+    """A table of no rows with this schema (a cached frame's `clear()`: a new frame each time, in a microsecond
+    where constructing one from the schema costs a tenth of a millisecond, several times per trace)."""
+    key = tuple(schema.items())
+    frame = _EMPTY.get(key)
+    if frame is None:
+        frame = _EMPTY[key] = pl.DataFrame(schema=schema)
+    return frame.clear()
+
+
+def nulls(name: str, dtype: pl.DataType | type[pl.DataType], n: int) -> pl.Series:
+    """A column of n nulls (repeating one null directly: `extend_constant` plans a query, hundreds of times
+    slower on the sizes of a trace's tables)."""
+    return pl.Series(name, [None], dtype=dtype).new_from_index(0, n)
+
+
 def has_repeats(values: np.ndarray) -> bool:
     """Whether an int column holds a value twice (a sort and a neighbour compare: numpy's hash-based unique costs
     several times more on the short columns of a small trace)."""

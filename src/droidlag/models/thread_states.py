@@ -42,13 +42,13 @@ def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], b
     r = actions.derive(cat, end)
     del actions
     if not r["ts"]:
-        return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
+        return columns.empty(THREAD_STATE_SCHEMA)
     n = len(r["ts"]) // 8
     # the few rows a blocked reason names get their payload scattered into all-null columns (a string column made
     # by a take would hold a 16-byte view for every row, null or not)
     rows, payload = columns.int64(r["blocked_rows"]), columns.int64(r["blocked_payload"]).tolist()
-    fn = pl.Series("blocked_function", dtype=pl.Utf8).extend_constant(None, n)
-    io = pl.Series("io_wait", dtype=pl.Boolean).extend_constant(None, n)
+    fn = columns.nulls("blocked_function", pl.Utf8, n)
+    io = columns.nulls("io_wait", pl.Boolean, n)
     if len(rows):
         fn = fn.scatter(rows, pl.Series([blocked_payload[i][0] for i in payload], dtype=pl.Utf8))
         io = io.scatter(rows, pl.Series([blocked_payload[i][1] for i in payload], dtype=pl.Boolean))

@@ -527,7 +527,7 @@ class TraceBuilder:
     def _build_counters(self) -> pl.DataFrame:
         """Every sample in time order, ties in arrival order (a stable numpy sort and a take: no query plan)."""
         if not self._counter_chunks:
-            return pl.DataFrame(schema=COUNTER_SCHEMA)
+            return columns.empty(COUNTER_SCHEMA)
         counters = pl.concat(self._counter_chunks) if len(self._counter_chunks) > 1 else self._counter_chunks[0]
         ts = counters.get_column("ts").to_numpy()
         if len(ts) > 1 and (np.diff(ts) < 0).any():
@@ -592,7 +592,7 @@ class TraceBuilder:
                 raise RuntimeError("TraceBuilder.build() after adding events to a built trace: build once")
             return table
         if not self._sched_chunks:
-            return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
+            return columns.empty(THREAD_STATE_SCHEMA)
         chunks: list[list[np.ndarray | None]] = [list(c) for c in self._sched_chunks]
         self._sched_chunks = []
         merged: list[np.ndarray] = []
@@ -617,7 +617,7 @@ class TraceBuilder:
         rx = [np.array(col, dtype=np.int64) for col in zip(*self._binder_rx)] if self._binder_rx else None
         tx_cols = [c for c in [tx, *self._binder_tx_chunks] if c is not None and len(c[0])]
         if not tx_cols:
-            return pl.DataFrame(schema=BINDER_SCHEMA)
+            return columns.empty(BINDER_SCHEMA)
         rx_cols = [c for c in [rx, *self._binder_rx_chunks] if c is not None and len(c[0])] or \
             [[np.zeros(0, dtype=np.int64)] * 3]
         known = [(tid, t.pid) for tid, t in self._threads.items() if t.pid is not None]
@@ -632,7 +632,7 @@ class TraceBuilder:
 
     def _build_block(self) -> pl.DataFrame:
         if not self._block_issue:
-            return pl.DataFrame(schema=BLOCK_SCHEMA)
+            return columns.empty(BLOCK_SCHEMA)
         issues = sorted(self._block_issue, key=lambda e: e[0])
         durs: list[int | None] = [None] * len(issues)
         # A completion closes the latest open issue of the same (dev, sector) before it: a request that was
@@ -678,7 +678,7 @@ class TraceBuilder:
             rows = [(cookie, *row) for cookie, row in self._ft_start.items()]
             starts.insert(0, pl.DataFrame(rows, schema=schema, orient="row"))
         if not starts:
-            return pl.DataFrame(schema=FRAME_TIMELINE_SCHEMA)
+            return columns.empty(FRAME_TIMELINE_SCHEMA)
         ends = list(self._ft_end_chunks)
         if self._ft_end:
             ends.insert(0, pl.DataFrame({"cookie": list(self._ft_end), "end": list(self._ft_end.values())},
