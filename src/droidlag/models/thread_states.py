@@ -52,10 +52,10 @@ def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], b
     if len(rows):
         fn = fn.scatter(rows, pl.Series([blocked_payload[i][0] for i in payload], dtype=pl.Utf8))
         io = io.scatter(rows, pl.Series([blocked_payload[i][1] for i in payload], dtype=pl.Boolean))
-    return pl.DataFrame({
+    return columns.frame({
         "ts": pl.Series(columns.int64(r["ts"])), "dur": pl.Series(columns.int64(r["dur"])),
         "tid": pl.Series(columns.int64(r["tid"])),
         "state": columns.take(pl.Series(names, dtype=pl.Categorical), columns.int32(r["state"])),
         "cpu": columns.nullable32(r["cpu"]), "blocked_function": fn, "io_wait": io,
         "waker_tid": columns.nullable(columns.int64(r["waker"]), pl.Int64),
-    }, schema=THREAD_STATE_SCHEMA)
+    }, THREAD_STATE_SCHEMA)

@@ -211,11 +211,11 @@ class TraceBuilder:
         for tid, pid in threads:
             self.thread(tid, pid)
         if c_ts:
-            self._counter_chunks.append(pl.DataFrame({
+            self._counter_chunks.append(columns.frame({
                 "ts": columns.int64(c_ts), "name": columns.strings(c_names),
                 "value": columns.float64(c_values), "cpu": columns.nullable(c_cpus, pl.Int32),
                 "pid": columns.nullable(c_pids),
-            }, schema=COUNTER_SCHEMA))
+            }, COUNTER_SCHEMA))
         for what, head, line in warnings:
             text = "atrace payload too short" if what == "too short" else f"atrace payload with {what}"
             self.warn(f"{text}: {head!r}", line=line)
@@ -405,7 +405,7 @@ class TraceBuilder:
         self._see(int(ts.min()))
         self._see(int(ts.max()))
         self._apply_atrace_effects()     # samples before these keep their place
-        self._counter_chunks.append(pl.DataFrame(cols, schema=COUNTER_SCHEMA))
+        self._counter_chunks.append(columns.frame(cols, COUNTER_SCHEMA))
 
     def cpu_frequency(self, ts: int, cpu: int, khz: float) -> None:
         self.counter(ts, "cpufreq", khz, cpu=cpu)
@@ -557,7 +557,7 @@ class TraceBuilder:
         distinct, codes = s["name"]
         bad = [i for i, name in enumerate(distinct) if name and "\ufffd" in name]
         self.replaced_slice_names = int(np.isin(columns.int64(codes), bad).sum()) if bad else 0
-        slices = pl.DataFrame({
+        slices = columns.frame({
             "id": np.arange(n, dtype=np.int64),
             "ts": columns.int64(s["ts"]),
             "dur": columns.int64(s["dur"]),
@@ -570,7 +570,7 @@ class TraceBuilder:
             "cookie": columns.nullable(s["cookie"]),
             "track": columns.strings(s["track"]),
             "closed": np.frombuffer(s["closed"], dtype=np.uint8).astype(bool),
-        }, schema=SLICE_SCHEMA)
+        }, SLICE_SCHEMA)
         if s["unmatched_ends"]:
             self.warn(f"{s['unmatched_ends']} slice end(s) without a begin on their thread, ignored: the begin was "
                       "before the trace started, or was written by another thread (kernel display and driver "
@@ -625,10 +625,10 @@ class TraceBuilder:
                           [k[0] for k in known], [k[1] for k in known])
         if r["unmatched_replies"]:
             self.warn(f"{r['unmatched_replies']} binder repl(ies) whose transaction began before the trace")
-        return pl.DataFrame({
+        return columns.frame({
             k: (columns.int64(r[k]).astype(bool) if k == "oneway" else columns.nullable(r[k], BINDER_SCHEMA[k]))
             for k in BINDER_SCHEMA
-        }, schema=BINDER_SCHEMA)
+        }, BINDER_SCHEMA)
 
     def _build_block(self) -> pl.DataFrame:
         if not self._block_issue:
