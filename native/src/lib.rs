@@ -233,18 +233,18 @@ impl PerfettoDecoder {
         d.set_item("cpu_idle", cols(py, o.idle)?)?;
         d.set_item("cpu_frequency", cols(py, o.freq)?)?;
         let seq = o.print_seq;
-        d.set_item("atrace", SliceEvents { ev: o.atrace, seq })?;
-        d.set_item("comms", o.comms)?;
-        d.set_item("renames", o.renames)?;
-        d.set_item("names", o.names.into_iter().map(|(ts, _c, tid, pid, n)| (ts, tid, pid, n)).collect::<Vec<_>>())?;
-        let decls = PyList::empty(py);
+        // processes as declared; threads with every fact about them applied (perfetto::fold_threads)
+        let (mut processes, mut declared) = (Vec::new(), Vec::new());
         for decl in collapse_decls(o.decls) {
             match decl {
-                Decl::Process { pid, name, ppid } => decls.append((0, pid, name, ppid))?,
-                Decl::Thread { tid, pid, name } => decls.append((1, tid, pid, name))?,
+                Decl::Process { pid, name, ppid } => processes.push((pid, name, ppid)),
+                Decl::Thread { tid, pid, name } => declared.push((tid, pid, name)),
             }
         }
-        d.set_item("decls", decls)?;
+        let names = o.names.into_iter().map(|(ts, _c, tid, pid, n)| (ts, tid, pid, n)).collect();
+        d.set_item("threads", perfetto::fold_threads(declared, &o.atrace.threads, names, o.renames, o.comms))?;
+        d.set_item("processes", processes)?;
+        d.set_item("atrace", SliceEvents { ev: o.atrace, seq })?;
         d.set_item("cpu_info", o.cpu_info)?;
         d.set_item("metadata", o.metadata)?;
         d.set_item("kernel", o.kernel)?;

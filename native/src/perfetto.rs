@@ -1170,3 +1170,52 @@ impl ClockConverter {
         }
     }
 }
+
+/// One thread as the trace leaves it: (tid, pid, name).
+pub type ThreadRow = (i64, Option<i64>, Option<String>);
+
+/// The thread table the TraceBuilder's rules make of the trace's thread facts, applied in the order the reader
+/// used to apply them one by one: declarations (first pid and name win), atrace pids (fill a missing pid), the
+/// authoritative names in time order (process_tree names and task_rename replace the name; a missing pid is
+/// filled), then comms (fill a missing name). Threads in first-seen order, each once: the Python side makes each
+/// thread's record once instead of replacing it fact by fact.
+pub fn fold_threads(declared: Vec<ThreadRow>, atrace_pids: &[(i64, i64)], names: Vec<(i64, i64, Option<i64>, String)>,
+                    renames: Vec<(i64, i64, String)>, comms: Vec<(i64, String)>) -> Vec<ThreadRow> {
+    let mut rows: Vec<ThreadRow> = Vec::with_capacity(declared.len());
+    let mut at: HashMap<i64, usize> = HashMap::default();
+    let named = |n: &Option<String>| n.as_deref().is_some_and(|s| !s.is_empty());
+    // TraceBuilder.thread(tid, pid, name, overwrite_name)
+    let mut apply = |tid: i64, pid: Option<i64>, name: Option<String>, overwrite: bool| match at.get(&tid) {
+        None => {
+            at.insert(tid, rows.len());
+            rows.push((tid, pid, name));
+        }
+        Some(&i) => {
+            let row = &mut rows[i];
+            if row.1.is_none() {
+                row.1 = pid;
+            }
+            if named(&name) && (overwrite || !named(&row.2)) {
+                row.2 = name;
+            }
+        }
+    };
+    for (tid, pid, name) in declared {
+        apply(tid, pid, name, false);
+    }
+    for &(tid, pid) in atrace_pids {
+        apply(tid, Some(pid), None, false);
+    }
+    let mut authoritative: Vec<(i64, i64, Option<i64>, String)> = names;
+    authoritative.extend(renames.into_iter().map(|(ts, tid, name)| (ts, tid, None, name)));
+    authoritative.sort_by_key(|r| r.0); // stable: ties keep process_tree names before renames, each in file order
+    for (_, tid, pid, name) in authoritative {
+        apply(tid, pid, Some(name), true);
+    }
+    for (tid, comm) in comms {
+        if !comm.is_empty() {
+            apply(tid, None, Some(comm), false);
+        }
+    }
+    rows
+}

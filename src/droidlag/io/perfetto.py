@@ -93,11 +93,11 @@ def fill_builder(b: TraceBuilder, cols: dict[str, Any]) -> None:
     before the events that name threads, authoritative names after comms were gathered)."""
     for key, value in cols["metadata"]:
         b.metadata[key] = value
-    decls = cols["decls"]     # (0, pid, name, ppid) or (1, tid, pid, name), one per process and thread
-    for kind, ident, x, y in decls:
-        if kind == 0:
-            b.process(ident, x, y)
-    b.threads_many((ident, x, y) for kind, ident, x, y in decls if kind == 1)
+    for pid, name, ppid in cols["processes"]:     # one per process, its declarations folded
+        b.process(pid, name, ppid)
+    # one (tid, pid, name) per thread, with the TraceBuilder's rules already applied natively to the declarations,
+    # atrace pids, authoritative names (process_tree, task_rename) and comms: each thread's record is made once
+    b.threads_many(cols["threads"])
     for _processor, index, khz in cols["cpu_info"]:
         # CpuInfo lists one entry per CPU in CPU order; `processor` is its model name ("AArch64 Processor rev 0"),
         # not a number, so the position is the CPU (the reader used to key by that name when present)
@@ -114,7 +114,7 @@ def fill_builder(b: TraceBuilder, cols: dict[str, Any]) -> None:
     if incomplete:
         b.warn(f"{incomplete} FrameTimeline event(s) without cookie, token or pid; skipped")
     _track_events(b, cols)
-    _names(b, cols)
+    _clock_warnings(b, cols)
 
 
 def _ftrace_events(b: TraceBuilder, cols: dict[str, Any]) -> None:
@@ -164,14 +164,8 @@ def _track_events(b: TraceBuilder, cols: dict[str, Any]) -> None:
         b.warn(f"{cols['track_skipped']} track-event slice event(s) not on a thread track skipped")
 
 
-def _names(b: TraceBuilder, cols: dict[str, Any]) -> None:
-    """Authoritative names (process_tree, task_rename) in time order; comms only fill what is still unnamed."""
-    renames = [(ts, tid, None, name) for ts, tid, name in cols["renames"]]
-    for _ts, tid, pid, name in sorted(cols["names"] + renames, key=lambda r: r[0]):
-        b.thread(tid, pid, name, overwrite_name=True)
-    for tid, comm in cols["comms"]:
-        if comm:
-            b.thread(tid, None, comm)
+def _clock_warnings(b: TraceBuilder, cols: dict[str, Any]) -> None:
+    """Warnings about timestamps (the names themselves are folded into the thread rows natively)."""
     if cols["unconvertible_clocks"]:
         b.warn(f"timestamps on clock(s) {cols['unconvertible_clocks']} have no clock snapshot relating them to the "
                "boot clock; used as they are")

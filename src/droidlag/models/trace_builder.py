@@ -140,6 +140,7 @@ class TraceBuilder:
         self._ft_chunks: list[pl.DataFrame] = []        # bulk starts (frame_timeline_many), after the single ones
         self._ft_end_chunks: list[pl.DataFrame] = []
         self._cpu_max_freq: dict[int, int] = {}
+        self._known_pids: tuple[list[int], list[int]] | None = None    # (tids, pids) of threads with a known process
         # slices whose name holds U+FFFD (undecodable bytes replaced), counted when the slices are built
         self.replaced_slice_names = 0
 
@@ -498,6 +499,7 @@ class TraceBuilder:
         start = self._min_ts if self._min_ts is not None else 0
         end = self._max_ts if self._max_ts is not None else start
         self._end = end
+        self._known_pids = None
         slices = self._build_slices()
         states = self._build_thread_states()
         counters = self._build_counters()
@@ -523,6 +525,14 @@ class TraceBuilder:
             has_sched=self._has_switch,
             has_waking=self._has_waking, has_blocked_reason=self._has_blocked,
         )
+
+    def _thread_pids(self) -> tuple[list[int], list[int]]:
+        """The threads whose process is known and their pids (two lists of one length), gathered once per build for
+        the slice nesting and the binder pairing."""
+        if self._known_pids is None:
+            known = [(tid, t.pid) for tid, t in self._threads.items() if t.pid is not None]
+            self._known_pids = ([k[0] for k in known], [k[1] for k in known])
+        return self._known_pids
 
     def _build_counters(self) -> pl.DataFrame:
         """Every sample in time order, ties in arrival order (a stable numpy sort and a take: no query plan)."""
@@ -551,8 +561,7 @@ class TraceBuilder:
     def _build_slices(self) -> pl.DataFrame:
         """Slice events nested per thread natively (B/E stacks, S/F pairs by (pid, track, name, cookie), instants);
         slices still open at the end run to the trace end."""
-        known = [(tid, t.pid) for tid, t in self._threads.items() if t.pid is not None]
-        s = self._slice_ev.nest([k[0] for k in known], [k[1] for k in known], self._end)
+        s = self._slice_ev.nest(*self._thread_pids(), self._end)
         n = len(s["ts"]) // 8
         distinct, codes = s["name"]
         bad = [i for i, name in enumerate(distinct) if name and "\ufffd" in name]
@@ -620,9 +629,8 @@ class TraceBuilder:
             return columns.empty(BINDER_SCHEMA)
         rx_cols = [c for c in [rx, *self._binder_rx_chunks] if c is not None and len(c[0])] or \
             [[np.zeros(0, dtype=np.int64)] * 3]
-        known = [(tid, t.pid) for tid, t in self._threads.items() if t.pid is not None]
         r = _binder_calls([np.concatenate(c) for c in zip(*tx_cols)], [np.concatenate(c) for c in zip(*rx_cols)],
-                          [k[0] for k in known], [k[1] for k in known])
+                          *self._thread_pids())
         if r["unmatched_replies"]:
             self.warn(f"{r['unmatched_replies']} binder repl(ies) whose transaction began before the trace")
         return columns.frame({
