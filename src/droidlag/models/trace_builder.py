@@ -566,7 +566,7 @@ class TraceBuilder:
         distinct, codes = s["name"]
         bad = [i for i, name in enumerate(distinct) if name and "\ufffd" in name]
         self.replaced_slice_names = int(np.isin(columns.int64(codes), bad).sum()) if bad else 0
-        slices = columns.frame({
+        slices = columns.empty(SLICE_SCHEMA) if not n else columns.frame({
             "id": np.arange(n, dtype=np.int64),
             "ts": columns.int64(s["ts"]),
             "dur": columns.int64(s["dur"]),
