@@ -97,10 +97,20 @@ fn dict_col<'py, S: AsRef<str>>(py: Python<'py>, v: &[Option<S>]) -> PyResult<Bo
     Ok((distinct, col(py, codes)?).into_pyobject(py)?.into_any())
 }
 
-/// A string column of string-table ids (0: None) in dict_col's form: (the table with None first, int64 codes).
+/// A string column of string-table ids (0: None) in dict_col's form: (the strings this column uses, None for id 0,
+/// in first-use order; int64 codes into them). Only the used strings cross into Python: the table is shared by slice
+/// names, tracks and counter names, and handing all of it over for each column cost more than the column.
 fn ids_col<'py>(py: Python<'py>, strings: &atrace::Strings, ids: Vec<u32>) -> PyResult<Bound<'py, PyAny>> {
-    let distinct: Vec<Option<&str>> = std::iter::once(None).chain(strings.list.iter().map(|s| Some(s.as_str()))).collect();
-    let codes: Vec<i64> = ids.into_iter().map(i64::from).collect();
+    let mut code_of: Vec<i64> = vec![-1; strings.list.len() + 1];
+    let mut distinct: Vec<Option<&str>> = Vec::new();
+    let codes: Vec<i64> = ids.into_iter().map(|id| {
+        let slot = &mut code_of[id as usize];
+        if *slot < 0 {
+            *slot = distinct.len() as i64;
+            distinct.push(if id == 0 { None } else { Some(strings.list[id as usize - 1].as_str()) });
+        }
+        *slot
+    }).collect();
     Ok((distinct, col(py, codes)?).into_pyobject(py)?.into_any())
 }
 
