@@ -114,6 +114,11 @@ fn ids_col<'py>(py: Python<'py>, strings: &atrace::Strings, ids: Vec<u32>) -> Py
     Ok((distinct, col(py, codes)?).into_pyobject(py)?.into_any())
 }
 
+/// Each thread's process, for the threads whose process is known (pids: None where it is not).
+fn known_pids(tids: Vec<i64>, pids: Vec<Option<i64>>) -> hash::FastMap<i64, i64> {
+    tids.into_iter().zip(pids).filter_map(|(t, p)| Some((t, p?))).collect()
+}
+
 fn cols<const N: usize>(py: Python<'_>, group: [Vec<i64>; N]) -> PyResult<Bound<'_, PyList>> {
     let items = group.into_iter().map(|c| col(py, c)).collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
@@ -362,8 +367,8 @@ impl SliceEvents {
 
     /// The slice table's columns: events nested per thread (see atrace.rs), slices open at the end running to
     /// `end`. tids/pids: each thread's process, for begin events that name none.
-    fn nest<'py>(&mut self, py: Python<'py>, tids: Vec<i64>, pids: Vec<i64>, end: i64) -> PyResult<Bound<'py, PyDict>> {
-        let thread_pid: std::collections::HashMap<i64, i64> = tids.into_iter().zip(pids).collect();
+    fn nest<'py>(&mut self, py: Python<'py>, tids: Vec<i64>, pids: Vec<Option<i64>>, end: i64) -> PyResult<Bound<'py, PyDict>> {
+        let thread_pid = known_pids(tids, pids);
         let ev = &self.ev;
         let s = py.detach(|| atrace::nest(ev, &thread_pid, end));
         let d = PyDict::new(py);
@@ -509,7 +514,7 @@ impl FtraceText {
 /// to_thread, reply, flags, code; None as i64 min), rx = 3 (ts, tid, debug_id); tids/pids: known threads'
 /// processes. Returns the binder table's int64 columns (None as i64 min) and "unmatched_replies".
 #[pyfunction]
-fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i64>>, tids: Vec<i64>, pids: Vec<i64>)
+fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i64>>, tids: Vec<i64>, pids: Vec<Option<i64>>)
                      -> PyResult<Bound<'py, PyDict>> {
     let bad = || pyo3::exceptions::PyValueError::new_err("binder columns: 8 transaction and 3 receipt columns of equal lengths");
     if tx.len() != 8 || rx.len() != 3 {
@@ -521,7 +526,7 @@ fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i
         return Err(bad());
     }
     let ev = binder::Events { tx: [t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]], rx: [r[0], r[1], r[2]] };
-    let thread_pid: std::collections::HashMap<i64, i64> = tids.into_iter().zip(pids).collect();
+    let thread_pid = known_pids(tids, pids);
     let c = py.detach(|| binder::pair(&ev, &thread_pid));
     let d = PyDict::new(py);
     d.set_item("unmatched_replies", c.unmatched_replies)?;

@@ -93,8 +93,7 @@ def fill_builder(b: TraceBuilder, cols: dict[str, Any]) -> None:
     before the events that name threads, authoritative names after comms were gathered)."""
     for key, value in cols["metadata"]:
         b.metadata[key] = value
-    for pid, name, ppid in cols["processes"]:     # one per process, its declarations folded
-        b.process(pid, name, ppid)
+    b.processes_many(cols["processes"])     # one per process, its declarations folded natively
     # one (tid, pid, name) per thread, with the TraceBuilder's rules already applied natively to the declarations,
     # atrace pids, authoritative names (process_tree, task_rename) and comms: each thread's record is made once
     b.threads_many(cols["threads"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
 from typing import Any, TypeAlias, cast
 
 import numpy as np
@@ -50,6 +51,7 @@ BlockIssue: TypeAlias = tuple[int, int, int, int, int, str, "int | None", "str |
 BlockComplete: TypeAlias = tuple[int, int, int, int, str, int]
 
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+_PID = attrgetter("pid")
 MAX_CPU = (1 << 16) - 1   # far above any device; the thread-state cpu column is 32-bit
 _NONE_I32 = np.iinfo(np.int32).min     # None in the narrow (int32) sched cpu column
 
@@ -140,7 +142,7 @@ class TraceBuilder:
         self._ft_chunks: list[pl.DataFrame] = []        # bulk starts (frame_timeline_many), after the single ones
         self._ft_end_chunks: list[pl.DataFrame] = []
         self._cpu_max_freq: dict[int, int] = {}
-        self._known_pids: tuple[list[int], list[int]] | None = None    # (tids, pids) of threads with a known process
+        self._known_pids: tuple[list[int], list[int | None]] | None = None    # (tids, pids) of the threads
         # slices whose name holds U+FFFD (undecodable bytes replaced), counted when the slices are built
         self.replaced_slice_names = 0
 
@@ -166,6 +168,17 @@ class TraceBuilder:
         if old is None or (name and not old.name) or (ppid is not None and old.ppid is None):
             self._processes[pid] = Process(pid, name or (old.name if old else None),
                                            ppid if ppid is not None else (old.ppid if old else None))
+
+    def processes_many(self, rows: Iterable[tuple[int, str | None, int | None]]) -> None:
+        """Declare many processes (pid, name, ppid) as `process` would, one by one; a process not seen before is
+        added directly (the common case of a process tree; as in threads_many, the numbers are a decoder's 64-bit
+        ones, not checked again)."""
+        processes = self._processes
+        for pid, name, ppid in rows:
+            if pid in processes:
+                self.process(pid, name, ppid)
+            else:
+                processes[pid] = Process(pid, name or None, ppid)
 
     def thread(self, tid: int, pid: int | None = None, name: str | None = None, overwrite_name: bool = False) -> None:
         """Declare a thread; fills in pid or name when they were unknown (or replaces the name if asked)."""
@@ -526,12 +539,11 @@ class TraceBuilder:
             has_waking=self._has_waking, has_blocked_reason=self._has_blocked,
         )
 
-    def _thread_pids(self) -> tuple[list[int], list[int]]:
-        """The threads whose process is known and their pids (two lists of one length), gathered once per build for
-        the slice nesting and the binder pairing."""
+    def _thread_pids(self) -> tuple[list[int], list[int | None]]:
+        """Every thread and its pid (None where unknown), two lists of one length, gathered once per build for the
+        slice nesting and the binder pairing (by map: a comprehension over the threads cost twice as much)."""
         if self._known_pids is None:
-            known = [(tid, t.pid) for tid, t in self._threads.items() if t.pid is not None]
-            self._known_pids = ([k[0] for k in known], [k[1] for k in known])
+            self._known_pids = (list(self._threads), list(map(_PID, self._threads.values())))
         return self._known_pids
 
     def _build_counters(self) -> pl.DataFrame:
