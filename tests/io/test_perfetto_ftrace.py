@@ -171,3 +171,21 @@ def test_thread_facts_apply_in_reading_order_and_threads_keep_first_seen_order()
     # first seen: the trees' threads (41, 43, then 42), atrace's 45, the rename's 46, the comm's 44, and last the
     # processes' main threads the builder adds (40)
     assert list(t.threads) == [41, 43, 42, 45, 46, 44, 40]
+
+
+def test_varints_of_every_length_decode_exactly():
+    """Timestamps of every bit width (varints of 1 to 9 bytes) and a negative pid (10 bytes) come back exactly: the
+    decoder reads varints up to 8 bytes a word at a time, so each length, and a varint followed by other fields
+    that the word also covers, must give the value the protobuf encoder wrote."""
+    stamps = sorted({(1 << k) + d for k in range(63) for d in (-1, 0, 1) if 0 < (1 << k) + d < (1 << 63)})
+    p = pb.TracePacket(trusted_packet_sequence_id=2)
+    b = p.ftrace_events
+    b.cpu = 0
+    for i, ts in enumerate(stamps):
+        b.event.append(_event(ts, 0, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=0, next_pid=1000 + i,
+                                                                            prev_state=0)))
+    b.event.append(_event(stamps[-1] + 1, 0, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=0, next_pid=-5)))
+    t = read_perfetto(_trace(p), "mem")
+    running = t.thread_states.sort("ts")
+    assert running["ts"].to_list() == [*stamps, stamps[-1] + 1]
+    assert running["tid"].to_list() == [*range(1000, 1000 + len(stamps)), -5]
