@@ -245,8 +245,6 @@ impl PerfettoDecoder {
         d.set_item("sched_switch", cols(py, o.sw)?)?;
         d.set_item("sched_waking", cols(py, o.wk)?)?;
         d.set_item("sched_wakeup", cols(py, o.wakeup)?)?;
-        d.set_item("cpu_idle", cols(py, o.idle)?)?;
-        d.set_item("cpu_frequency", cols(py, o.freq)?)?;
         let seq = o.print_seq;
         // processes as declared; threads with every fact about them applied (perfetto::fold_threads)
         let (mut processes, mut declared) = (Vec::new(), Vec::new());
@@ -351,10 +349,12 @@ impl SliceEvents {
     }
 
     /// What the payloads read so far imply beyond slices, handed over once: (thread pids [(tid, pid)], counter
-    /// samples (ts bytes, names, values bytes, pids, cpus), warnings [(what, payload head, line)], (min ts, max ts)).
+    /// samples in time order, ties in arrival order (ts bytes, names, values bytes, pids, cpus), warnings [(what,
+    /// payload head, line)], (min ts, max ts)).
     #[allow(clippy::type_complexity)]
     fn take_effects<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let e = &mut self.ev;
+        e.sort_counters();
         let threads = std::mem::take(&mut e.threads);
         let values: Vec<f64> = std::mem::take(&mut e.c_value);
         let counters = (col(py, std::mem::take(&mut e.c_ts))?, ids_col(py, &e.strings, std::mem::take(&mut e.c_name))?,

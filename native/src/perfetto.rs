@@ -1057,6 +1057,7 @@ impl Decoder {
     /// After the last packet: timestamps on other clocks go to the boot clock (with every snapshot of the file),
     /// track events find their threads, sched_wakeup is kept only when the trace had no sched_waking.
     pub fn finish(&mut self) {
+        self.cpu_counters();
         let clocks = ClockConverter::new(std::mem::take(&mut self.snapshots));
         let mut unconvertible = HashSet::default();
         let mut conv = |clock: u32, ts: i64| clocks.to_boot(clock, ts, &mut unconvertible);
@@ -1092,6 +1093,26 @@ impl Decoder {
             for (tid, comm) in std::mem::take(&mut self.wakeup_comms) {
                 self.comm(tid, &comm);
             }
+        }
+    }
+}
+
+impl Decoder {
+    /// cpu_idle then cpu_frequency samples join the counter samples after atrace's, each group in file order (the
+    /// order the TraceBuilder gave them when they came as separate columns; the table's stable sort by time breaks
+    /// ties by it): cpuidle's value is the idle state (-1 when the CPU leaves idle, PWR_EVENT_EXIT), cpufreq's kHz;
+    /// a CPU number beyond the table's 32-bit column is null, as the column's cast made it.
+    fn cpu_counters(&mut self) {
+        let o = &mut self.out;
+        let cpu32 = |c: i64| (c <= i32::MAX as i64).then_some(c);
+        let [ts, state, cpu] = std::mem::take(&mut o.idle);
+        for i in 0..ts.len() {
+            let v = if state[i] == 0xFFFF_FFFF { -1.0 } else { state[i] as f64 };
+            o.atrace.counter(ts[i], "cpuidle", v, cpu32(cpu[i]), None);
+        }
+        let [ts, khz, cpu] = std::mem::take(&mut o.freq);
+        for i in 0..ts.len() {
+            o.atrace.counter(ts[i], "cpufreq", khz[i] as f64, cpu32(cpu[i]), None);
         }
     }
 }

@@ -22,7 +22,6 @@ from droidlag.io.perfetto_ftrace import prev_state_encoding
 from droidlag.models.trace import Trace
 from droidlag.models.trace_builder import TraceBuilder
 
-_IDLE_EXIT = 0xFFFFFFFF   # cpu_idle state when a CPU leaves idle (PWR_EVENT_EXIT, -1 as u32)
 CHUNK_BYTES = 256 << 10   # read_perfetto_file's read buffer: held through the read, so small (8 MB was most of a small
                           # trace's peak); the decoding loop is native, so more reads cost nothing measurable
 
@@ -134,13 +133,6 @@ def _sched(b: TraceBuilder, cols: dict[str, Any]) -> None:
     wk = [_i64(c) for c in cols["sched_waking"]]
     if len(wk[0]):
         b.sched_waking_many(wk[0], wk[1], wk[2], wk[3])
-    idle_ts, idle_state, idle_cpu = (_i64(c) for c in cols["cpu_idle"])
-    if len(idle_ts):
-        values = np.where(idle_state == _IDLE_EXIT, -1.0, idle_state.astype(np.float64))
-        b.counter_many(idle_ts, "cpuidle", values, cpu=idle_cpu)
-    freq_ts, freq_khz, freq_cpu = (_i64(c) for c in cols["cpu_frequency"])
-    if len(freq_ts):
-        b.counter_many(freq_ts, "cpufreq", freq_khz, cpu=freq_cpu)
     wu = [_i64(c) for c in cols["sched_wakeup"]]
     if len(wu[0]):
         b.sched_waking_many(wu[0], wu[1], wu[2], wu[3])
