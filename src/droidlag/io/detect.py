@@ -54,7 +54,9 @@ _LOGCAT_LINE = re.compile(
     r"\s{0,4}:? )", re.M)
 _LOGCAT_NEED = 5
 _GFXINFO_MARK = re.compile(r"^(\*\* Graphics info for pid \d+|Applications Graphics Acceleration Info:|---PROFILEDATA---"
-                           r"|DUMP OF SERVICE graphicsstats:)", re.M)
+                           r"|DUMP OF SERVICE graphicsstats:"
+                           # a summary pasted without its process line: the two counts Android prints first
+                           r"|Total frames rendered: \d+[ \t]*\r?\nJanky frames: \d+)", re.M)
 
 
 # Every ftrace line holds its CPU field `[NNN]`: lines without one are not tried (a thread dump has few).
@@ -71,6 +73,21 @@ def _has_ftrace_lines(text: str, need: int) -> bool:
             if seen >= need:
                 return True
     return False
+
+
+def _all_ftrace_lines(text: str) -> bool:
+    """A short snippet of ftrace lines with no `# tracer:` header (copied from a trace, a question, a bug): at least
+    two event lines, and no other line but blank and `#` ones. Prose that quotes a line or two has other lines."""
+    if not 2 <= len(_CPU_FIELD.findall(text)) < 5:
+        return False
+    seen = 0
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if len(line) > _MAX_SNIFF_LINE or "[" not in line or not _FTRACE_LINE.match(line):
+            return False
+        seen += 1
+    return seen >= 2
 
 
 def _is_logcat(text: str) -> bool:
@@ -109,7 +126,7 @@ def sniff_bytes(data: bytes) -> str | None:
         return SYSTRACE
     if stripped.startswith("{") and '"traceevents"' in low:
         return CHROME_JSON
-    if _has_ftrace_lines(text, 5):   # prose quotes a line or two, a trace many
+    if _has_ftrace_lines(text, 5) or _all_ftrace_lines(text):   # prose quotes a line or two, a trace many
         return SYSTRACE
     if _GFXINFO_MARK.search(text):
         return GFXINFO
