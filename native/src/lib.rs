@@ -241,6 +241,7 @@ impl PerfettoDecoder {
         let o = std::mem::take(&mut self.inner.out);
         let d = PyDict::new(py);
         d.set_item("packets", o.packets)?;
+        d.set_item("trace_configs", o.trace_configs)?;
         d.set_item("stopped", self.inner.stopped.clone())?;
         d.set_item("sched_switch", cols(py, o.sw)?)?;
         d.set_item("sched_waking", cols(py, o.wk)?)?;

@@ -37,6 +37,7 @@ const P_TIMESTAMP_CLOCK_ID: u32 = 58;
 const P_TRACE_PACKET_DEFAULTS: u32 = 59;
 const P_TRACK_DESCRIPTOR: u32 = 60;
 const P_CPU_INFO: u32 = 67;
+const P_TRACE_CONFIG: u32 = 33;
 
 const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
 
@@ -130,6 +131,7 @@ pub struct Out {
     pub saw_waking: bool,
     pub unconvertible_clocks: Vec<u32>,
     pub packets: i64,
+    pub trace_configs: i64, // TraceConfig packets: one per capture, so more means traces concatenated
 }
 
 pub struct FtStart {
@@ -154,7 +156,7 @@ struct Mark {
     lens: [usize; 32],
     wakeup_comms: usize,
     saw_waking: bool,
-    counters: [i64; 6],
+    counters: [i64; 7],
     atrace_side: (usize, usize, Option<i64>, Option<i64>),
 }
 
@@ -290,7 +292,7 @@ impl Decoder {
             atrace_side: o.atrace.side_lens(),
             saw_waking: o.saw_waking,
             counters: [o.ft_events, o.ft_broken, o.ft_incomplete, o.foreign_clock_events, o.lost_bundles,
-                       o.unresolved_callers],
+                       o.unresolved_callers, o.trace_configs],
         }
     }
 
@@ -326,8 +328,8 @@ impl Decoder {
         self.track_events.truncate(l[31] & 0xFFFF_FFFF);
         self.snapshots.truncate(l[31] >> 32);
         o.saw_waking = m.saw_waking;
-        [o.ft_events, o.ft_broken, o.ft_incomplete, o.foreign_clock_events, o.lost_bundles, o.unresolved_callers] =
-            m.counters;
+        [o.ft_events, o.ft_broken, o.ft_incomplete, o.foreign_clock_events, o.lost_bundles, o.unresolved_callers,
+         o.trace_configs] = m.counters;
     }
 
     // ---- packets ---------------------------------------------------------------------------------------------
@@ -411,6 +413,7 @@ impl Decoder {
             Some((P_CPU_INFO, v)) => self.cpu_info(v.bytes())?,
             Some((P_CLOCK_SNAPSHOT, v)) => self.clock_snapshot(v.bytes())?,
             Some((P_SYSTEM_INFO, v)) => self.system_info(v.bytes())?,
+            Some((P_TRACE_CONFIG, _)) => self.out.trace_configs += 1,
             _ => {}
         }
         Ok(())

@@ -92,6 +92,11 @@ def fill_builder(b: TraceBuilder, cols: dict[str, Any]) -> None:
     before the events that name threads, authoritative names after comms were gathered)."""
     for key, value in cols["metadata"]:
         b.metadata[key] = value
+    if cols["trace_configs"] > 1:
+        # each capture writes its TraceConfig once: more than one is several traces in one file (`cat a b`)
+        b.warn(f"the file holds {cols['trace_configs']} traces (one TraceConfig packet each, as when captures are "
+               "concatenated); read as one: processes and threads of the same id are merged and the time range "
+               "spans them all")
     b.processes_many(cols["processes"])     # one per process, its declarations folded natively
     # one (tid, pid, name) per thread, with the TraceBuilder's rules already applied natively to the declarations,
     # atrace pids, authoritative names (process_tree, task_rename) and comms: each thread's record is made once
