@@ -8,6 +8,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 mod atrace;
 mod binder;
+mod dump;
 mod ftrace_text;
 mod perfetto;
 mod states;
@@ -542,6 +543,32 @@ fn process_dump(py: Python<'_>, text: &str) -> Vec<(u8, i64, i64, Option<String>
         .collect()
 }
 
+/// A thread dump's text as its top-level lines `(line, text)` and runs of indented lines `(first line, frames,
+/// attribute lines, lock lines as (text, frames of the run before it, line), unrecognised count, first
+/// unrecognised line or None, start byte, end byte)`, in order (see dump.rs).
+#[pyfunction]
+fn dump_scan<'py>(py: Python<'py>, text: &str, line_offset: i64) -> PyResult<Bound<'py, PyList>> {
+    let items = dump::scan(text, line_offset);
+    let out = PyList::empty(py);
+    for it in items {
+        match it {
+            dump::Item::Top(no, line) => out.append((no, line))?,
+            dump::Item::Run(r) => {
+                let locks: Vec<(&str, usize, i64)> = r.locks.iter().map(|l| (l.text, l.frames_before, l.line)).collect();
+                out.append((r.first_line, PyList::new(py, r.frames)?, PyList::new(py, r.attrs)?, locks, r.unknown,
+                            r.first_unknown, r.start, r.end))?
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The non-empty raw lines of a run (`text[start:end]` in UTF-8 bytes), as dump_scan gave its range.
+#[pyfunction]
+fn dump_run_lines(text: &str, start: usize, end: usize) -> Vec<&str> {
+    dump::lines(text, start, end)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PerfettoDecoder>()?;
@@ -553,5 +580,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binder_calls, m)?)?;
     m.add_function(wrap_pyfunction!(unescape_js, m)?)?;
     m.add_function(wrap_pyfunction!(process_dump, m)?)?;
+    m.add_function(wrap_pyfunction!(dump_scan, m)?)?;
+    m.add_function(wrap_pyfunction!(dump_run_lines, m)?)?;
     Ok(())
 }

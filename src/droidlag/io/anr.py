@@ -4,10 +4,11 @@ text. Salvages every complete thread of a damaged file and records warnings with
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from droidlag._native import dump_run_lines, dump_scan
 from droidlag.errors import InputError, ReadWarning
 from droidlag.io.anr_paste import Paste, canonicalize, needs_canonicalizing
 from droidlag.models.dumps import AnrHeader, BinderTransaction, DumpUnit, LockLine, ProcessDump, ThreadDump
@@ -259,18 +260,6 @@ def _header_by_content(h: AnrHeader, line: str) -> bool:
     return False
 
 
-def lines_of(text: str, chunk: int = 1 << 20) -> Iterator[str]:
-    """text.split("\n") a chunk (about `chunk` characters) at a time, so that a 200 MB dump's lines are never all held
-    at once beside its text (the trailing empty line of a text ending in a newline is not yielded)."""
-    start, n = 0, len(text)
-    while start < n:
-        end = text.find("\n", start + chunk)
-        if end < 0:
-            end = n
-        yield from text[start:end].split("\n")
-        start = end + 1
-
-
 class _DumpReader:
     """The state of one pass over a dump's lines: the open process, thread and Waiting Channels block. The stack
     lines of a thread (most of a dump) are taken in parse_dump's own loop; every other line comes here."""
@@ -285,18 +274,31 @@ class _DumpReader:
         self.unknown = 0
         self.first_unknown: int | None = None
 
-    def stack_detail(self, s: str, line_no: int) -> None:
-        """An indented line of the open thread that is neither a frame nor attributes: a lock line, a note, or
-        unknown."""
-        c2 = s[:1]
-        if c2 == "-" and s.startswith("- "):
-            self._lock(s, line_no)
-        elif c2 == "(" or c2 == "" or s.startswith("NOTE:"):
-            pass
-        else:
-            self.unknown += 1
+    def run(self, frames: list[str], attrs: list[str], locks: list[tuple[str, int, int]], unknown: int,
+            first_unknown: int | None) -> None:
+        """A run of indented lines of the open thread, sorted by the native scan: its frames, attribute lines, lock
+        lines (text, frames of the run before it, line) and the count of unrecognised lines."""
+        t = self.thread
+        assert t is not None
+        base = len(self.frames) - 1
+        for text, before, line_no in locks:
+            lk = _parse_lock(text, base + before, line_no)
+            if lk is not None:
+                t.locks.append(lk)
+        if frames:
+            if self.frames:
+                self.frames.extend(frames)
+            else:   # the scan's own list becomes the thread's
+                t.raw_frames = self.frames = frames
+        if attrs:
+            if self.attrs:
+                self.attrs.extend(attrs)
+            else:
+                t.raw_attrs = self.attrs = attrs
+        if unknown:
+            self.unknown += unknown
             if self.first_unknown is None:
-                self.first_unknown = line_no
+                self.first_unknown = first_unknown
 
     def _lock(self, s: str, line_no: int) -> None:
         lk = _parse_lock(s, len(self.frames) - 1, line_no)
@@ -426,37 +428,26 @@ def parse_dump(text: str, source: str, line_offset: int = 0, unit: DumpUnit | No
     `line_offset` + 1. Never raises on bad content: incomplete threads and blocks are kept and reported."""
     unit = unit or DumpUnit(source=source)
     unit.nbytes += len(text)
-    return parse_lines(lines_of(text), unit, line_offset)
-
-
-def parse_lines(lines: Iterable[str], unit: DumpUnit, line_offset: int = 0) -> DumpUnit:
-    """parse_dump over the dump's lines (without their newlines) as they come: a file can be read a block at a
-    time, so that its whole text is never held beside the model."""
     r = _DumpReader(unit, _Warn(unit.source, unit.warnings))
-    h = unit.header
-    thread, frames, attrs = r.thread, r.frames, r.attrs
-    # The hot loop: stack lines are most of a dump, so a frame or attribute line costs one lstrip, one startswith
-    # and one append here; every other line goes to the reader's methods, after which the open thread is re-read.
-    for i, line in enumerate(lines, start=line_offset + 1):
-        if not line:
-            continue
-        c = line[0]
-        if c == " " or c == "\t":
-            if thread is None:
-                _header_line(h, line)
-                continue
-            s = line.lstrip()
-            if s.startswith(_FRAME_PREFIXES):
-                frames.append(s)
-            elif s[:1] == "|":
-                attrs.append(s)  # parsed by the model on first use of the fields it sets
-            else:
-                r.stack_detail(s, i)
-            continue
-        r.line(line, i)
-        thread, frames, attrs = r.thread, r.frames, r.attrs
+    _feed(r, text, line_offset)
     r.finish()
     return unit
+
+
+def _feed(r: _DumpReader, text: str, line_offset: int) -> None:
+    """The lines of `text` (lines numbered from line_offset + 1) into the reader. The native scan
+    (native/src/dump.rs) splits the text into top-level lines, which the reader's state machine reads one by one,
+    and runs of indented lines, which are a thread's stack (frames, attribute and lock lines, most of a dump) when a
+    thread is open and header lines (a CPU table, memory sizes) otherwise."""
+    h = r.h
+    for item in dump_scan(text, line_offset):
+        if len(item) == 2:
+            r.line(item[1], item[0])
+        elif r.thread is not None:
+            r.run(item[1], item[2], item[3], item[4], item[5])
+        else:
+            for line in dump_run_lines(text, item[6], item[7]):
+                _header_line(h, line)
 
 
 def _merge_wait_channels(unit: DumpUnit) -> None:
@@ -618,18 +609,24 @@ def _read_runtime_dump(path: Path) -> list[DumpUnit] | None:
         source = str(path)
         unit = DumpUnit(source=source)
         warnings: list[ReadWarning] = []
+        r = _DumpReader(unit, _Warn(source, unit.warnings))
         try:
-            parse_lines(_streamed_lines(fh, first, unit, warnings), unit)
+            for text, lines_before in _streamed_blocks(fh, first, unit, warnings):
+                _feed(r, text, lines_before)
         except _NotRuntimeDump:
             return None
+        r.finish()
     if not (unit.processes or unit.wait_channels or not unit.header.is_empty()):
         raise InputError(path, _nothing_read(None))
     unit.warnings[:0] = warnings
     return [unit]
 
 
-def _streamed_lines(fh: BinaryIO, block: bytes, unit: DumpUnit, warnings: list[ReadWarning]) -> Iterator[str]:
-    lines_before = 0
+def _streamed_blocks(fh: BinaryIO, block: bytes, unit: DumpUnit,
+                    warnings: list[ReadWarning]) -> Iterator[tuple[str, int]]:
+    """The file's text a block at a time (each ending at a newline), with the number of text lines before it."""
+    lines_before = 0   # of the bytes (for the invalid-UTF-8 warning)
+    text_lines = 0     # of the text (a lone CR is a line break too)
     while block:
         if not block.endswith(b"\n"):
             block += fh.readline()
@@ -637,10 +634,8 @@ def _streamed_lines(fh: BinaryIO, block: bytes, unit: DumpUnit, warnings: list[R
         if text.startswith("------ ") or "\n------ " in text:
             raise _NotRuntimeDump
         unit.nbytes += len(text)
-        lines = text.split("\n")
-        if text.endswith("\n"):
-            lines.pop()
-        yield from lines
+        yield text, text_lines
+        text_lines += text.count("\n") + (0 if text.endswith("\n") else 1)
         lines_before += block.count(b"\n")
         block = fh.read(STREAM_BLOCK)
 

@@ -1,0 +1,105 @@
+//! The hot loop of the ART/Dalvik thread-dump reader (`droidlag.io.anr`): a dump's text split into its top-level
+//! lines (thread headers, `----- pid` blocks, ANR header lines: few, read by the Python state machine) and the runs
+//! of indented lines between them (stack frames, `| k=v` attribute lines, lock lines: most of a dump), each run
+//! already sorted into frames, attributes, lock lines and unrecognised lines, so that Python touches a stack line
+//! only as an element of a list.
+
+/// Python's `str.isspace` for one character (what `str.lstrip()` strips): the ASCII controls \t..\r and \x1c..\x1f,
+/// space, and the Unicode spaces and separators.
+pub fn py_space(c: char) -> bool {
+    matches!(c, '\t'..='\r' | '\x1c'..='\x1f' | ' ' | '\u{85}' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}'
+        | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}')
+}
+
+fn lstrip(s: &str) -> &str {
+    // ASCII white space byte by byte (the usual indentation), then any Unicode space after it char by char
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() && matches!(b[i], 9..=13 | 0x1c..=0x1f | b' ') {
+        i += 1;
+    }
+    if i < b.len() && !b[i].is_ascii() {
+        return s[i..].trim_start_matches(py_space);
+    }
+    &s[i..]
+}
+
+/// A lock line of a run: its stripped text, how many frames of the run come before it, its line number.
+pub struct Lock<'a> {
+    pub text: &'a str,
+    pub frames_before: usize,
+    pub line: i64,
+}
+
+/// One run of indented lines (between two top-level lines).
+pub struct Run<'a> {
+    pub first_line: i64,
+    pub frames: Vec<&'a str>,
+    pub attrs: Vec<&'a str>,
+    pub locks: Vec<Lock<'a>>,
+    pub unknown: i64,
+    pub first_unknown: Option<i64>,
+    /// Byte range of the run in the text (its raw lines, for a run no thread is open for).
+    pub start: usize,
+    pub end: usize,
+}
+
+pub enum Item<'a> {
+    Top(i64, &'a str),
+    Run(Run<'a>),
+}
+
+const FRAME_PREFIXES: [&str; 4] = ["at ", "native:", "#", "kernel:"];
+
+/// The text's lines in order, as top-level lines and runs of indented lines (a line indented by a space or a tab;
+/// empty lines are skipped and do not end a run). Line numbers count from line_offset + 1.
+pub fn scan(text: &str, line_offset: i64) -> Vec<Item<'_>> {
+    let mut out: Vec<Item> = Vec::new();
+    let mut run: Option<Run> = None;
+    let mut pos = 0usize;
+    let mut no = line_offset;
+    let n = text.len();
+    while pos < n {
+        let end = memchr_nl(text.as_bytes(), pos).unwrap_or(n);
+        let line = &text[pos..end];
+        no += 1;
+        let start = pos;
+        pos = end + 1;
+        let Some(&c) = line.as_bytes().first() else { continue };
+        if c != b' ' && c != b'\t' {
+            if let Some(r) = run.take() {
+                out.push(Item::Run(r));
+            }
+            out.push(Item::Top(no, line));
+            continue;
+        }
+        let r = run.get_or_insert_with(|| Run { first_line: no, frames: Vec::new(), attrs: Vec::new(),
+                                                locks: Vec::new(), unknown: 0, first_unknown: None, start, end });
+        r.end = end;
+        let s = lstrip(line);
+        if FRAME_PREFIXES.iter().any(|p| s.starts_with(p)) {
+            r.frames.push(s);
+        } else if s.starts_with('|') {
+            r.attrs.push(s);
+        } else if s.starts_with("- ") {
+            r.locks.push(Lock { text: s, frames_before: r.frames.len(), line: no });
+        } else if s.is_empty() || s.starts_with('(') || s.starts_with("NOTE:") {
+        } else {
+            r.unknown += 1;
+            r.first_unknown.get_or_insert(no);
+        }
+    }
+    if let Some(r) = run.take() {
+        out.push(Item::Run(r));
+    }
+    out
+}
+
+/// The non-empty raw lines of text[start..end] (a run read as header lines when no thread is open).
+pub fn lines(text: &str, start: usize, end: usize) -> Vec<&str> {
+    text.get(start..end.min(text.len())).unwrap_or("").split('\n').filter(|l| !l.is_empty()).collect()
+}
+
+fn memchr_nl(b: &[u8], from: usize) -> Option<usize> {
+    b[from..].iter().position(|&x| x == b'\n').map(|i| i + from)
+}
