@@ -67,6 +67,9 @@ pub fn scan(text: &str, line_offset: i64) -> Vec<Item<'_>> {
         pos = end + 1;
         let Some(&c) = line.as_bytes().first() else { continue };
         if c != b' ' && c != b'\t' {
+            if ignored(c, line) {
+                continue;
+            }
             if let Some(r) = run.take() {
                 out.push(Item::Run(r));
             }
@@ -93,6 +96,26 @@ pub fn scan(text: &str, line_offset: i64) -> Vec<Item<'_>> {
         out.push(Item::Run(r));
     }
     out
+}
+
+/// A top-level line the reader is sure to ignore, whatever its state (io/anr.py's `_DumpReader.line` and
+/// `_header_line`): not a thread header, `-`/`+` line, process line (`sysTid=`, `Cmd line`, `ABI`, `Build
+/// fingerprint`), unindented frame, nor a header line (by its first character, or `ANR in`, `WATCHDOG`, a memory
+/// size, or a `%` in a line that can be a CPU row: `^\s*\+?\d`, where a non-ASCII character may be a digit). The GC
+/// and heap summary lines of every process (`MarkingPhase: Sum: 1ms 99% C.I. ...`) are most of these.
+fn ignored(c: u8, line: &str) -> bool {
+    if matches!(c, b'"' | b'-' | b'+' | b's' | b'C' | b'A' | b'B' | b'a' | b'S' | b'P' | b'R' | b'L' | b'p')
+        || line.contains("ANR in ") || line.contains("WATCHDOG") || line.contains("kB") || line.contains("Kb") {
+        return false;
+    }
+    if line.contains('%') {
+        if let Some(ch) = lstrip(line).chars().next() {
+            if ch == '+' || ch.is_ascii_digit() || !ch.is_ascii() {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// The non-empty raw lines of text[start..end] (a run read as header lines when no thread is open).

@@ -543,8 +543,8 @@ fn process_dump(py: Python<'_>, text: &str) -> Vec<(u8, i64, i64, Option<String>
         .collect()
 }
 
-/// A thread dump's text as its top-level lines `(line, text)` and runs of indented lines `(first line, frames,
-/// attribute lines, lock lines as (text, frames of the run before it, line), unrecognised count, first
+/// A thread dump's text as its top-level lines `(line, text)` and runs of indented lines `(first line, frames
+/// joined by newlines, number of frames, attribute lines, lock lines as (text, frames of the run before it, line), unrecognised count, first
 /// unrecognised line or None, start byte, end byte)`, in order (see dump.rs).
 #[pyfunction]
 fn dump_scan<'py>(py: Python<'py>, text: &str, line_offset: i64) -> PyResult<Bound<'py, PyList>> {
@@ -555,8 +555,8 @@ fn dump_scan<'py>(py: Python<'py>, text: &str, line_offset: i64) -> PyResult<Bou
             dump::Item::Top(no, line) => out.append((no, line))?,
             dump::Item::Run(r) => {
                 let locks: Vec<(&str, usize, i64)> = r.locks.iter().map(|l| (l.text, l.frames_before, l.line)).collect();
-                out.append((r.first_line, PyList::new(py, r.frames)?, PyList::new(py, r.attrs)?, locks, r.unknown,
-                            r.first_unknown, r.start, r.end))?
+                out.append((r.first_line, r.frames.join("\n"), r.frames.len(), PyList::new(py, r.attrs)?, locks,
+                            r.unknown, r.first_unknown, r.start, r.end))?
             }
         }
     }

@@ -177,18 +177,23 @@ def is_binder_call(f: Frame) -> bool:
     return False
 
 
-_WAITING_ACTIONS = ("waiting to lock", "waiting on")
-
-
-def _may_call_binder(raw_frames: list[str]) -> bool:
-    """False when no frame text can be an outgoing binder call (every is_binder_call symbol holds one of these)."""
-    text = "\n".join(raw_frames)
-    return "transact" in text or "waitForResponse" in text
+def _may_block(t: ThreadDump) -> bool:
+    """False when blocker(t) is None for certain without parsing a frame: no `waiting to lock` line, no `waiting on`
+    line under a `java.lang.Thread.join` frame, and no frame text that can be an outgoing binder call (every
+    is_binder_call symbol holds `transact` or `waitForResponse`). Most threads of a dump (idle in Object.wait,
+    sleeping, polling) are known idle here."""
+    waits_on = False
+    for lk in t.locks:
+        if lk.action == "waiting to lock":
+            return True
+        waits_on = waits_on or lk.action == "waiting on"
+    text = t.frames_text()
+    return "transact" in text or "waitForResponse" in text or (waits_on and "java.lang.Thread.join" in text)
 
 
 def blocker(t: ThreadDump) -> tuple[str, LockLine | int] | None:
     """The innermost reason `t` waits: ('monitor', LockLine), ('join', LockLine) or ('binder', frame index)."""
-    if not any(lk.action in _WAITING_ACTIONS for lk in t.locks) and not _may_call_binder(t.raw_frames):
+    if not _may_block(t):
         return None   # most threads of a dump: their frames need not be parsed to know it
     frames = t.frames
     stop = len(frames)
@@ -348,7 +353,7 @@ class _GraphBuilder:
     def build(self) -> WaitForGraph:
         for p in self.processes:
             for t in p.threads:
-                if not t.raw_frames and not t.locks:
+                if not t.locks and not t.has_frames():
                     continue
                 b = blocker(t)
                 if b is None:
@@ -490,7 +495,7 @@ QUEUED_WORK_THREAD = "queued-work-looper"   # AOSP QueuedWork's writer thread (A
 def _queued_work_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump) -> bool:
     """A thread waiting in `QueuedWork.waitToFinish` (SharedPreferences apply() flushes) waits for QueuedWork's
     writer thread when the dump shows it. True when the edge was added."""
-    if t.name == QUEUED_WORK_THREAD or not any("QueuedWork.waitToFinish" in r for r in t.raw_frames):
+    if t.name == QUEUED_WORK_THREAD or "QueuedWork.waitToFinish" not in t.frames_text():
         return False   # the frame texts java_names gives are raw frame lines: no need to parse them to know
     w = waits_in(t)
     if w is None or not any("QueuedWork.waitToFinish" in text for _, text in java_names(t)[:14]):

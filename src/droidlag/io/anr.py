@@ -268,32 +268,34 @@ class _DumpReader:
         self.unit, self.h, self.warn = unit, unit.header, warn
         self.proc: ProcessDump | None = None
         self.thread: ThreadDump | None = None
-        self.frames: list[str] = []   # thread.raw_frames while thread is not None
+        self.nframes = 0              # frames of the open thread so far
         self.attrs: list[str] = []    # thread.raw_attrs while thread is not None
         self.wchan: dict[int, tuple[str | None, str]] | None = None
         self.unknown = 0
         self.first_unknown: int | None = None
 
-    def run(self, frames: list[str], attrs: list[str], locks: list[tuple[str, int, int]], unknown: int,
+    def run(self, frames: str, nframes: int, attrs: list[str], locks: list[tuple[str, int, int]], unknown: int,
             first_unknown: int | None) -> None:
-        """A run of indented lines of the open thread, sorted by the native scan: its frames, attribute lines, lock
-        lines (text, frames of the run before it, line) and the count of unrecognised lines."""
+        """A run of indented lines of the open thread, sorted by the native scan: its frames (one newline-joined
+        text), attribute lines, lock lines (text, frames of the run before it, line) and the count of unrecognised
+        lines."""
         t = self.thread
         assert t is not None
-        base = len(self.frames) - 1
+        base = self.nframes - 1
         for text, before, line_no in locks:
             lk = _parse_lock(text, base + before, line_no)
             if lk is not None:
                 t.locks.append(lk)
-        if frames:
-            if self.frames:
-                self.frames.extend(frames)
-            else:   # the scan's own list becomes the thread's
-                t.raw_frames = self.frames = frames
+        if nframes:
+            if self.nframes:
+                t.raw_frames.extend(frames.split("\n"))
+            else:
+                t.set_frames_text(frames)
+            self.nframes += nframes
         if attrs:
             if self.attrs:
                 self.attrs.extend(attrs)
-            else:
+            else:   # the scan's own list becomes the thread's
                 t.raw_attrs = self.attrs = attrs
         if unknown:
             self.unknown += unknown
@@ -301,7 +303,7 @@ class _DumpReader:
                 self.first_unknown = first_unknown
 
     def _lock(self, s: str, line_no: int) -> None:
-        lk = _parse_lock(s, len(self.frames) - 1, line_no)
+        lk = _parse_lock(s, self.nframes - 1, line_no)
         if lk is not None and self.thread is not None:
             self.thread.locks.append(lk)
 
@@ -317,14 +319,15 @@ class _DumpReader:
             self._end_process()
         elif not self._process_line(c, line, line_no):
             if self.thread is not None and c == "a" and line.startswith("at "):
-                self.frames.append(line)
+                self.thread.raw_frames.append(line)
+                self.nframes += 1
             elif self.proc is None or self.thread is None:
                 _header_line(self.h, line)
 
     def _set_thread(self, t: ThreadDump | None) -> None:
         self.thread = t
         if t is not None:
-            self.frames, self.attrs = t.raw_frames, t.raw_attrs
+            self.nframes, self.attrs = len(t.raw_frames), t.raw_attrs
 
     def _end_process(self) -> None:
         if self.proc is not None:
@@ -444,9 +447,9 @@ def _feed(r: _DumpReader, text: str, line_offset: int) -> None:
         if len(item) == 2:
             r.line(item[1], item[0])
         elif r.thread is not None:
-            r.run(item[1], item[2], item[3], item[4], item[5])
+            r.run(item[1], item[2], item[3], item[4], item[5], item[6])
         else:
-            for line in dump_run_lines(text, item[6], item[7]):
+            for line in dump_run_lines(text, item[7], item[8]):
                 _header_line(h, line)
 
 
