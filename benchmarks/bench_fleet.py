@@ -146,10 +146,11 @@ def bench_cluster(temps: list[Features], n: int, tmp: Path) -> Path:
     return db
 
 
-def bench_ingest(corpus: Path, phones: int, tmp: Path) -> None:
-    gen = tmp / "gen"
-    generate_fleet(gen, corpus / "anr", corpus / "gfxinfo" / "sailfish_android10_dumpsys_gfxinfo.txt",
-                   FleetParams(phones=phones, zipf_b=2.3 + np.log10(max(phones, 60) / 60), seed=3))
+def bench_ingest(corpus: Path, phones: int, tmp: Path, fleet: Path | None = None) -> None:
+    gen = fleet or tmp / "gen"
+    if not (gen / "manifest.csv").exists():   # --fleet DIR: generated once, reused by later runs
+        generate_fleet(gen, corpus / "anr", corpus / "gfxinfo" / "sailfish_android10_dumpsys_gfxinfo.txt",
+                       FleetParams(phones=phones, zipf_b=2.3 + np.log10(max(phones, 60) / 60), seed=3))
     files = [p for p in gen.rglob("*.txt")]
     raw = sum(p.stat().st_size for p in files)
     t0 = time.perf_counter()
@@ -225,6 +226,8 @@ def main() -> None:
     ap.add_argument("--phones", type=int, default=200)
     ap.add_argument("--no-spark", action="store_true")
     ap.add_argument("--only", choices=("cluster", "ingest", "spark"))
+    ap.add_argument("--fleet", type=Path, help="ingest: the generated fleet's folder (generated there when it has no "
+                                                "manifest.csv yet, else reused)")
     args = ap.parse_args()
     corpus = corpus_root()
     if corpus is None:
@@ -235,7 +238,7 @@ def main() -> None:
         if args.only in (None, "cluster"):
             bench_cluster(temps, args.events, tmp)
         if args.only in (None, "ingest"):
-            bench_ingest(corpus, args.phones, tmp)
+            bench_ingest(corpus, args.phones, tmp, args.fleet)
         if args.only in (None, "spark") and not args.no_spark:
             bench_spark(temps, args.spark_events, tmp)
 

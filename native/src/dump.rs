@@ -44,8 +44,79 @@ pub struct Run<'a> {
     pub end: usize,
 }
 
+/// A number field of a thread header: an int when it is plain ASCII digits, else its text (Python's int() rules,
+/// signs, underscores and other scripts' digits, are applied by the reader), None when absent.
+pub enum Num<'a> {
+    Int(i64),
+    Text(&'a str),
+}
+
+/// A thread header (`"main" prio=5 tid=1 Blocked`, `"Binder:474_2" sysTid=474`, `"x" daemon prio=5 (not
+/// attached)`): the name up to the first `" prio=` / `" daemon prio=` / `" sysTid=` (else the last quote), then the
+/// `daemon`, `prio=`, `tid=` and `sysTid=` tokens (the last of each counts); the other tokens without `=` are the
+/// state words, joined by one space.
+pub struct Header<'a> {
+    pub name: &'a str,
+    pub daemon: bool,
+    pub prio: Option<Num<'a>>,
+    pub tid: Option<Num<'a>>,
+    pub sys_tid: Option<Num<'a>>,
+    pub state: String,
+}
+
+fn num(s: &str) -> Num<'_> {
+    if !s.is_empty() && s.len() <= 18 && s.bytes().all(|b| b.is_ascii_digit()) {
+        Num::Int(s.parse().unwrap_or(0))
+    } else {
+        Num::Text(s)
+    }
+}
+
+/// A thread header line (it opens with a quote), or None when it has no closing quote.
+pub fn thread_header(line: &str) -> Option<Header<'_>> {
+    let mut end: Option<usize> = None;
+    for marker in ["\" prio=", "\" daemon prio=", "\" sysTid="] {
+        match line.find(marker) {
+            Some(i) if i > 0 => {
+                end = Some(i);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let end = match end {
+        Some(i) => i,
+        None => match line.rfind('"') {
+            Some(i) if i > 0 => i,
+            _ => return None,
+        },
+    };
+    let mut h = Header { name: &line[1..end], daemon: false, prio: None, tid: None, sys_tid: None,
+                         state: String::new() };
+    for tok in line[end + 1..].split(py_space).filter(|t| !t.is_empty()) {
+        if tok == "daemon" {
+            h.daemon = true;
+        } else if let Some(v) = tok.strip_prefix("prio=") {
+            h.prio = Some(num(v));
+        } else if let Some(v) = tok.strip_prefix("tid=") {
+            h.tid = Some(num(v));
+        } else if let Some(v) = tok.strip_prefix("sysTid=") {
+            h.sys_tid = Some(num(v));
+        } else if tok.contains('=') {
+            continue;
+        } else {
+            if !h.state.is_empty() {
+                h.state.push(' ');
+            }
+            h.state.push_str(tok);
+        }
+    }
+    Some(h)
+}
+
 pub enum Item<'a> {
     Top(i64, &'a str),
+    Thread(i64, &'a str, Option<Header<'a>>),
     Run(Run<'a>),
 }
 
@@ -73,7 +144,11 @@ pub fn scan(text: &str, line_offset: i64) -> Vec<Item<'_>> {
             if let Some(r) = run.take() {
                 out.push(Item::Run(r));
             }
-            out.push(Item::Top(no, line));
+            if c == b'"' {
+                out.push(Item::Thread(no, line, thread_header(line)));
+            } else {
+                out.push(Item::Top(no, line));
+            }
             continue;
         }
         let r = run.get_or_insert_with(|| Run { first_line: no, frames: Vec::new(), attrs: Vec::new(),

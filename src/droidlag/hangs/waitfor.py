@@ -106,6 +106,24 @@ class ChainStep(TypedDict):
     dump: ThreadDump | None
 
 
+class _Nodes(list):  # type: ignore[type-arg]
+    """A graph's nodes, where a dumped thread's node is made on first use: most threads of a dump are never on a
+    chain, so their Node (and the attribute parse its sys_tid needs) is never built. Indexing is the only access
+    the analyses use; None marks a node not made yet."""
+
+    def __init__(self, threads: dict[int, tuple[ProcessDump, ThreadDump]]):
+        super().__init__()
+        self.threads = threads
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]
+        v = list.__getitem__(self, i)
+        if v is None:
+            p, t = self.threads[i]
+            v = Node(p.cmdline, p.pid, t.tid, t.sys_tid, t.name, t.state or t.kstate)
+            list.__setitem__(self, i, v)
+        return v
+
+
 @dataclass
 class WaitForGraph:
     nodes: list[Node] = field(default_factory=list)
@@ -333,17 +351,24 @@ class _GraphBuilder:
     def __init__(self, processes: list[ProcessDump], transactions: Sequence[BinderTransaction], partial: bool):
         self.processes, self.partial = processes, partial
         self.g = WaitForGraph()
+        index, threads = self.g.index, self.g.threads
+        n = 0
         for p in processes:
             for t in p.threads:
-                self.g.index[id(t)] = len(self.g.nodes)
-                self.g.threads[len(self.g.nodes)] = (p, t)
-                self.g.nodes.append(Node(p.cmdline, p.pid, t.tid, t.sys_tid, t.name, t.state or t.kstate))
+                index[id(t)] = n
+                threads[n] = (p, t)
+                n += 1
+        nodes = _Nodes(threads)
+        nodes.extend([None] * n)
+        self.g.nodes = nodes
         self.remote: dict[tuple[int | None, str], int] = {}      # (pid, name) -> a remote process's node
         self.absent: dict[tuple[int | None, int], int] = {}      # (pid, tid) -> a named holder the dump does not show
         self.by_sys: dict[tuple[int | None, int], ThreadDump] = {}
         self.by_pid: dict[int | None, ProcessDump] = {}
         for p in processes:
             self.by_pid.setdefault(p.pid, p)
+            if not transactions:
+                continue   # by_sys serves only the kernel's transaction records
             for t in p.threads:
                 if t.sys_tid is not None:
                     self.by_sys[(p.pid, t.sys_tid)] = t

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from droidlag._native import dump_run_lines, dump_scan
+from droidlag._native import dump_run_lines, dump_scan, dump_thread_header
 from droidlag.errors import InputError, ReadWarning
 from droidlag.io.anr_paste import Paste, canonicalize, needs_canonicalizing
 from droidlag.models.dumps import AnrHeader, BinderTransaction, DumpUnit, LockLine, ProcessDump, ThreadDump
@@ -84,63 +84,27 @@ class _Warn:
             self.out.append(ReadWarning(self.source, f"{self.dropped} more warnings not shown"))
 
 
-# The usual headers in one match: ART/Dalvik (`"main" prio=5 tid=1 Blocked`, `"x" prio=5 (not attached)`, `"y"
-# daemon prio=5 tid=9 Native (still starting up)`) and native-only (`"Binder:474_2" sysTid=474`), quote-free name,
-# no `=` in the state words. Any other shape goes through the token loop below, which these agree with on every
-# line they accept (the state is the words that hold no `=`, joined by one space).
-_THREAD_HEADER = re.compile(r'"((?:[^" ][^"]*)?)"( daemon)? prio=(\d+) (?:tid=(\d+) )?([^"=]*)')
-_NATIVE_HEADER = re.compile(r'"((?:[^" ][^"]*)?)" sysTid=(\d+)')
+# A thread header, as native/src/dump.rs reads it: (name, daemon, prio, tid, sysTid, state), the numbers as int or,
+# when not plain digits, as text for int()'s rules.
+_Header = tuple[str, bool, "int | str | None", "int | str | None", "int | str | None", str]
+
+
+def _number(v: int | str | None) -> int | None:
+    return v if v is None or type(v) is int else _int(v)   # type: ignore[arg-type]
+
+
+def _thread_from_header(h: _Header) -> ThreadDump:
+    name, daemon, prio, tid, sys_tid, state = h
+    return ThreadDump(name, _number(tid), _number(sys_tid), state, None, daemon, _number(prio))
 
 
 def _parse_thread_header(line: str) -> ThreadDump | None:
-    m = _THREAD_HEADER.fullmatch(line)
-    if m:
-        name, daemon, prio, tid, state = m.groups()
-        if state.isalpha():   # one word (`Blocked`), the usual case
-            if state != "daemon":
-                return ThreadDump(name, None if tid is None else int(tid), None, state, None, daemon is not None,
-                                  int(prio))
-        else:
-            words = state.split()
-            if "daemon" not in words:
-                return ThreadDump(name, None if tid is None else int(tid), None, " ".join(words), None,
-                                  daemon is not None, int(prio))
-    elif '" sysTid=' in line:
-        m = _NATIVE_HEADER.fullmatch(line)
-        if m:
-            return ThreadDump(m.group(1), None, int(m.group(2)))
-    return _header_by_tokens(line)
-
-
-def _header_by_tokens(line: str) -> ThreadDump | None:
-    """Any thread header shape: the name up to the first `" prio=`/`" daemon prio=`/`" sysTid=` (else the last
-    quote), then `daemon`, `prio=`, `tid=`, `sysTid=` tokens; the other `=`-free tokens are the state words."""
-    end = -1
-    for marker in ('" prio=', '" daemon prio=', '" sysTid='):
-        end = line.find(marker)
-        if end > 0:
-            break
-    if end <= 0:
-        end = line.rfind('"')
-        if end <= 0:
-            return None
-    t = ThreadDump(name=line[1:end])
-    state_words = []
-    for tok in line[end + 1:].split():
-        if tok == "daemon":
-            t.daemon = True
-        elif tok.startswith("prio="):
-            t.prio = _int(tok[5:])
-        elif tok.startswith("tid="):
-            t.tid = _int(tok[4:])
-        elif tok.startswith("sysTid="):
-            t.sys_tid = _int(tok[7:])
-        elif "=" in tok:
-            continue
-        else:
-            state_words.append(tok)
-    t.state = " ".join(state_words)
-    return t
+    """A thread header line (`"main" prio=5 tid=1 Blocked`, `"Binder:474_2" sysTid=474`, `"x" daemon prio=5 (not
+    attached)`): the name up to the first `" prio=`/`" daemon prio=`/`" sysTid=` (else the last quote), then
+    `daemon`, `prio=`, `tid=`, `sysTid=` tokens; the other `=`-free tokens are the state words. None without a
+    closing quote."""
+    h = dump_thread_header(line)
+    return None if h is None else _thread_from_header(h)
 
 
 def _float(s: str) -> float | None:
@@ -310,9 +274,7 @@ class _DumpReader:
     def line(self, line: str, line_no: int) -> None:
         """A line that does not start with white space."""
         c = line[0]
-        if c == '"':
-            self._thread_header(line, line_no)
-        elif c == "-":
+        if c == "-":
             self._dash_line(line, line_no)
         elif c == "+" and line.startswith("+++ +++"):
             # xCrash: the ART dump ends at the `+++` separator; logcat, fds and memory info follow.
@@ -335,12 +297,13 @@ class _DumpReader:
         self.proc = None
         self._set_thread(None)
 
-    def _thread_header(self, line: str, line_no: int) -> None:
-        t = _parse_thread_header(line)
-        if t is None:
+    def thread_header(self, line: str, line_no: int, h: _Header | None) -> None:
+        """A line opening with a quote, read by the native scan (h: None when it is no header)."""
+        if h is None:
             self.warn(f"unreadable thread header skipped: {line[:80]!r}", line_no)
             self._set_thread(None)
             return
+        t = _thread_from_header(h)
         if self.proc is None:
             # xCrash and bare dumps: threads without a `----- pid` line belong to an implicit process.
             self.proc = ProcessDump(pid=self.h.pid, cmdline=self.h.process or "", line=line_no, kind="implicit")
@@ -444,8 +407,11 @@ def _feed(r: _DumpReader, text: str, line_offset: int) -> None:
     thread is open and header lines (a CPU table, memory sizes) otherwise."""
     h = r.h
     for item in dump_scan(text, line_offset):
-        if len(item) == 2:
+        n = len(item)
+        if n == 2:
             r.line(item[1], item[0])
+        elif n == 3:
+            r.thread_header(item[1], item[0], item[2])
         elif r.thread is not None:
             r.run(item[1], item[2], item[3], item[4], item[5], item[6])
         else:
