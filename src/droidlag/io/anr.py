@@ -89,13 +89,12 @@ class _Warn:
 _Header = tuple[str, bool, "int | str | None", "int | str | None", "int | str | None", str]
 
 
-def _number(v: int | str | None) -> int | None:
-    return v if v is None or type(v) is int else _int(v)   # type: ignore[arg-type]
-
-
 def _thread_from_header(h: _Header) -> ThreadDump:
     name, daemon, prio, tid, sys_tid, state = h
-    return ThreadDump(name, _number(tid), _number(sys_tid), state, None, daemon, _number(prio))
+    # numbers come as int when plain digits (nearly always); any other text follows int()'s rules
+    return ThreadDump(name, tid if tid is None or type(tid) is int else _int(tid),   # type: ignore[arg-type]
+                      sys_tid if sys_tid is None or type(sys_tid) is int else _int(sys_tid),   # type: ignore[arg-type]
+                      state, None, daemon, prio if prio is None or type(prio) is int else _int(prio))  # type: ignore[arg-type]
 
 
 def _parse_thread_header(line: str) -> ThreadDump | None:
@@ -310,7 +309,7 @@ class _DumpReader:
             self.unit.processes.append(self.proc)
         t.line = line_no
         self.proc.threads.append(t)
-        self._set_thread(t)
+        self.thread, self.nframes, self.attrs = t, 0, t.raw_attrs
 
     def _dash_line(self, line: str, line_no: int) -> None:
         """`----- pid`, `----- end`, `----- Waiting Channels`, `--- --- ---`, a lock line, else a header line."""
