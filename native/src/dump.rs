@@ -173,14 +173,20 @@ pub fn scan(text: &str, line_offset: i64) -> Vec<Item<'_>> {
     out
 }
 
-/// A top-level line the reader is sure to ignore, whatever its state (io/anr.py's `_DumpReader.line` and
-/// `_header_line`): not a thread header, `-`/`+` line, process line (`sysTid=`, `Cmd line`, `ABI`, `Build
-/// fingerprint`), unindented frame, nor a header line (by its first character, or `ANR in`, `WATCHDOG`, a memory
-/// size, or a `%` in a line that can be a CPU row: `^\s*\+?\d`, where a non-ASCII character may be a digit). The GC
-/// and heap summary lines of every process (`MarkingPhase: Sum: 1ms 99% C.I. ...`) are most of these.
+/// Openings of the top-level lines the reader reads (io/anr.py's `_DumpReader.line`, `_process_line` and
+/// `_header_by_start`): process lines, an unindented frame, the ANR header's lines known by their first words.
+const READ_OPENINGS: [&str; 12] = ["sysTid=", "Cmd line: ", "ABI: ", "Build fingerprint: ", "at ", "Subject: ",
+                                   "PID: ", "Reason: ", "Load: ", "pid: ", "Crash type: ", "PSI memory full avg10: "];
+
+/// A top-level line the reader is sure to ignore, whatever its state: not a thread header nor a `-`/`+` line, no
+/// opening the reader reads, and none of what `_header_line` looks for anywhere in a line (`ANR in`, `WATCHDOG`, a
+/// D-state note, a memory size, a `%` in a line that can be a CPU row: `^\s*\+?\d`, where a non-ASCII character may
+/// be a digit). The GC and heap summary lines of every process (`MarkingPhase: Sum: 1ms 99% C.I. ...`) are most of
+/// these.
 fn ignored(c: u8, line: &str) -> bool {
-    if matches!(c, b'"' | b'-' | b'+' | b's' | b'C' | b'A' | b'B' | b'a' | b'S' | b'P' | b'R' | b'L' | b'p')
-        || line.contains("ANR in ") || line.contains("WATCHDOG") || line.contains("kB") || line.contains("Kb") {
+    if matches!(c, b'"' | b'-' | b'+') || READ_OPENINGS.iter().any(|o| line.starts_with(o))
+        || line.contains("ANR in ") || line.contains("WATCHDOG") || line.contains("have D state thread(")
+        || line.contains("kB") || line.contains("Kb") {
         return false;
     }
     if line.contains('%') {
