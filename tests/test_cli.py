@@ -73,3 +73,16 @@ def test_help_lists_each_part_in_a_line(capsys):
 
 def test_no_command_is_a_usage_error(capsys):
     assert main([]) == 2
+
+
+def test_info_warnings_name_the_file_and_line(tmp_path: Path, capsys):
+    """`info` printed a reader warning without where it was (new-user trial 2026-11-28); every other command names
+    file:line. Hand-made atrace text whose line 3 has a counter value that is not a number."""
+    f = tmp_path / "t.txt"
+    f.write_text("# tracer: nop\n"
+                 "  app-10 (10) [000] .... 1.000000: tracing_mark_write: B|10|work\n"
+                 "  app-10 (10) [000] .... 1.000100: tracing_mark_write: C|10|queued|many\n"
+                 "  app-10 (10) [000] .... 1.000200: tracing_mark_write: E|10\n")
+    assert main(["info", str(f)]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "warning:" in ln]
+    assert lines and all(f"{f}:3: " in ln for ln in lines), lines

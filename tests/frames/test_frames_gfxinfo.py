@@ -70,3 +70,57 @@ def test_cli_bad_inputs_never_traceback(tmp_path, capsys):
     assert main(["frames", "--json", str(trunc)]) == 0
     out = capsys.readouterr()
     assert "Traceback" not in out.err
+
+
+# A summary pasted without its `** Graphics info for pid` line, as issues and blog posts quote it (hand-made here in
+# the Android 6-9 form). The new-user trial of 2026-11-28 found it refused as "not a format droidlag reads".
+SUMMARY_ONLY = """Stats since: 752958278148ns
+Total frames rendered: 1200
+Janky frames: 300 (25.00%)
+90th percentile: 34ms
+95th percentile: 42ms
+99th percentile: 69ms
+Number Missed Vsync: 47
+"""
+
+
+def test_a_summary_without_its_process_line_is_read_as_an_unknown_process(tmp_path):
+    from droidlag.frames import frames_report
+    from droidlag.io.inputs import discover
+    f = tmp_path / "pasted.txt"
+    f.write_text(SUMMARY_ONLY)
+    [item] = discover([f])
+    assert item.kind == "gfxinfo"
+    dump = read_gfxinfo(SUMMARY_ONLY, "pasted.txt")
+    [proc] = dump.processes
+    assert proc.name == "<unknown process>" and proc.summary["total_frames_rendered"] == 1200
+    assert proc.summary["janky_frames"] == {"count": 300, "percent": 25.0}
+    assert [w.line for w in dump.warnings] == [1] and "process is unknown" in dump.warnings[0].message
+    [agg] = frames_report(dump).summary.sections["gfxinfo_summaries"]
+    assert (agg["total_frames_rendered"], agg["janky_frames"]) == (1200, 300)
+
+
+def test_prose_quoting_one_count_is_not_gfxinfo(tmp_path):
+    from droidlag.io.inputs import discover
+    f = tmp_path / "notes.txt"
+    f.write_text("After the fix the list scrolls better.\nTotal frames rendered: 1200 in our run.\n")
+    [item] = discover([f])
+    assert item.kind != "gfxinfo"
+
+
+def test_counts_that_are_not_numbers_leave_the_histogram(capsys):
+    """A summary whose counts carry trailing notes (a blog's `// ...` annotations: warned, left out) keeps its process
+    and its HISTOGRAM: the frames and the frame over 700 ms are still counted (new-user trial 2026-11-28). Hand-made;
+    the histogram holds 20 frames: 2 slow (the 20 and 25 ms buckets) and 1 frozen (800 ms)."""
+    from droidlag.findings.narrative import frames_headlines
+    from droidlag.frames import frames_report
+    text = ("** Graphics info for pid 7 [com.example.launcher] **\nStats since: 1ns // since boot\n"
+            "Total frames rendered: 20 // all frames\nJanky frames: 3 (15.00%) // slow ones\n"
+            "HISTOGRAM: 5ms=15 10ms=2 20ms=1 25ms=1 800ms=1\n")
+    dump = read_gfxinfo(text, "annotated.txt")
+    assert any("is not a number" in w.message for w in dump.warnings)
+    [agg] = frames_report(dump).summary.sections["gfxinfo_summaries"]
+    assert agg["total_frames_rendered"] == 20 and agg["total_from_histogram"] is True
+    assert (agg["sr_naive_histogram"], agg["ff_naive_histogram"], agg["janky_frames"]) == (2, 1, None)
+    [h] = frames_headlines(frames_report(dump), "annotated.txt")
+    assert "1 over 700 ms" in h.text and "None" not in h.text and h.kind == "ff"

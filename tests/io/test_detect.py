@@ -40,3 +40,32 @@ def test_junk_is_skipped_with_a_reason(tmp_path: Path, content: bytes):
     f.write_bytes(content)
     [item] = discover([tmp_path])
     assert item.status == "skipped" and item.reason
+
+
+# A few ftrace lines copied out of a trace (a question, a bug report) with no `# tracer:` header: hand-made here in
+# the forms of a real capture (Android 12+ five-character flags, tab-indented, TGID column). The new-user trial of
+# 2026-11-28 found such 4-line snippets refused as "not a format droidlag reads".
+SNIPPET = (
+    "          app-4321    ( 4321) [002] ..... 1000.000100: tracing_mark_write: B|4321|inflate\n"
+    "\t  kworker-77    (   77) [002] d..2. 1000.000200: sched_switch: prev_comm=kworker prev_pid=77 prev_prio=120 "
+    "prev_state=S ==> next_comm=app next_pid=4321 next_prio=110\n"
+    "          app-4321    ( 4321) [002] ..... 1000.000900: tracing_mark_write: E|4321\n"
+)
+
+
+def test_a_short_headerless_ftrace_snippet_is_a_trace(tmp_path: Path):
+    from droidlag.io import read_trace
+    f = tmp_path / "snippet.txt"
+    f.write_text(SNIPPET)
+    [item] = discover([f])
+    assert item.kind == "systrace"
+    trace = read_trace(f)
+    assert trace.slices["name"].to_list() == ["inflate"]
+    assert trace.slices["dur"].to_list() == [800_000]   # 1000.000900 - 1000.000100 s
+
+
+def test_prose_quoting_a_few_ftrace_lines_is_not_a_trace(tmp_path: Path):
+    f = tmp_path / "question.md"
+    f.write_text("Why does my app jank here? I see this in the trace:\n\n" + SNIPPET + "\nAny idea what inflate does?\n")
+    [item] = discover([f])
+    assert item.kind != "systrace"

@@ -99,13 +99,16 @@ def run_ingest(args) -> int:
 
 def _print_ingest(r: dict) -> None:
     mb = r["bytes"] / 1e6
-    print(f"{r['files']} file(s): {r['added']} added, {r['already_in_store']} already in the store, "
+    empty = f" ({len(r['empty'])} holding no event or session)" if r.get("empty") else ""
+    print(f"{r['files']} file(s): {r['added']} added{empty}, {r['already_in_store']} already in the store, "
           f"{len(r['skipped'])} skipped, {len(r['failed'])} failed; {r['events']} event(s), {r['sessions']} "
           f"session(s); {mb:.1f} MB in {r['seconds']:.1f} s ({mb / max(r['seconds'], 1e-9):.1f} MB/s)")
     for reason, n in r["skipped_by_reason"].items():
         print(f"  skipped {n}: {reason}")
     for f in r["failed"][:20]:
         print(f"  failed: {f['reason']}", file=sys.stderr)
+    for note in r.get("notes", []):
+        print(f"  manifest: {note}", file=sys.stderr)
     c = r.get("clustering")
     if c:
         print(f"clusters: {c['new_signatures']} new signature(s), {c['new_clusters']} new cluster(s), "

@@ -104,9 +104,11 @@ def _print(report) -> None:
                   f"{ds.get('dominant')} (paper {ds['paper']}); CPU busy SR {_fmt(cpu.get('sr_pct'), '%')}, "
                   f"FF {_fmt(cpu.get('ff_pct'), '%')}, normal {_fmt(cpu.get('normal_pct'), '%')}")
     for g in s.sections.get("gfxinfo_summaries") or []:
-        print(f"  {g['process']}: {g['total_frames_rendered']} frames rendered, Android counts "
-              f"{g['janky_frames']} janky ({_fmt(g['janky_percent'], '%')}); histogram: SR {_fmt(g['sr_naive_histogram'])}"
-              f", FF {_fmt(g['ff_naive_histogram'])}")
+        rendered = "frames in its histogram" if g.get("total_from_histogram") else "frames rendered"
+        janky = (f"Android counts {g['janky_frames']} janky ({_fmt(g['janky_percent'], '%')})"
+                 if g["janky_frames"] is not None else "Android's janky count unreadable")
+        print(f"  {g['process']}: {g['total_frames_rendered']} {rendered}, {janky}; histogram: SR "
+              f"{_fmt(g['sr_naive_histogram'])}, FF {_fmt(g['ff_naive_histogram'])}")
     from droidlag.report.frames_json import pacing_dict
     for p in map(pacing_dict, s.sections.get("frame_pacing") or []):
         print(f"  pacing {p.get('process') or p['pid']} / {p.get('producer')}: {p['buffers']} buffers, target "

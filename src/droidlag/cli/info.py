@@ -51,5 +51,8 @@ def _print(info: dict) -> None:
     classes = {c: d["class"] for c, d in info["cpus"].items() if d["class"]}
     if classes:
         print("  cpu classes (guessed):  " + " ".join(f"{c}:{k}" for c, k in classes.items()))
-    for w in info["warnings"]:
-        print(f"  warning: {w['message']}")
+    for w in info["warnings"]:   # where, as every other command prints it (ReadWarning's form)
+        where = w.get("path") or info["path"]
+        where += f":{w['line']}" if w.get("line") is not None else \
+            (f" (byte {w['offset']})" if w.get("offset") is not None else "")
+        print(f"  warning: {where}: {w['message']}")

@@ -32,6 +32,12 @@ class Headline:
 
 
 _FRAME = re.compile(r"^at\s+(?P<where>[\w$.<>]+)\((?P<src>[^)]*)\)")
+# A native frame as ART (`native: #00 pc 0000... /system/lib/libc.so (fdatasync+12)`) or debuggerd/Play Console
+# (`#00 pc 0x... libc.so (__ioctl + 4) (BuildId: ...)`) prints it: the library and the symbol.
+_NATIVE_FRAME = re.compile(r"^(?:native:\s*)?(?:#\d+\s+)?pc\s+(?:0x)?[0-9a-fA-F]+\s+(?P<lib>\S+)"
+                           r"(?:\s+\((?P<sym>[^()]+?)(?:\s*\+\s*\d+)?\))?")
+# ART's thread state words as a sentence says them after "was" (the rest read as they are: blocked, waiting...).
+_STATE_WORDS = {"native": "in native code", "runnable": "running", "timed_waiting": "waiting (timed)"}
 
 
 def cause_sentence(c: dict[str, Any]) -> str:
@@ -68,6 +74,10 @@ def _short_frame(frame: str | None) -> str | None:
         return None
     m = _FRAME.match(frame.strip())
     if not m:
+        n = _NATIVE_FRAME.match(frame.strip())
+        if n:
+            lib = n.group("lib").rsplit("/", 1)[-1]
+            return f"{n.group('sym').strip()} ({lib})" if n.group("sym") else lib
         return frame.strip()[:80]
     parts = m.group("where").split(".")
     return ".".join(parts[-2:]) if len(parts) >= 2 else m.group("where")
@@ -135,7 +145,10 @@ def hang_sentence(ev: dict[str, Any]) -> str:
         evid = ev.get("evidence") or {}
         # the frame in the app's code it was in (framework wait primitives skipped), else its top frame
         top = _short_frame(evid.get("app_frame") or (evid.get("blocked_frames") or [None])[0])
-        text = f"{head} was {state or 'busy'}" + (f" in {top}" if top else "")
+        if state or top:
+            text = f"{head} was {_STATE_WORDS.get(state, state or 'busy')}" + (f" in {top}" if top else "")
+        else:   # a header or log lines only: nothing shows what the thread did
+            text = f"{head}: the report shows no stack for it"
     crit = ev.get("evidence", {}).get("critical_frames") or {}
     last = chain[-1]["thread"] if len(chain) > 1 and chain[-1].get("thread") else None
     key = critical_key(last.get("name"), last.get("sys_tid"), last.get("tid")) if last else None
@@ -210,15 +223,34 @@ def _shown_ms(ns: float) -> float:
     return round(ns / 1e6, 3)
 
 
+def _frozen_words(aggregates: list[dict[str, Any]]) -> tuple[int, str]:
+    """Frames over 700 ms by the histograms, in words. Android 6-7 print no HISTOGRAM line, and a pasted summary may
+    leave it out: then frozen frames are not known."""
+    ff = sum(g.get("ff_naive_histogram") or 0 for g in aggregates)
+    with_hist = sum(g.get("ff_naive_histogram") is not None for g in aggregates)
+    return ff, (f"{ff} over 700 ms by the histogram" if with_hist == len(aggregates) else
+                f"{ff} over 700 ms by the histogram of {with_hist} of them" if with_hist else
+                "no frame-time histogram, so frames over 700 ms are not known")
+
+
 def _aggregates_headline(aggregates: list[dict[str, Any]], path: str) -> Headline:
     """Android's own counters when there are no per-frame rows (gfxinfo without framestats, graphicsstats)."""
     total = sum(g["total_frames_rendered"] for g in aggregates)
-    janky = sum(g.get("janky_frames") or 0 for g in aggregates)
-    ff = sum(g.get("ff_naive_histogram") or 0 for g in aggregates)
+    ff, frozen = _frozen_words(aggregates)
+    known = [g for g in aggregates if g.get("janky_frames") is not None]
+    if known:
+        janky = sum(g["janky_frames"] for g in known)
+        counted = f"Android counted {janky} janky of {total} frames ({100 * janky / total:.1f}%)"
+        if len(known) < len(aggregates):
+            counted += f" ({len(aggregates) - len(known)} without a readable janky count)"
+    else:   # the janky counts could not be read (warned): the histogram still says how many frames were slow
+        janky = sum(g.get("sr_naive_histogram") or 0 for g in aggregates)
+        counted = (f"Android's janky count could not be read; {janky} of {total} frames over 16.67 ms by the "
+                   "histogram")
     worst = max(aggregates, key=lambda g: (g.get("janky_percent") or 0, g["total_frames_rendered"]))
-    text = (f"{path}: Android counted {janky} janky of {total} frames ({100 * janky / total:.1f}%) in "
-            f"{len(aggregates)} aggregate(s), {ff} over 700 ms by the histogram; highest: {worst['process']} "
-            f"({worst.get('janky_percent')}%). No per-frame data, so no buffer-aware verdict or causes.")
+    pct = worst.get("janky_percent")
+    text = (f"{path}: {counted} in {len(aggregates)} aggregate(s), {frozen}; highest: {worst['process']}"
+            f"{f' ({pct}%)' if pct is not None else ''}. No per-frame data, so no buffer-aware verdict or causes.")
     kind = "ff" if ff else "sr"
     return Headline(SEVERITY[kind] + min(19, 100 * janky / total / 5), kind, "bad" if ff else "warn", path, text)
 

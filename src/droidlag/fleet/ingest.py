@@ -40,7 +40,7 @@ class IngestSummary:
 
     files: int = 0
     already: int = 0
-    added: int = 0
+    added: int = 0   # of which `empty` hold no event and no session
     events: int = 0
     sessions: int = 0
     bytes: int = 0
@@ -48,6 +48,8 @@ class IngestSummary:
     batches: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    empty: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # about the run's own inputs (the manifest)
 
     def to_dict(self) -> dict:
         return {"files": self.files, "already_in_store": self.already, "added": self.added, "events": self.events,
@@ -55,12 +57,14 @@ class IngestSummary:
                 "batches": self.batches,
                 "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
                 "failed": [{"path": p, "reason": r} for p, r in self.failed],
+                "empty": [{"path": p, "reason": r} for p, r in self.empty], "notes": list(self.notes),
                 "skipped_by_reason": dict(Counter(r for _, r in self.skipped))}
 
 
 def read_manifest(path: str | Path) -> dict[str, dict]:
-    """Manifest rows keyed by resolved file path (paths relative to the manifest's folder). InputError (file, line)
-    for a manifest without `path` and `device_id` columns or with an empty device id."""
+    """Manifest rows keyed by resolved file path (paths relative to the manifest's folder), each with its line number
+    (`_line`). InputError (file, line) for a manifest without `path` and `device_id` columns, with an empty device
+    id, or with a `time` that is not a date and time."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -77,8 +81,18 @@ def read_manifest(path: str | Path) -> dict[str, dict]:
         f = Path(row["path"])
         if not f.is_absolute():
             f = path.parent / f
-        out[str(f.resolve())] = {k: v.strip() for k, v in row.items() if k and v and v.strip()}
+        t = (row.get("time") or "").strip()
+        if t and parse_time(t) is None:
+            raise InputError(path, f"time {t!r} is not YYYY-MM-DD HH:MM:SS[.ffffff]", line=lineno)
+        out[str(f.resolve())] = {k: v.strip() for k, v in row.items() if k and v and v.strip()} | {"_line": lineno}
     return out
+
+
+def _manifest_notes(manifest: str | Path, rows: dict[str, dict]) -> list[str]:
+    """A manifest row naming a file that does not exist is said, not dropped (rows naming files that exist but were
+    not among the paths given are fine: a manifest may cover more than one ingest)."""
+    return [f"{manifest}:{row['_line']}: names {f}, which does not exist" for f, row in rows.items()
+            if not Path(f).exists()]
 
 
 def _files(paths: Iterable[str | Path], manifest_path: str | Path | None) -> list[tuple[Path, str | None]]:
@@ -196,7 +210,7 @@ def ingest(paths: Iterable[str | Path], db: str | Path, manifest: str | Path | N
     t0 = time.perf_counter()
     rows = read_manifest(manifest) if manifest else {}
     listed = _files(paths, manifest)
-    summary = IngestSummary(files=len(listed))
+    summary = IngestSummary(files=len(listed), notes=_manifest_notes(manifest, rows) if manifest else [])
     con = connect(db)
     try:
         known = {r[0] for r in con.execute("SELECT content_hash FROM inputs").fetchall()}
@@ -259,8 +273,8 @@ def _account(summary: IngestSummary, parsed: ParsedInput) -> None:
         summary.added += 1
         summary.events += len(parsed.events)
         summary.sessions += len(parsed.sessions)
-        if parsed.reason:
-            summary.skipped.append((parsed.path, parsed.reason))
+        if parsed.reason:   # read and stored, but it holds nothing: not a skipped file
+            summary.empty.append((parsed.path, parsed.reason))
     elif parsed.status == "skipped":
         summary.skipped.append((parsed.path, parsed.reason or "not usable"))
     else:

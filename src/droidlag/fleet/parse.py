@@ -15,10 +15,11 @@ from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import Features, reason_kind
 from droidlag.io.device_meta import device_meta
 from droidlag.io.dump_units import load_units
-from droidlag.io.source import read_bytes
+from droidlag.io.source import is_utf16_text, read_bytes
 
 # Frames slower than this are frozen (Android vitals: 700 ms); the histogram bucket edges are in ms.
 FROZEN_MS = 700
+SLOW_MS = 1000 / 60   # a frame over one 60 Hz vsync period is slow (vitals' slow-rendering frame)
 _HIST = re.compile(r"(\d+)ms=(\d+)")
 _TIME_FORMS = ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S")
 
@@ -42,6 +43,24 @@ class ParsedInput:
 def content_hash(data: bytes) -> str:
     """SHA-256 of the file's bytes, hex: the identity of an input (the same content twice is one input)."""
     return hashlib.sha256(data).hexdigest()
+
+
+def _transcoded(path: Path) -> bool:
+    """True when read_bytes gave the file's text transcoded (UTF-16 with a byte-order mark), not its bytes."""
+    try:
+        with open(path, "rb") as fh:
+            return is_utf16_text(fh.read(8192))
+    except OSError:
+        return False
+
+
+def _raw_hash(path: Path) -> str:
+    """The content hash of the file's own bytes (the identity the ingest's pre-hash of files uses)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def signature_key(f: Features) -> str:
@@ -108,11 +127,16 @@ def _session_records(path: Path, data: bytes) -> tuple[list[dict], int]:
     for p in dump.processes:
         s = p.summary
         frames = s.get("total_frames_rendered")
-        if not isinstance(frames, int):
-            continue
         janky = s.get("janky_frames")
         janky = janky.get("count") if isinstance(janky, dict) else janky
         hist = s.get("histogram")
+        if not isinstance(frames, int):
+            # a count the reader could not read (warned) leaves the histogram, which counts every frame rendered
+            if not isinstance(hist, dict) or not hist:
+                continue
+            frames = sum(int(n) for n in hist.values())
+            if not isinstance(janky, int):   # Android's janky count unknown: frames over the budget, by histogram
+                janky = sum(int(n) for ms, n in hist.items() if int(str(ms).rstrip("ms")) > SLOW_MS)
         frozen = None
         if isinstance(hist, str):
             frozen = sum(int(n) for ms, n in _HIST.findall(hist) if int(ms) >= FROZEN_MS)
@@ -131,7 +155,7 @@ def parse_input(path: str | Path, config: HangsConfig | None = None) -> ParsedIn
         data = read_bytes(path)
     except InputError as e:
         return ParsedInput("", str(path), None, "failed", str(e))
-    h = content_hash(data)
+    h = _raw_hash(path) if _transcoded(path) else content_hash(data)
     out = ParsedInput(h, str(path), None, "ok", bytes=len(data))
     try:
         kind = _sniff(path, data)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import duckdb
 
+from droidlag.errors import InputError
+
 SCHEMA_VERSION = 1
 
 TABLES = ("devices", "inputs", "events", "sessions", "features", "clusters", "meta")
@@ -34,13 +36,23 @@ CREATE TABLE IF NOT EXISTS clusters (
 
 
 def connect(path: str | Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open (creating if needed) the store at path and make sure its tables exist."""
+    """Open (creating if needed) the store at path and make sure its tables exist. InputError naming the file for a
+    file that is not a DuckDB database, or a DuckDB database that is not a droidlag fleet store (a mistyped --db is
+    never written to)."""
     path = Path(path)
+    if read_only and not path.exists():
+        raise FileNotFoundError(f"{path}: no fleet store here (run `droidlag fleet ingest ... --db {path}`)")
+    try:
+        con = duckdb.connect(str(path), read_only=read_only)
+    except duckdb.Error as e:
+        raise InputError(path, f"cannot be opened as a fleet store (a DuckDB file): {str(e).splitlines()[0]}") from None
+    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    if (read_only or tables) and "meta" not in tables:
+        con.close()
+        raise InputError(path, "a DuckDB database that is not a droidlag fleet store (no `meta` table); "
+                               "give --db a new file or one `droidlag fleet ingest` made")
     if read_only:
-        if not path.exists():
-            raise FileNotFoundError(f"{path}: no fleet store here (run `droidlag fleet ingest ... --db {path}`)")
-        return duckdb.connect(str(path), read_only=True)
-    con = duckdb.connect(str(path))
+        return con
     con.execute(_DDL)
     con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
     return con

@@ -434,12 +434,16 @@ def _gfx_summaries(dump: GfxinfoDump, config: FramesConfig | None = None) -> lis
     out = []
     for p in dump.processes:
         s = p.summary
-        if "total_frames_rendered" in s:
+        raw_hist = s.get("histogram")
+        hist: dict[int, int] = raw_hist if isinstance(raw_hist, dict) else {}
+        total = s.get("total_frames_rendered")
+        # a count the reader could not read (warned) leaves the histogram, which counts every frame rendered
+        from_histogram = total is None and bool(hist)
+        if total is not None or from_histogram:
             janky = s.get("janky_frames")
-            hist = s.get("histogram") if isinstance(s.get("histogram"), dict) else {}
             sr_ns, ff_ns = config.sr_threshold_ns, config.ff_threshold_ns
             out.append({"pid": p.pid if p.pid >= 0 else None, "process": p.name,
-                        "total_frames_rendered": s.get("total_frames_rendered"),
+                        "total_frames_rendered": sum(hist.values()) if from_histogram else total,
                         "janky_frames": janky.get("count") if isinstance(janky, dict) else janky,
                         "janky_percent": janky.get("percent") if isinstance(janky, dict) else None,
                         "percentiles_ms": {k: s.get(k) for k in ("50th_percentile", "90th_percentile",
@@ -449,7 +453,8 @@ def _gfx_summaries(dump: GfxinfoDump, config: FramesConfig | None = None) -> lis
                         "sr_naive_histogram": sum(n for ms, n in hist.items() if sr_ns < ms * NS_PER_MS < ff_ns)
                         if hist else None,
                         "ff_naive_histogram": sum(n for ms, n in hist.items() if ms * NS_PER_MS >= ff_ns)
-                        if hist else None})
+                        if hist else None,
+                        **({"total_from_histogram": True} if from_histogram else {})})
     return out
 
 

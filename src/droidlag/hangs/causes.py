@@ -22,7 +22,16 @@ from collections.abc import Sequence
 from typing import TypedDict
 
 from droidlag.hangs.features import UNKNOWN_KEY
-from droidlag.hangs.waitfor import ABSENT, BINDER_SERVICES, ChainStep, Node, is_idle, java_names, waits_in
+from droidlag.hangs.waitfor import (
+    ABSENT,
+    BINDER_SERVICES,
+    HANDWRITTEN_PROXIES,
+    ChainStep,
+    Node,
+    is_idle,
+    java_names,
+    waits_in,
+)
 from droidlag.models.dumps import ThreadDump
 
 
@@ -115,6 +124,7 @@ PSI_MEMORY_FULL_PCT = 10.0
 APP_BUSY_CPU_PCT = 40.0
 FGS_TIMEOUT = re.compile(r"startForeground|ForegroundServiceDidNotStart|foreground service .*did not", re.I)
 _PROXY = re.compile(r"([\w$.]+?)\$Stub\$Proxy\.(\w+)|\b(I[A-Z]\w+)\$Stub\$Proxy")
+_HANDWRITTEN = re.compile(r"\b(" + "|".join(re.escape(c) for c in HANDWRITTEN_PROXIES) + r")\.(\w+)")
 FRAMEWORK = re.compile(r"^(?:android\.|androidx\.|java\.|javax\.|kotlin\.|kotlinx\.|sun\.|libcore\.|dalvik\.|"
                         r"com\.android\.|jdk\.|org\.apache\.harmony|com\.google\.android\.gms\.internal\.)")
 _WEBVIEW = re.compile(r"WebViewChromiumFactoryProvider|WebViewFactory\.getProvider|WebSettings\.getDefaultUserAgent|"
@@ -142,15 +152,26 @@ def app_frame(t: ThreadDump | None) -> str | None:
     return None
 
 
+UNKNOWN_PEER = "unknown binder peer"   # a binder call whose serving service the report does not name
+# Peers that do not say which process serves the call: an unnamed one, and "a content provider" (the authority is
+# an argument, not in the stack). Two calls to such a peer are not known to wait for the same thing.
+UNNAMED_PEERS = frozenset({UNKNOWN_PEER, BINDER_SERVICES["IContentProvider"]})
+
+
 def binder_peer(frames: list[str]) -> tuple[str, str | None]:
-    """(peer service, called method) named from the `$Stub$Proxy` class of a binder call."""
+    """(peer service, called method) named from the `$Stub$Proxy` class of a binder call, or a proxy the framework
+    writes by hand (HANDWRITTEN_PROXIES)."""
     for raw in frames[:12]:
         m = _PROXY.search(raw)
         if m:
             full = m.group(1) or m.group(3)
             iface = full.rsplit(".", 1)[-1]
             return BINDER_SERVICES.get(iface, f"{iface} service"), m.group(2)
-    return "unknown binder peer", None
+        h = _HANDWRITTEN.search(raw)
+        if h:
+            iface = HANDWRITTEN_PROXIES[h.group(1)][0].rsplit(".", 1)[-1]
+            return BINDER_SERVICES.get(iface, f"{iface} service"), h.group(2)
+    return UNKNOWN_PEER, None
 
 
 def _storage(looked: Sequence[ThreadDump]) -> Cause | None:
@@ -239,7 +260,7 @@ def _binder(chain: list[ChainStep], blocked: ThreadDump | None) -> Cause | None:
         return None
     waiter = chain[-2]["dump"]
     peer, method = binder_peer(waiter.raw_frames if waiter is not None else [])
-    if peer == "unknown binder peer" and not last["node"].label().startswith("binder peer"):
+    if peer == UNKNOWN_PEER and not last["node"].label().startswith("binder peer"):
         peer = last["node"].label()
     call = f"{peer}{'.' + method if method else ''}"
     return "slow_binder_peer", {"peer": peer, "method": method, "node": last["node"].label(),

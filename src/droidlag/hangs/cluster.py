@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from droidlag.hangs.causes import FRAMEWORK
+from droidlag.hangs.causes import FRAMEWORK, UNNAMED_PEERS
 from droidlag.hangs.features import UNKNOWN_KEY, Features
 from droidlag.hangs.normalize import UNKNOWN_NAME, is_unknown_name, unobfuscated_class, unobfuscated_method
 from droidlag.hangs.similarity import similarity
@@ -106,10 +106,25 @@ def mechanism_key(key: str | None, evidence: dict[str, object], blocked: ThreadD
         site = bare_site(blocked)
         return None if site is None else ("app:wait:" if waits else "app:") + site
     if key.startswith("binder:") and evidence.get("peer"):
-        return f"binder:{evidence['peer']}"
+        return _binder_key(str(evidence["peer"]), blocked)
     if key in _PREFS_WRITES and blocked is not None and evidence.get("thread") not in (None, blocked.name):
         return "storage:sharedprefs_apply"
     return _app_key(key, blocked)
+
+
+def _binder_key(peer: str, blocked: ThreadDump | None) -> str | None:
+    """`binder:<peer>`. A peer the report does not name (or a content provider,
+    whose authority the stack does not show) is no evidence that two calls wait for the same service (the
+    trial of 2026-11-28 found eight unrelated ANRs in one cluster): such a call is named by the app code that made
+    it, as a wait helper is by its caller; with no app frame, by the call alone (nothing else is known); with an
+    obfuscated one, not at all (similarity decides)."""
+    if peer not in UNNAMED_PEERS:
+        return f"binder:{peer}"
+    frames = app_frames(blocked)
+    if not frames:
+        return f"binder:{peer}"
+    site = _site(frames[0], blocked)
+    return None if is_unknown_name(site.split("<-")[0]) else f"binder:{peer}<-{site}"
 
 
 def _app_key(key: str, blocked: ThreadDump | None) -> str | None:

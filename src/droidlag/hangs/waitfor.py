@@ -32,8 +32,18 @@ BINDER_SERVICES = {
     "IStorageManager": "StorageManagerService (system_server)", "ILocationManager": "LocationManagerService "
     "(system_server)", "ITelephony": "phone (com.android.phone)", "IClipboard": "ClipboardService (system_server)",
     "IInputMethodManager": "InputMethodManagerService (system_server)", "IAlarmManager": "AlarmManagerService "
-    "(system_server)", "IJobScheduler": "JobSchedulerService (system_server)",
+    "(system_server)", "IJobScheduler": "JobSchedulerService (system_server)", "IServiceManager": "servicemanager",
 }
+# Binder proxies the framework writes by hand instead of AIDL's `I<Name>$Stub$Proxy` (AOSP frameworks/base: the
+# content provider one in every release; the activity manager, application thread and service manager ones before
+# Android 8): proxy class -> (interface, the class whose onTransact serves it).
+HANDWRITTEN_PROXIES = {
+    "android.content.ContentProviderProxy": ("android.content.IContentProvider", "android.content.ContentProviderNative"),
+    "android.app.ActivityManagerProxy": ("android.app.IActivityManager", "android.app.ActivityManagerNative"),
+    "android.app.ApplicationThreadProxy": ("android.app.IApplicationThread", "android.app.ApplicationThreadNative"),
+    "android.os.ServiceManagerProxy": ("android.os.IServiceManager", "android.os.ServiceManagerNative"),
+}
+_SERVERS = {iface: server for iface, server in HANDWRITTEN_PROXIES.values()}
 _BP = re.compile(r"Bp([A-Za-z_]+)")
 ABSENT = "absent"   # Node.state of a thread the report names (held by thread N) but does not show
 
@@ -304,14 +314,18 @@ def _proxy_method(frames: list[Frame], start: int) -> tuple[str, str] | None:
             sym = re.sub(r"\+\d+$", "", f.symbol) if f.kind == "native" else f.symbol
             iface, method = sym.rsplit(".", 1)
             return iface[: -len("$Stub$Proxy")], method
+        if f.kind == "java" and "Proxy." in f.symbol:
+            cls, method = f.symbol.rsplit(".", 1)
+            if cls in HANDWRITTEN_PROXIES:
+                return HANDWRITTEN_PROXIES[cls][0], method
     return None
 
 
 def _serves(t: ThreadDump, iface: str, method: str | None) -> bool:
     frames = t.frames
-    target = iface + "$Stub.onTransact"
+    targets = {iface + "$Stub.onTransact", _SERVERS.get(iface, iface) + ".onTransact"}
     for k, f in enumerate(frames):
-        if f.kind == "java" and f.symbol == target:
+        if f.kind == "java" and f.symbol in targets:
             return method is None or (k > 0 and frames[k - 1].method_name == method)
     return False
 

@@ -24,7 +24,9 @@ _LOCK = re.compile(
 _KV = re.compile(r"(\w+)=(\([^)]*\)|\S+)")
 _WCHAN_LINE = re.compile(r"^sysTid=(\d+)\s+(?:state=(\S+)\s+)?(.*)$")
 _XCRASH_PID = re.compile(r"^pid: (\d+)(?:, tid: \d+)?(?:, name: .*?)?\s+>>> (.*?) <<<")
-_ANR_IN = re.compile(r"^(?:.*\s)?ANR in (\S+)")
+# ActivityManager writes `ANR in <process>` and, when it knows it, ` (<component>)` (AOSP ProcessErrorStateRecord /
+# AppErrors): nothing else follows the name. A sentence that says "ANR in my production app" names no process.
+_ANR_IN = re.compile(r"^(?:.*\s)?ANR in (\S+)[ \t]*(?:\(.*)?$")
 _PID_LINE = re.compile(r"^PID: (\d+)")
 _LOAD = re.compile(r"^Load: ([\d.]+) / ([\d.]+) / ([\d.]+)")
 _CPU_ROW = re.compile(r"^\s*\+?(\d+(?:\.\d+)?)% (\d+)/(\S+?): ")

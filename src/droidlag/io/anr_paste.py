@@ -64,8 +64,9 @@ STATE_WORDS = {
 }
 _STATE_ALT = "|".join(sorted((re.escape(k) for k in STATE_WORDS), key=len, reverse=True))
 # main (blocked):tid=1 systid=123 | waiting to lock ...   /  main (native): tid=1 systid=1   / Thread-3 (native)
+# A name ending in a colon is a field label (dumpstate's `Command line: (unknown)`), not a thread.
 _CRASHLYTICS_HEADER = re.compile(
-    r"^(?P<name>[^\s\"|][^|]*?) \((?P<state>" + _STATE_ALT + r")\)\s*(?::\s*(?P<rest>tid=.*))?$", re.I)
+    r"^(?P<name>[^\s\"|][^|]*?)(?<!:) \((?P<state>" + _STATE_ALT + r")\)\s*(?::\s*(?P<rest>tid=.*))?$", re.I)
 _TID_LINE = re.compile(r"^tid=(?P<tid>\d+)(?:\s+systid=(?P<sys>\d+))?\s*(?:\|\s*(?P<lock>.*))?$", re.I)
 _ANRWATCHDOG = re.compile(r"(?:^|\$)_?Thread: (?P<name>.+?) \(state = (?P<state>\w+)\)")
 _SENTRY_THREAD = re.compile(r"^Thread: (?P<name>\S.*?)\s*$")

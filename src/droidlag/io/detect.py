@@ -54,11 +54,13 @@ _LOGCAT_LINE = re.compile(
     r"\s{0,4}:? )", re.M)
 _LOGCAT_NEED = 5
 _GFXINFO_MARK = re.compile(r"^(\*\* Graphics info for pid \d+|Applications Graphics Acceleration Info:|---PROFILEDATA---"
-                           r"|DUMP OF SERVICE graphicsstats:)", re.M)
-# The literals _GFXINFO_MARK opens with: the regex is tried only where one occurs (a line-anchored search over a
-# thread dump's 256 kB head otherwise fails at every line, the largest cost of sniffing a dump).
+                           r"|DUMP OF SERVICE graphicsstats:"
+                           # a summary pasted without its process line: the two counts Android prints first
+                           r"|Total frames rendered: \d+[ \t]*\r?\nJanky frames: \d+)", re.M)
+# The literals _GFXINFO_MARK's alternatives open with: the regex is tried only where one occurs (a line-anchored search
+# over a thread dump's 256 kB head otherwise fails at every line, the largest cost of sniffing a dump).
 _GFXINFO_LITERALS = ("** Graphics info for pid ", "Applications Graphics Acceleration Info:", "---PROFILEDATA---",
-                     "DUMP OF SERVICE graphicsstats:")
+                     "DUMP OF SERVICE graphicsstats:", "Total frames rendered: ")
 
 
 # Every ftrace line holds its CPU field `[NNN]`: lines without one are not tried (a thread dump has few).
@@ -75,6 +77,21 @@ def _has_ftrace_lines(text: str, need: int) -> bool:
             if seen >= need:
                 return True
     return False
+
+
+def _all_ftrace_lines(text: str) -> bool:
+    """A short snippet of ftrace lines with no `# tracer:` header (copied from a trace, a question, a bug): at least
+    two event lines, and no other line but blank and `#` ones. Prose that quotes a line or two has other lines."""
+    if not 2 <= len(_CPU_FIELD.findall(text)) < 5:
+        return False
+    seen = 0
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if len(line) > _MAX_SNIFF_LINE or "[" not in line or not _FTRACE_LINE.match(line):
+            return False
+        seen += 1
+    return seen >= 2
 
 
 def _is_logcat(text: str) -> bool:
@@ -113,7 +130,7 @@ def sniff_bytes(data: bytes) -> str | None:
             return SYSTRACE
     if stripped.startswith("{") and '"traceevents"' in text.lower():
         return CHROME_JSON
-    if _has_ftrace_lines(text, 5):   # prose quotes a line or two, a trace many
+    if _has_ftrace_lines(text, 5) or _all_ftrace_lines(text):   # prose quotes a line or two, a trace many
         return SYSTRACE
     if any(lit in text for lit in _GFXINFO_LITERALS) and _GFXINFO_MARK.search(text):
         return GFXINFO

@@ -21,6 +21,8 @@ _PACKAGE_RE = re.compile(r"^Package: (\S+)\s*$")
 _VIEWROOT_RE = re.compile(r"^\s+(\S.*?)/android\.view\.ViewRootImpl@[0-9a-f]+(?: \(visibility=\d+\))?\s*$")
 _KEY_RE = re.compile(r"^([A-Z0-9][A-Za-z0-9 ()/_-]*?):\s*(.*)$")
 _MARKER = "---PROFILEDATA---"
+# The first line of a process's summary (Android 6+), where a paste that left out the process line starts.
+_SUMMARY_START_RE = re.compile(r"^(?:Stats since: \d+ns|Total frames rendered: \d+)\s*$")
 # Keys that hold a number of frames or a duration; everything else stays text.
 _NUM_RE = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(ms|ns)?(?:\s*\((\d+(?:\.\d+)?)%\))?$")
 # Summary keys Android always prints as numbers (counts, percentiles): anything else there is damage, not text.
@@ -246,6 +248,12 @@ class _Reader:
             self._open_block(lineno)
         elif self.proc is not None:
             self._process_line(line, stripped, lineno, self.proc)
+        elif _SUMMARY_START_RE.match(line):
+            # a summary pasted without its `** Graphics info for pid` line (issues, blogs): the process is unknown
+            self.warnings.append(ReadWarning(self.path, "gfxinfo summary with no '** Graphics info for pid' line "
+                                             "before it: its process is unknown", line=lineno))
+            self._new_process(self.orphan)
+            self._process_line(line, stripped, lineno, self.orphan)
 
     def _new_process(self, proc: GfxProcess) -> None:
         self.proc = proc

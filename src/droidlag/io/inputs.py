@@ -11,7 +11,7 @@ from pathlib import Path
 from droidlag.errors import InputError
 from droidlag.io.archive import is_tar
 from droidlag.io.detect import sniff_file
-from droidlag.io.source import GZIP_MAGIC, SNIFF_BYTES, gunzip_head
+from droidlag.io.source import GZIP_MAGIC, SNIFF_BYTES, gunzip_head, head_as_utf8
 
 # Folders deeper than this are not walked (symlink loops, runaway trees).
 MAX_DEPTH = 12
@@ -77,7 +77,7 @@ def walk(root: Path, exclude: list[Path] | None = None) -> list[Path]:
 def _sniff_head(path: Path) -> str | None:
     """The kind of a file from its first bytes (the whole file is read only by the reader that takes it)."""
     with open(path, "rb") as fh:
-        head = fh.read(SNIFF_BYTES)
+        head = head_as_utf8(fh.read(SNIFF_BYTES))
     if not head.strip():
         raise InputError(path, "file is empty")
     gz = head[:2] == GZIP_MAGIC

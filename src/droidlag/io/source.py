@@ -3,6 +3,7 @@ data is undone here, bounded (the file's cap, the run's budget, a ratio cap) and
 stream yields what decompressed plus a warning saying where it stopped."""
 from __future__ import annotations
 
+import codecs
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -16,6 +17,36 @@ MAX_DECOMPRESSED_BYTES = 1024**3
 # How much of an input is enough to tell what it is.
 SNIFF_BYTES = 256 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
+# UTF-16 with a byte-order mark: what Windows PowerShell's `adb shell dumpsys ... > file.txt` (PowerShell 5) and
+# Notepad's "Unicode" save write. Such text is transcoded to UTF-8 where a file's bytes are read (read_bytes,
+# read_head, file_blocks), so every reader sees the text it knows.
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_UTF16_SAMPLE = 8192
+
+
+def is_utf16_text(head: bytes) -> bool:
+    """True for bytes that open with a UTF-16 byte-order mark and decode, in their first KiBs, to printable text: a
+    binary file that happens to start with FF FE (a Perfetto trace never does) is left alone."""
+    if head[:2] not in _UTF16_BOMS:
+        return False
+    try:
+        sample = codecs.getincrementaldecoder("utf-16")("strict").decode(head[:_UTF16_SAMPLE])
+    except UnicodeDecodeError:
+        return False
+    text = sum(c.isprintable() or c in "\t\r\n" for c in sample)
+    return bool(sample) and text >= 0.95 * len(sample)
+
+
+def _utf16_to_utf8(data: bytes) -> bytes:
+    return data.decode("utf-16", "replace").encode("utf-8")
+
+
+def head_as_utf8(head: bytes) -> bytes:
+    """The first bytes of a file as the readers will see them: UTF-16 text (is_utf16_text) as UTF-8 (a code unit cut
+    at the end is dropped), anything else unchanged."""
+    if not is_utf16_text(head):
+        return head
+    return codecs.getincrementaldecoder("utf-16")("replace").decode(head).encode("utf-8")
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -34,6 +65,8 @@ def read_bytes(path: str | Path) -> bytes:
         raise InputError(p, "permission denied") from None
     except OSError as e:
         raise InputError(p, f"cannot read: {e.strerror or e}") from None
+    if is_utf16_text(data):
+        data = _utf16_to_utf8(data)
     if not data or data.isspace():   # (strip() would copy a large file once more)
         raise InputError(p, "file is empty")
     return data
@@ -293,6 +326,7 @@ def read_head(path: str | Path, size: int = SNIFF_BYTES) -> bytes:
         raise InputError(p, "permission denied") from None
     except OSError as e:
         raise InputError(p, f"cannot read: {e.strerror or e}") from None
+    head = head_as_utf8(head)
     if not head.strip() and file_size <= size:
         raise InputError(p, "file is empty")
     return head
@@ -315,10 +349,15 @@ def file_blocks(path: str | Path, warnings: list[ReadWarning], piece: int = TEXT
     if head[:2] == GZIP_MAGIC:
         yield from gunzip_stream(path, warnings, out_max=piece)
         return
+    with open(path, "rb") as f:
+        utf16 = is_utf16_text(f.read(_UTF16_SAMPLE))
+    decoder = codecs.getincrementaldecoder("utf-16")("replace") if utf16 else None
     try:
         with open(path, "rb") as f:
             while block := f.read(piece):
-                yield block
+                yield decoder.decode(block).encode("utf-8") if decoder else block
+        if decoder:
+            yield decoder.decode(b"", final=True).encode("utf-8")
     except OSError as e:
         raise InputError(path, f"cannot read: {e.strerror or e}") from None
 
