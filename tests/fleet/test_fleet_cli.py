@@ -51,3 +51,19 @@ def test_generate_says_synthetic(corpus, tmp_path, capsys):
                  str(corpus / "gfxinfo" / "sailfish_android10_dumpsys_gfxinfo.txt"), "--phones", "3"]) == 0
     assert "SYNTHETIC" in capsys.readouterr().out
     assert (out / "GENERATED.md").read_text().startswith("# SYNTHETIC FLEET")
+
+
+def test_ingest_takes_its_files_from_the_manifest(tmp_path, capsys):
+    """`fleet ingest --manifest m.csv --db F` with no PATH ingests the files the manifest names; a row naming a
+    missing file is said on stderr; neither PATH nor manifest is a usage error."""
+    dump = ('"main" prio=5 tid=1 Blocked\n  at com.example.app.Repo.load(Repo.java:42)\n'
+            "  - waiting to lock <0x0a1b2c3d> (a java.lang.Object) held by thread 9\n")
+    (tmp_path / "a.txt").write_text(dump)
+    (tmp_path / "b.txt").write_text(dump.replace("Repo", "Store"))
+    m = tmp_path / "m.csv"
+    m.write_text("path,device_id\na.txt,p1\nb.txt,p2\nmissing.txt,p3\n")
+    db = tmp_path / "f.duckdb"
+    assert main(["fleet", "ingest", "--db", str(db), "--manifest", str(m), "--json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["files"], out["added"]) == (2, 2) and len(out["notes"]) == 1 and "missing.txt" in out["notes"][0]
+    assert main(["fleet", "ingest", "--db", str(db)]) == 2

@@ -91,3 +91,37 @@ def test_a_utf16_file_is_known_by_its_own_bytes(tmp_path: Path):
     assert ingest([f], db, jobs=1).added == 1
     s = ingest([f], db, jobs=1)
     assert (s.added, s.already) == (0, 1)
+
+
+@pytest.mark.parametrize("fmt", ["tar.gz", "zip"])
+def test_archives_of_a_phones_files_are_opened(tmp_path: Path, fmt: str):
+    """A log bundle (tar.gz) or a plain zip holding a dump, a gfxinfo and a note: the two inputs inside are ingested,
+    named archive!entry, as one phone (the bundle's); the note is said skipped. Counted by hand from the files."""
+    import tarfile
+    import zipfile
+    src = {"data/anr/traces.txt": DUMP, "gfx.txt": GFX, "NOTES": "not an input\n"}
+    arc = tmp_path / f"phone7.{fmt}"
+    if fmt == "zip":
+        with zipfile.ZipFile(arc, "w") as z:
+            for name, text in src.items():
+                z.writestr(name, text)
+    else:
+        staged = tmp_path / "staged"
+        for name, text in src.items():
+            (staged / name).parent.mkdir(parents=True, exist_ok=True)
+            (staged / name).write_text(text)
+        with tarfile.open(arc, "w:gz") as t:
+            for name in src:
+                t.add(staged / name, arcname=name)
+    db = tmp_path / "f.duckdb"
+    s = ingest([arc], db, jobs=1)
+    assert (s.files, s.added, s.events, s.sessions) == (3, 2, 1, 1)
+    assert [r for _, r in s.skipped] and all(p.endswith("!NOTES") for p, _ in s.skipped)
+    con = duckdb.connect(str(db), read_only=True)
+    paths = sorted(r[0].rsplit("!", 1)[-1] for r in con.execute("SELECT path FROM inputs").fetchall())
+    devices = con.execute("SELECT DISTINCT device_id FROM inputs").fetchall()
+    con.close()
+    assert paths == ["data/anr/traces.txt", "gfx.txt"]
+    assert len(devices) == 1 and devices[0][0].startswith("archive:")
+    again = ingest([arc], db, jobs=1)
+    assert (again.added, again.already) == (0, 2)

@@ -45,3 +45,14 @@ def test_a_gfxinfo_headline_without_a_histogram_does_not_count_frozen_frames(tmp
     with_hist = text + "HISTOGRAM: 5ms=30 20ms=9 750ms=1\n"
     [h] = frames_headlines(frames_report(read_gfxinfo(with_hist, "gfx.txt")), "gfx.txt")
     assert "1 over 700 ms by the histogram;" in h.text
+
+
+def test_perfetto_export_names_do_not_double_the_extension():
+    """Several traces export to findings-N-<input>.perfetto-trace; the input's own trace extension is dropped (the
+    new-user trial saw `x.perfetto-trace.perfetto-trace`), and the name still matches what droidlag knows as its own
+    output (so a rerun never reads it as an input)."""
+    from droidlag.report.writer import OUTPUT_NAME, _slug
+    for path, stem in [("/d/pixel6.perfetto-trace", "pixel6"), ("bundle.zip!traces/a b.pftrace", "a_b"),
+                       ("list_jank.html.gz", "list_jank"), ("dump", "dump")]:
+        name = f"findings-2-{_slug(path)}.perfetto-trace"
+        assert name == f"findings-2-{stem}.perfetto-trace" and OUTPUT_NAME.match(name)

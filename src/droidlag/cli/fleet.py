@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         q.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
 
     q = fs.add_parser("ingest", help="add folders, archives, dumps, bugreports and gfxinfo of many phones")
-    q.add_argument("paths", nargs="+", metavar="PATH")
+    q.add_argument("paths", nargs="*", metavar="PATH",
+                   help="files, folders, archives (default with --manifest: the files the manifest names)")
     q.add_argument("--db", required=True, help="the store (a DuckDB file; created if missing)")
     q.add_argument("--manifest", help="CSV mapping files to devices: path,device_id[,model,hardware,"
                                       "android_version,cohort,time]")
@@ -72,6 +74,9 @@ def _spark(args):
 def run_ingest(args) -> int:
     from droidlag.cli.common import EXIT_NO_INPUT, print_json
     from droidlag.fleet.ingest import ingest
+    if not args.paths and not args.manifest:
+        print("droidlag fleet ingest: give PATH... or --manifest CSV (whose files are then ingested)", file=sys.stderr)
+        return 2
     bar = None
     if not args.quiet and sys.stderr.isatty():
         from tqdm import tqdm
@@ -83,7 +88,8 @@ def run_ingest(args) -> int:
         from droidlag.fleet.spark import spark_parsed
         spark = _spark(args)
         parser = lambda files: spark_parsed(spark, files)
-    summary = ingest(args.paths, args.db, manifest=args.manifest, jobs=args.jobs, batch_size=args.batch,
+    paths = args.paths or _manifest_files(args.manifest)
+    summary = ingest(paths, args.db, manifest=args.manifest, jobs=args.jobs, batch_size=args.batch,
                      progress=progress, parser=parser)
     if bar is not None:
         bar.close()
@@ -95,6 +101,12 @@ def run_ingest(args) -> int:
     else:
         _print_ingest(result)
     return EXIT_NO_INPUT if summary.files and not summary.added and not summary.already else 0
+
+
+def _manifest_files(manifest: str) -> list[str]:
+    """The existing files a manifest names (the others are reported by the ingest's notes)."""
+    from droidlag.fleet.ingest import read_manifest
+    return [f for f in read_manifest(manifest) if Path(f).exists()]
 
 
 def _print_ingest(r: dict) -> None:

@@ -8,12 +8,11 @@ every analysis that applies runs; one bad input is recorded with its reason and 
 (findings/compare.py), findings in words (findings/narrative.py)."""
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from droidlag.errors import InputError, ReadWarning
+from droidlag.errors import InputError
 from droidlag.findings.compare import add_comparison, compare_runs
 from droidlag.findings.inputs import analyze_hangs, causes_table, frames_from_file, frames_table
 from droidlag.findings.results import SCHEMA, SCHEMA_VERSION, Findings, TraceFindings
@@ -22,72 +21,14 @@ from droidlag.gc.device import GcConfig, summarize_gc_dumps, summarize_gc_log
 from droidlag.gc.evidence import hang_gc, hang_gc_from_dump
 from droidlag.gc.trace import analyze_trace_gc
 from droidlag.hangs import HangReport, HangsConfig
-from droidlag.io.budget import current as current_budget
 from droidlag.io.budget import run_budget
-from droidlag.io.inputs import InputFile, discover
+from droidlag.io.inputs import ARCHIVE_KINDS, InputFile, discover, expand_archives
 from droidlag.io.tempfiles import run_temp_dir
 from droidlag.models.trace import Trace
 
 TRACE_KINDS = ("perfetto", "systrace")
 HANG_KINDS = ("anr", "bugreport")
 GC_LOG_KINDS = ("logcat", "anr", "bugreport")   # texts that can hold ART GC log lines
-ARCHIVE_KINDS = ("zip", "tar")
-
-
-def _extract(item: InputFile, tmp: Path) -> tuple[list[InputFile], list[ReadWarning]]:
-    """The safe entries of a plain zip or a tar (gzip'd or not), written flat under a fresh folder (entry names only
-    become display names, so no entry can clash with another or with the file system's limits); each comes back as
-    an input. Every byte counts against the run's budget (droidlag.io.budget)."""
-    import re
-
-    from droidlag.io.archive import archive_entries
-    from droidlag.io.source import read_bytes
-
-    warnings: list[ReadWarning] = []
-    target = Path(tempfile.mkdtemp(dir=tmp))
-    written: dict[Path, str] = {}
-    for k, (name, raw) in enumerate(archive_entries(item.path, read_bytes(item.path), warnings)):
-        base = re.sub(r"[^A-Za-z0-9._-]+", "_", name.rsplit("/", 1)[-1])[-80:] or "entry"
-        dest = target / f"{k:05d}_{base}"
-        dest.write_bytes(raw)
-        written[dest] = name
-    inner = discover(sorted(written))
-    for i in inner:   # name inner files after the archive and the entry, not the temporary file
-        i.display = f"{item.display or item.path}!{written.get(i.path, i.path.name)}"
-    return inner, warnings
-
-
-def _expand_archives(items: list[InputFile], tmp: Path, depth: int = 0) -> list[InputFile]:
-    """Replace plain zip and tar archives (not bugreports) by the inputs inside them, extracted safely under tmp;
-    an archive nested deeper than the run's budget allows is kept as a skipped input saying so."""
-    out: list[InputFile] = []
-    max_depth = current_budget().max_depth
-    for item in items:
-        if item.kind not in ARCHIVE_KINDS:
-            out.append(item)
-            continue
-        if depth >= max_depth:
-            item.status, item.reason = "skipped", (f"archive nested {depth + 1} levels deep, past the limit of "
-                                                   f"{max_depth}; not opened")
-            out.append(item)
-            continue
-        try:
-            inner, warnings = _extract(item, tmp)
-        except InputError as e:
-            item.status, item.reason = "skipped", e.reason
-            out.append(item)
-            continue
-        except (OSError, ValueError, RuntimeError, EOFError) as e:   # damaged archives are one input's problem
-            item.status, item.reason = "failed", f"archive could not be unpacked: {type(e).__name__}: {e}"
-            out.append(item)
-            continue
-        item.status = "analyzed"
-        item.reason = f"archive: {len(inner)} file(s) inside" + "".join(f"; {w.message}" for w in warnings)
-        out.append(item)
-        out.extend(_expand_archives(inner, tmp, depth + 1))
-    return out
-
-
 def analyze(paths: list[str | Path], progress: Callable[[str], None] | None = None,
             hangs_config: HangsConfig | None = None, exclude: list[str | Path] | None = None) -> Findings:
     """Find every responsiveness problem in the inputs (files, folders, archives). Never raises for bad input:
@@ -95,7 +36,7 @@ def analyze(paths: list[str | Path], progress: Callable[[str], None] | None = No
     Folders in `exclude` (the run's own output folder) are not read."""
     findings = Findings()
     with run_budget(), run_temp_dir() as tmp:
-        items = _expand_archives(discover(paths, [Path(p) for p in exclude or []]), Path(tmp))
+        items = expand_archives(discover(paths, [Path(p) for p in exclude or []]), Path(tmp))
         findings.inputs = items
         hang_items: list[InputFile] = []
         for item in items:
@@ -118,7 +59,7 @@ def analyze(paths: list[str | Path], progress: Callable[[str], None] | None = No
 def expand_inputs(paths: list[str | Path], tmp: Path) -> list[InputFile]:
     """Every input under `paths` as `analyze` finds it: files, folders, and the files inside zip archives
     (extracted under `tmp`, named `archive!entry`)."""
-    return _expand_archives(discover(paths), tmp)
+    return expand_archives(discover(paths), tmp)
 
 
 def usable_inputs(items: list[InputFile]) -> list[InputFile]:
@@ -134,7 +75,7 @@ def _each_input(paths: list[str | Path], kinds: tuple[str, ...], not_this_kind: 
     inputs."""
     out: list[Any] = []
     with run_budget(), run_temp_dir() as tmp:
-        items = _expand_archives(discover(paths), Path(tmp))
+        items = expand_archives(discover(paths), Path(tmp))
         for item in items:
             if item.status != "pending":
                 continue

@@ -27,7 +27,11 @@ import pyarrow as pa
 from droidlag.errors import InputError
 from droidlag.fleet.parse import ParsedInput, parse_input, parse_time
 from droidlag.fleet.store import connect
-from droidlag.io.inputs import walk
+from droidlag.io.archive import is_tar
+from droidlag.io.budget import run_budget
+from droidlag.io.inputs import ARCHIVE_KINDS, discover, expand_archives, walk
+from droidlag.io.source import GZIP_MAGIC
+from droidlag.io.tempfiles import run_temp_dir
 
 DEVICE_FIELDS = ("model", "hardware", "android_version", "build_fingerprint", "storage_total_kb", "storage_used_kb",
                  "uptime_s", "cohort")
@@ -111,9 +115,54 @@ def _files(paths: Iterable[str | Path], manifest_path: str | Path | None) -> lis
     return out
 
 
-def _device_row(parsed: ParsedInput, folder: str | None, manifest: dict[str, dict]) -> dict:
-    row = dict(manifest.get(str(Path(parsed.path).resolve()), {}))
-    device_id = row.get("device_id") or folder or f"file:{parsed.content_hash[:16]}"
+@dataclass
+class _Origin:
+    """Where a file to parse came from: its device folder, and for an archive's entry the archive (whose manifest
+    row, device folder or own identity the entry inherits: a bundle is one phone's) and the name shown."""
+
+    folder: str | None = None
+    archive: Path | None = None
+    archive_id: str | None = None
+    display: str | None = None
+
+
+def _looks_archived(f: Path) -> bool:
+    """Cheap first test (512 bytes) before the sniff that tells a plain zip or tar from a bugreport or a gzip'd text."""
+    try:
+        with open(f, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return False
+    return head[:4] == b"PK\x03\x04" or head[:2] == GZIP_MAGIC or is_tar(head)
+
+
+def _expand(listed: list[tuple[Path, str | None]], tmp: Path,
+            summary: IngestSummary) -> tuple[list[Path], dict[str, _Origin]]:
+    """The files to parse, with archives (plain zip, tar, tar.gz; not bugreports) replaced by their entries,
+    extracted under tmp within the run's budget as `analyze` does; entries that are not inputs are said skipped."""
+    files: list[Path] = []
+    origin: dict[str, _Origin] = {}
+    for f, folder in listed:
+        items = discover([f]) if _looks_archived(f) else []
+        if not items or items[0].kind not in ARCHIVE_KINDS:
+            files.append(f)
+            origin[str(f)] = _Origin(folder)
+            continue
+        archive_id = f"archive:{(file_hash(f) or '')[:16]}"
+        for item in expand_archives(items, tmp):
+            shown = item.display or str(item.path)
+            if item.status == "pending":
+                files.append(item.path)
+                origin[str(item.path)] = _Origin(folder, f, archive_id, shown)
+            elif item.kind not in ARCHIVE_KINDS or item.status != "analyzed":
+                summary.skipped.append((shown, item.reason or "not usable"))
+    return files, origin
+
+
+def _device_row(parsed: ParsedInput, where: _Origin, manifest: dict[str, dict]) -> dict:
+    row = dict(manifest.get(str(Path(where.archive or parsed.path).resolve()), {}))
+    device_id = (row.get("device_id") or where.folder or where.archive_id
+                 or f"file:{parsed.content_hash[:16]}")
     dev = {"device_id": device_id}
     for k in DEVICE_FIELDS:
         dev[k] = row.get(k) if row.get(k) is not None else parsed.meta.get(k)
@@ -210,19 +259,33 @@ def ingest(paths: Iterable[str | Path], db: str | Path, manifest: str | Path | N
     t0 = time.perf_counter()
     rows = read_manifest(manifest) if manifest else {}
     listed = _files(paths, manifest)
-    summary = IngestSummary(files=len(listed), notes=_manifest_notes(manifest, rows) if manifest else [])
+    summary = IngestSummary(notes=_manifest_notes(manifest, rows) if manifest else [])
+    with run_budget(), run_temp_dir() as tmp:
+        to_parse, origin = _expand(listed, Path(tmp), summary)
+        summary.files = len(to_parse) + len(summary.skipped)
+        _ingest_files(to_parse, origin, db, rows, summary, jobs, batch_size, progress, parser)
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def _ingest_files(to_parse: list[Path], origin: dict[str, _Origin], db: str | Path, rows: dict[str, dict],
+                  summary: IngestSummary, jobs: int | None, batch_size: int, progress: Callable[[int, int], None] | None,
+                  parser: Callable[[list[Path]], Iterable[ParsedInput]] | None) -> None:
+    """Parse the files (workers or the given engine) and write them to the store batch by batch."""
     con = connect(db)
     try:
         known = {r[0] for r in con.execute("SELECT content_hash FROM inputs").fetchall()}
         batch_no = (con.execute("SELECT coalesce(max(batch), 0) FROM inputs").fetchall()[0][0] or 0) + 1
-        folder_of = {str(f): folder for f, folder in listed}
         pause = _test_pause()
         batch: list[tuple[ParsedInput, dict]] = []
         done = 0
-        files, summary.already = _new_files([f for f, _ in listed], known)
+        files, summary.already = _new_files(to_parse, known)
         parsed_all = parser(files) if parser is not None else _parsed(files, jobs or os.cpu_count() or 1)
         for parsed in parsed_all:
             done += 1
+            where = origin.get(parsed.path, _Origin())
+            if where.display:   # an archive's entry is stored and reported by its name, not its temporary file
+                parsed.path = where.display
             summary.bytes += parsed.bytes
             if progress is not None:
                 progress(done, summary.bytes)
@@ -234,7 +297,7 @@ def ingest(paths: Iterable[str | Path], db: str | Path, manifest: str | Path | N
                 continue
             known.add(parsed.content_hash)
             _account(summary, parsed)
-            batch.append((parsed, _device_row(parsed, folder_of.get(parsed.path), rows)))
+            batch.append((parsed, _device_row(parsed, where, rows)))
             if len(batch) >= batch_size:
                 _write_batch(con, batch, batch_no, pause)
                 batch, batch_no, summary.batches = [], batch_no + 1, summary.batches + 1
@@ -243,8 +306,6 @@ def ingest(paths: Iterable[str | Path], db: str | Path, manifest: str | Path | N
             summary.batches += 1
     finally:
         con.close()
-    summary.seconds = time.perf_counter() - t0
-    return summary
 
 
 def file_hash(path: Path) -> str | None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from droidlag.errors import InputError
+from droidlag.errors import InputError, ReadWarning
 from droidlag.io.archive import is_tar
+from droidlag.io.budget import current as current_budget
 from droidlag.io.detect import sniff_file
 from droidlag.io.source import GZIP_MAGIC, SNIFF_BYTES, gunzip_head, head_as_utf8
 
@@ -18,6 +20,7 @@ MAX_DEPTH = 12
 # The marker droidlag writes last into an output folder (droidlag.report.writer.MARKER): a folder holding it is a
 # droidlag report, whose findings.perfetto-trace must never be read back as a user's trace.
 OUTPUT_MARKER = ".droidlag-generation.json"
+ARCHIVE_KINDS = ("zip", "tar")   # archives that only hold inputs (a bugreport zip is an input itself)
 _OUTPUT_NAME = re.compile(r"^(findings\.json|report\.html|findings(-\d+-[A-Za-z0-9._-]+)?\.perfetto-trace)$")
 
 
@@ -137,3 +140,55 @@ def discover(paths: list[str | Path], exclude: list[Path] | None = None) -> list
             except OSError as e:
                 found.append(InputFile(f, None, "skipped", f"cannot read: {e.strerror or e}"))
     return found
+
+
+def _extract(item: InputFile, tmp: Path) -> tuple[list[InputFile], list[ReadWarning]]:
+    """The safe entries of a plain zip or a tar (gzip'd or not), written flat under a fresh folder (entry names only
+    become display names, so no entry can clash with another or with the file system's limits); each comes back as
+    an input. Every byte counts against the run's budget (droidlag.io.budget)."""
+    from droidlag.io.archive import archive_entries
+    from droidlag.io.source import read_bytes
+
+    warnings: list[ReadWarning] = []
+    target = Path(tempfile.mkdtemp(dir=tmp))
+    written: dict[Path, str] = {}
+    for k, (name, raw) in enumerate(archive_entries(item.path, read_bytes(item.path), warnings)):
+        base = re.sub(r"[^A-Za-z0-9._-]+", "_", name.rsplit("/", 1)[-1])[-80:] or "entry"
+        dest = target / f"{k:05d}_{base}"
+        dest.write_bytes(raw)
+        written[dest] = name
+    inner = discover(sorted(written))
+    for i in inner:   # name inner files after the archive and the entry, not the temporary file
+        i.display = f"{item.display or item.path}!{written.get(i.path, i.path.name)}"
+    return inner, warnings
+
+
+def expand_archives(items: list[InputFile], tmp: Path, depth: int = 0) -> list[InputFile]:
+    """Replace plain zip and tar archives (not bugreports) by the inputs inside them, extracted safely under tmp;
+    an archive nested deeper than the run's budget allows is kept as a skipped input saying so."""
+    out: list[InputFile] = []
+    max_depth = current_budget().max_depth
+    for item in items:
+        if item.kind not in ARCHIVE_KINDS:
+            out.append(item)
+            continue
+        if depth >= max_depth:
+            item.status, item.reason = "skipped", (f"archive nested {depth + 1} levels deep, past the limit of "
+                                                   f"{max_depth}; not opened")
+            out.append(item)
+            continue
+        try:
+            inner, warnings = _extract(item, tmp)
+        except InputError as e:
+            item.status, item.reason = "skipped", e.reason
+            out.append(item)
+            continue
+        except (OSError, ValueError, RuntimeError, EOFError) as e:   # damaged archives are one input's problem
+            item.status, item.reason = "failed", f"archive could not be unpacked: {type(e).__name__}: {e}"
+            out.append(item)
+            continue
+        item.status = "analyzed"
+        item.reason = f"archive: {len(inner)} file(s) inside" + "".join(f"; {w.message}" for w in warnings)
+        out.append(item)
+        out.extend(expand_archives(inner, tmp, depth + 1))
+    return out

@@ -38,8 +38,13 @@ def frame_marks(frames_dict: dict) -> list[TimelineMark]:
     return marks
 
 
+_TRACE_SUFFIX = re.compile(r"\.(?:perfetto-trace|pftrace|perfetto|pb|trace|html|txt)(?:\.gz)?$", re.I)
+
+
 def _slug(path: str) -> str:
-    name = Path(path.split("!")[-1]).name
+    """The input's file name, safe, without a trace extension (so `a.perfetto-trace` exports to
+    `findings-N-a.perfetto-trace`, not `...perfetto-trace.perfetto-trace`)."""
+    name = _TRACE_SUFFIX.sub("", Path(path.split("!")[-1]).name)
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:80] or "trace"
 
 
