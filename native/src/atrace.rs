@@ -2,7 +2,8 @@
 //! G/H|pid|track|name|cookie, N|pid|track|name, I|pid|name) into slice events and counter samples, and the
 //! nesting of slice events into slices. Used by every trace reader through the TraceBuilder.
 
-use std::collections::HashMap;
+use std::collections::HashMap as StdHashMap;
+use crate::hash::FastMap as HashMap;
 
 pub const K_BEGIN: u8 = 0;
 pub const K_END: u8 = 1;
@@ -119,6 +120,24 @@ impl Parsed {
         if self.max_ts.is_none_or(|m| ts > m) {
             self.max_ts = Some(ts);
         }
+    }
+
+    /// The counter samples in time order, ties in arrival order (a stable sort, skipped when they are in order):
+    /// the counter table's order, reached here rather than by a sort of the built table, which copied it.
+    pub fn sort_counters(&mut self) {
+        if self.c_ts.windows(2).all(|w| w[0] <= w[1]) {
+            return;
+        }
+        let mut order: Vec<usize> = (0..self.c_ts.len()).collect();
+        order.sort_by_key(|&i| self.c_ts[i]);
+        fn permute<T: Clone>(v: &mut Vec<T>, order: &[usize]) {
+            *v = order.iter().map(|&i| v[i].clone()).collect();
+        }
+        permute(&mut self.c_ts, &order);
+        permute(&mut self.c_name, &order);
+        permute(&mut self.c_value, &order);
+        permute(&mut self.c_pid, &order);
+        permute(&mut self.c_cpu, &order);
     }
 
     /// A counter sample from another source, in arrival order with the atrace ones.
@@ -264,13 +283,13 @@ impl Slices {
 /// the innermost, S/F pair by (pid, track, name, cookie), I is an instant at the thread's depth (or depth 0 on a
 /// named track). Slices still open at the end run to `end`. thread_pid: the pid of a thread for B events that
 /// name none.
-pub fn nest(ev: &Parsed, thread_pid: &HashMap<i64, i64>, end: i64) -> Slices {
+pub fn nest<S: std::hash::BuildHasher>(ev: &Parsed, thread_pid: &StdHashMap<i64, i64, S>, end: i64) -> Slices {
     let n = ev.ts.len();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| (ev.ts[i], ev.seq[i]));
     let mut out = Slices::default();
-    let mut stacks: HashMap<i64, Vec<usize>> = HashMap::new();
-    let mut async_open: HashMap<(Option<i64>, u32, u32, Option<i64>), usize> = HashMap::new();
+    let mut stacks: HashMap<i64, Vec<usize>> = HashMap::default();
+    let mut async_open: HashMap<(Option<i64>, u32, u32, Option<i64>), usize> = HashMap::default();
     for i in order {
         let (ts, tid, pid) = (ev.ts[i], ev.tid[i], ev.pid[i]);
         match ev.kind[i] {

@@ -2,7 +2,8 @@
 //! has them. A call is received by the thread whose binder_transaction_received names its debug id; a reply sent by
 //! that thread closes the latest call still waiting on it (nested calls unwind in order).
 
-use std::collections::HashMap;
+use std::collections::HashMap as StdHashMap;
+use crate::hash::FastMap as HashMap;
 
 pub const NONE: i64 = i64::MIN;
 const TF_ONE_WAY: i64 = 0x01;
@@ -34,9 +35,9 @@ pub struct Calls {
 
 /// Transactions in order of (ts, tid, debug_id, ...), ties in insertion order; the first receipt of a debug id
 /// counts. thread_pid: each known thread's process (NONE when unknown).
-pub fn pair(ev: &Events, thread_pid: &HashMap<i64, i64>) -> Calls {
+pub fn pair<S: std::hash::BuildHasher>(ev: &Events, thread_pid: &StdHashMap<i64, i64, S>) -> Calls {
     let [ts, tid, did, to_proc, to_thread, reply, flags, code] = ev.tx;
-    let mut received: HashMap<i64, (i64, i64)> = HashMap::new();
+    let mut received: HashMap<i64, (i64, i64)> = HashMap::default();
     for i in 0..ev.rx[0].len() {
         received.entry(ev.rx[2][i]).or_insert((ev.rx[0][i], ev.rx[1][i]));
     }
@@ -44,7 +45,7 @@ pub fn pair(ev: &Events, thread_pid: &HashMap<i64, i64>) -> Calls {
     order.sort_by_key(|&i| (ts[i], tid[i], did[i], to_proc[i], to_thread[i], reply[i], flags[i], code[i]));
     let pid_of = |t: i64| thread_pid.get(&t).copied().unwrap_or(NONE);
     let mut out = Calls::default();
-    let mut pending: HashMap<i64, Vec<usize>> = HashMap::new(); // server tid -> rows awaiting its reply
+    let mut pending: HashMap<i64, Vec<usize>> = HashMap::default(); // server tid -> rows awaiting its reply
     for i in order {
         let rx = received.get(&did[i]).copied();
         if reply[i] != 0 {

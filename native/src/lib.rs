@@ -9,6 +9,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 mod atrace;
 mod binder;
 mod dump;
+mod hash;
 mod ftrace_text;
 mod perfetto;
 mod states;
@@ -97,11 +98,26 @@ fn dict_col<'py, S: AsRef<str>>(py: Python<'py>, v: &[Option<S>]) -> PyResult<Bo
     Ok((distinct, col(py, codes)?).into_pyobject(py)?.into_any())
 }
 
-/// A string column of string-table ids (0: None) in dict_col's form: (the table with None first, int64 codes).
+/// A string column of string-table ids (0: None) in dict_col's form: (the strings this column uses, None for id 0,
+/// in first-use order; int64 codes into them). Only the used strings cross into Python: the table is shared by slice
+/// names, tracks and counter names, and handing all of it over for each column cost more than the column.
 fn ids_col<'py>(py: Python<'py>, strings: &atrace::Strings, ids: Vec<u32>) -> PyResult<Bound<'py, PyAny>> {
-    let distinct: Vec<Option<&str>> = std::iter::once(None).chain(strings.list.iter().map(|s| Some(s.as_str()))).collect();
-    let codes: Vec<i64> = ids.into_iter().map(i64::from).collect();
+    let mut code_of: Vec<i64> = vec![-1; strings.list.len() + 1];
+    let mut distinct: Vec<Option<&str>> = Vec::new();
+    let codes: Vec<i64> = ids.into_iter().map(|id| {
+        let slot = &mut code_of[id as usize];
+        if *slot < 0 {
+            *slot = distinct.len() as i64;
+            distinct.push(if id == 0 { None } else { Some(strings.list[id as usize - 1].as_str()) });
+        }
+        *slot
+    }).collect();
     Ok((distinct, col(py, codes)?).into_pyobject(py)?.into_any())
+}
+
+/// Each thread's process, for the threads whose process is known (pids: None where it is not).
+fn known_pids(tids: Vec<i64>, pids: Vec<Option<i64>>) -> hash::FastMap<i64, i64> {
+    tids.into_iter().zip(pids).filter_map(|(t, p)| Some((t, p?))).collect()
 }
 
 fn cols<const N: usize>(py: Python<'_>, group: [Vec<i64>; N]) -> PyResult<Bound<'_, PyList>> {
@@ -226,25 +242,24 @@ impl PerfettoDecoder {
         let o = std::mem::take(&mut self.inner.out);
         let d = PyDict::new(py);
         d.set_item("packets", o.packets)?;
+        d.set_item("trace_configs", o.trace_configs)?;
         d.set_item("stopped", self.inner.stopped.clone())?;
         d.set_item("sched_switch", cols(py, o.sw)?)?;
         d.set_item("sched_waking", cols(py, o.wk)?)?;
         d.set_item("sched_wakeup", cols(py, o.wakeup)?)?;
-        d.set_item("cpu_idle", cols(py, o.idle)?)?;
-        d.set_item("cpu_frequency", cols(py, o.freq)?)?;
         let seq = o.print_seq;
-        d.set_item("atrace", SliceEvents { ev: o.atrace, seq })?;
-        d.set_item("comms", o.comms)?;
-        d.set_item("renames", o.renames)?;
-        d.set_item("names", o.names.into_iter().map(|(ts, _c, tid, pid, n)| (ts, tid, pid, n)).collect::<Vec<_>>())?;
-        let decls = PyList::empty(py);
+        // processes as declared; threads with every fact about them applied (perfetto::fold_threads)
+        let (mut processes, mut declared) = (Vec::new(), Vec::new());
         for decl in collapse_decls(o.decls) {
             match decl {
-                Decl::Process { pid, name, ppid } => decls.append((0, pid, name, ppid))?,
-                Decl::Thread { tid, pid, name } => decls.append((1, tid, pid, name))?,
+                Decl::Process { pid, name, ppid } => processes.push((pid, name, ppid)),
+                Decl::Thread { tid, pid, name } => declared.push((tid, pid, name)),
             }
         }
-        d.set_item("decls", decls)?;
+        let names = o.names.into_iter().map(|(ts, _c, tid, pid, n)| (ts, tid, pid, n)).collect();
+        d.set_item("threads", perfetto::fold_threads(declared, &o.atrace.threads, names, o.renames, o.comms))?;
+        d.set_item("processes", processes)?;
+        d.set_item("atrace", SliceEvents { ev: o.atrace, seq })?;
         d.set_item("cpu_info", o.cpu_info)?;
         d.set_item("metadata", o.metadata)?;
         d.set_item("kernel", o.kernel)?;
@@ -336,10 +351,12 @@ impl SliceEvents {
     }
 
     /// What the payloads read so far imply beyond slices, handed over once: (thread pids [(tid, pid)], counter
-    /// samples (ts bytes, names, values bytes, pids, cpus), warnings [(what, payload head, line)], (min ts, max ts)).
+    /// samples in time order, ties in arrival order (ts bytes, names, values bytes, pids, cpus), warnings [(what,
+    /// payload head, line)], (min ts, max ts)).
     #[allow(clippy::type_complexity)]
     fn take_effects<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let e = &mut self.ev;
+        e.sort_counters();
         let threads = std::mem::take(&mut e.threads);
         let values: Vec<f64> = std::mem::take(&mut e.c_value);
         let counters = (col(py, std::mem::take(&mut e.c_ts))?, ids_col(py, &e.strings, std::mem::take(&mut e.c_name))?,
@@ -352,8 +369,8 @@ impl SliceEvents {
 
     /// The slice table's columns: events nested per thread (see atrace.rs), slices open at the end running to
     /// `end`. tids/pids: each thread's process, for begin events that name none.
-    fn nest<'py>(&mut self, py: Python<'py>, tids: Vec<i64>, pids: Vec<i64>, end: i64) -> PyResult<Bound<'py, PyDict>> {
-        let thread_pid: std::collections::HashMap<i64, i64> = tids.into_iter().zip(pids).collect();
+    fn nest<'py>(&mut self, py: Python<'py>, tids: Vec<i64>, pids: Vec<Option<i64>>, end: i64) -> PyResult<Bound<'py, PyDict>> {
+        let thread_pid = known_pids(tids, pids);
         let ev = &self.ev;
         let s = py.detach(|| atrace::nest(ev, &thread_pid, end));
         let d = PyDict::new(py);
@@ -499,7 +516,7 @@ impl FtraceText {
 /// to_thread, reply, flags, code; None as i64 min), rx = 3 (ts, tid, debug_id); tids/pids: known threads'
 /// processes. Returns the binder table's int64 columns (None as i64 min) and "unmatched_replies".
 #[pyfunction]
-fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i64>>, tids: Vec<i64>, pids: Vec<i64>)
+fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i64>>, tids: Vec<i64>, pids: Vec<Option<i64>>)
                      -> PyResult<Bound<'py, PyDict>> {
     let bad = || pyo3::exceptions::PyValueError::new_err("binder columns: 8 transaction and 3 receipt columns of equal lengths");
     if tx.len() != 8 || rx.len() != 3 {
@@ -511,7 +528,7 @@ fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i
         return Err(bad());
     }
     let ev = binder::Events { tx: [t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]], rx: [r[0], r[1], r[2]] };
-    let thread_pid: std::collections::HashMap<i64, i64> = tids.into_iter().zip(pids).collect();
+    let thread_pid = known_pids(tids, pids);
     let c = py.detach(|| binder::pair(&ev, &thread_pid));
     let d = PyDict::new(py);
     d.set_item("unmatched_replies", c.unmatched_replies)?;

@@ -4,7 +4,7 @@
 //! to the TraceBuilder. A packet that does not decode stops the reading; what it had added is rolled back, so the
 //! result holds exactly the packets before the byte offset reported.
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{FastMap as HashMap, FastSet as HashSet};
 
 use crate::atrace::Parsed;
 use crate::wire::{repeated, text, Reader, Val, WireResult};
@@ -37,6 +37,7 @@ const P_TIMESTAMP_CLOCK_ID: u32 = 58;
 const P_TRACE_PACKET_DEFAULTS: u32 = 59;
 const P_TRACK_DESCRIPTOR: u32 = 60;
 const P_CPU_INFO: u32 = 67;
+const P_TRACE_CONFIG: u32 = 33;
 
 const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
 
@@ -130,6 +131,7 @@ pub struct Out {
     pub saw_waking: bool,
     pub unconvertible_clocks: Vec<u32>,
     pub packets: i64,
+    pub trace_configs: i64, // TraceConfig packets: one per capture, so more means traces concatenated
 }
 
 pub struct FtStart {
@@ -152,8 +154,9 @@ pub struct FtStart {
 /// Lengths of every output at a packet boundary, to roll back a packet that fails half-way.
 struct Mark {
     lens: [usize; 32],
+    wakeup_comms: usize,
     saw_waking: bool,
-    counters: [i64; 6],
+    counters: [i64; 7],
     atrace_side: (usize, usize, Option<i64>, Option<i64>),
 }
 
@@ -166,7 +169,10 @@ pub struct Decoder {
     track_threads: HashMap<u64, (i64, i64)>,
     track_events: Vec<TrackEvent>,
     snapshots: Vec<HashMap<u32, i64>>,
-    wakeup_comms: Vec<(i64, Vec<u8>)>, // comms of sched_wakeup events, used with them
+    // comms of sched_wakeup events, applied at the end when the trace had no sched_waking: the first per thread not
+    // named before (a later one could change nothing), with the set of their tids
+    wakeup_comms: Vec<(i64, Vec<u8>)>,
+    wakeup_comm_tids: HashSet<i64>,
     pending: Vec<u8>,       // bytes of a packet cut by the chunk boundary
     pub offset: u64,        // file offset of the first byte not yet framed
     pub stopped: Option<(u64, String)>,
@@ -176,13 +182,14 @@ impl Decoder {
     pub fn new() -> Self {
         Decoder {
             out: Out::default(),
-            seqs: HashMap::new(),
-            running: HashMap::new(),
-            comm_seen: HashSet::new(),
-            track_threads: HashMap::new(),
+            seqs: HashMap::default(),
+            running: HashMap::default(),
+            comm_seen: HashSet::default(),
+            track_threads: HashMap::default(),
             track_events: Vec::new(),
             snapshots: Vec::new(),
             wakeup_comms: Vec::new(),
+            wakeup_comm_tids: HashSet::default(),
             pending: Vec::new(),
             offset: 0,
             stopped: None,
@@ -281,10 +288,11 @@ impl Decoder {
         ];
         Mark {
             lens,
+            wakeup_comms: self.wakeup_comms.len(),
             atrace_side: o.atrace.side_lens(),
             saw_waking: o.saw_waking,
             counters: [o.ft_events, o.ft_broken, o.ft_incomplete, o.foreign_clock_events, o.lost_bundles,
-                       o.unresolved_callers],
+                       o.unresolved_callers, o.trace_configs],
         }
     }
 
@@ -294,7 +302,9 @@ impl Decoder {
         for (i, c) in o.sw.iter_mut().enumerate() { c.truncate(l[i]); }
         for (i, c) in o.wk.iter_mut().enumerate() { c.truncate(l[5 + i]); }
         for (i, c) in o.wakeup.iter_mut().enumerate() { c.truncate(l[9 + i]); }
-        self.wakeup_comms.truncate(l[9]);
+        for (tid, _) in self.wakeup_comms.drain(m.wakeup_comms..) {
+            self.wakeup_comm_tids.remove(&tid);
+        }
         for (i, c) in o.idle.iter_mut().enumerate() { c.truncate(l[13 + i]); }
         for (i, c) in o.freq.iter_mut().enumerate() { c.truncate(l[16 + i]); }
         o.atrace.truncate(l[19] & 0xFFFF_FFFF, l[19] >> 32, m.atrace_side);
@@ -318,8 +328,8 @@ impl Decoder {
         self.track_events.truncate(l[31] & 0xFFFF_FFFF);
         self.snapshots.truncate(l[31] >> 32);
         o.saw_waking = m.saw_waking;
-        [o.ft_events, o.ft_broken, o.ft_incomplete, o.foreign_clock_events, o.lost_bundles, o.unresolved_callers] =
-            m.counters;
+        [o.ft_events, o.ft_broken, o.ft_incomplete, o.foreign_clock_events, o.lost_bundles, o.unresolved_callers,
+         o.trace_configs] = m.counters;
     }
 
     // ---- packets ---------------------------------------------------------------------------------------------
@@ -403,6 +413,7 @@ impl Decoder {
             Some((P_CPU_INFO, v)) => self.cpu_info(v.bytes())?,
             Some((P_CLOCK_SNAPSHOT, v)) => self.clock_snapshot(v.bytes())?,
             Some((P_SYSTEM_INFO, v)) => self.system_info(v.bytes())?,
+            Some((P_TRACE_CONFIG, _)) => self.out.trace_configs += 1,
             _ => {}
         }
         Ok(())
@@ -484,7 +495,7 @@ impl Decoder {
     }
 
     fn clock_snapshot(&mut self, b: &[u8]) -> WireResult<()> {
-        let mut snap = HashMap::new();
+        let mut snap = HashMap::default();
         let mut r = Reader::new(b);
         while let Some((f, v)) = r.field()? {
             if f == 1 {
@@ -898,7 +909,9 @@ impl Decoder {
                     o.wakeup[1].push(tid);
                     o.wakeup[2].push(f.i32(5));
                     o.wakeup[3].push(pid);
-                    self.wakeup_comms.push((tid, f.bytes(1).to_vec()));
+                    if tid != 0 && !self.comm_seen.contains(&tid) && self.wakeup_comm_tids.insert(tid) {
+                        self.wakeup_comms.push((tid, f.bytes(1).to_vec()));
+                    }
                 }
             }
             FE_CPU_FREQUENCY => {
@@ -1047,8 +1060,9 @@ impl Decoder {
     /// After the last packet: timestamps on other clocks go to the boot clock (with every snapshot of the file),
     /// track events find their threads, sched_wakeup is kept only when the trace had no sched_waking.
     pub fn finish(&mut self) {
+        self.cpu_counters();
         let clocks = ClockConverter::new(std::mem::take(&mut self.snapshots));
-        let mut unconvertible = HashSet::new();
+        let mut unconvertible = HashSet::default();
         let mut conv = |clock: u32, ts: i64| clocks.to_boot(clock, ts, &mut unconvertible);
         for s in self.out.ft_start.iter_mut() {
             s.ts = conv(s.clock, s.ts);
@@ -1082,6 +1096,26 @@ impl Decoder {
             for (tid, comm) in std::mem::take(&mut self.wakeup_comms) {
                 self.comm(tid, &comm);
             }
+        }
+    }
+}
+
+impl Decoder {
+    /// cpu_idle then cpu_frequency samples join the counter samples after atrace's, each group in file order (the
+    /// order the TraceBuilder gave them when they came as separate columns; the table's stable sort by time breaks
+    /// ties by it): cpuidle's value is the idle state (-1 when the CPU leaves idle, PWR_EVENT_EXIT), cpufreq's kHz;
+    /// a CPU number beyond the table's 32-bit column is null, as the column's cast made it.
+    fn cpu_counters(&mut self) {
+        let o = &mut self.out;
+        let cpu32 = |c: i64| (c <= i32::MAX as i64).then_some(c);
+        let [ts, state, cpu] = std::mem::take(&mut o.idle);
+        for i in 0..ts.len() {
+            let v = if state[i] == 0xFFFF_FFFF { -1.0 } else { state[i] as f64 };
+            o.atrace.counter(ts[i], "cpuidle", v, cpu32(cpu[i]), None);
+        }
+        let [ts, khz, cpu] = std::mem::take(&mut o.freq);
+        for i in 0..ts.len() {
+            o.atrace.counter(ts[i], "cpufreq", khz[i] as f64, cpu32(cpu[i]), None);
         }
     }
 }
@@ -1159,4 +1193,53 @@ impl ClockConverter {
             }
         }
     }
+}
+
+/// One thread as the trace leaves it: (tid, pid, name).
+pub type ThreadRow = (i64, Option<i64>, Option<String>);
+
+/// The thread table the TraceBuilder's rules make of the trace's thread facts, applied in the order the reader
+/// used to apply them one by one: declarations (first pid and name win), atrace pids (fill a missing pid), the
+/// authoritative names in time order (process_tree names and task_rename replace the name; a missing pid is
+/// filled), then comms (fill a missing name). Threads in first-seen order, each once: the Python side makes each
+/// thread's record once instead of replacing it fact by fact.
+pub fn fold_threads(declared: Vec<ThreadRow>, atrace_pids: &[(i64, i64)], names: Vec<(i64, i64, Option<i64>, String)>,
+                    renames: Vec<(i64, i64, String)>, comms: Vec<(i64, String)>) -> Vec<ThreadRow> {
+    let mut rows: Vec<ThreadRow> = Vec::with_capacity(declared.len());
+    let mut at: HashMap<i64, usize> = HashMap::default();
+    let named = |n: &Option<String>| n.as_deref().is_some_and(|s| !s.is_empty());
+    // TraceBuilder.thread(tid, pid, name, overwrite_name)
+    let mut apply = |tid: i64, pid: Option<i64>, name: Option<String>, overwrite: bool| match at.get(&tid) {
+        None => {
+            at.insert(tid, rows.len());
+            rows.push((tid, pid, name));
+        }
+        Some(&i) => {
+            let row = &mut rows[i];
+            if row.1.is_none() {
+                row.1 = pid;
+            }
+            if named(&name) && (overwrite || !named(&row.2)) {
+                row.2 = name;
+            }
+        }
+    };
+    for (tid, pid, name) in declared {
+        apply(tid, pid, name, false);
+    }
+    for &(tid, pid) in atrace_pids {
+        apply(tid, Some(pid), None, false);
+    }
+    let mut authoritative: Vec<(i64, i64, Option<i64>, String)> = names;
+    authoritative.extend(renames.into_iter().map(|(ts, tid, name)| (ts, tid, None, name)));
+    authoritative.sort_by_key(|r| r.0); // stable: ties keep process_tree names before renames, each in file order
+    for (_, tid, pid, name) in authoritative {
+        apply(tid, pid, Some(name), true);
+    }
+    for (tid, comm) in comms {
+        if !comm.is_empty() {
+            apply(tid, None, Some(comm), false);
+        }
+    }
+    rows
 }

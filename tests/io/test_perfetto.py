@@ -291,6 +291,17 @@ def test_truncated_trace_reads_what_is_there_and_names_the_offset(corpus):
     assert 0 < t.counters.height < full.counters.height
 
 
+def test_two_captures_in_one_file_are_read_with_a_warning(corpus):
+    """`cat a.pftrace b.pftrace` (found by the new-user trial): one TraceConfig packet per capture, so two of them
+    say the file holds two traces; read as one, with a warning saying so. Each corpus trace alone has one."""
+    a, b = corpus_file(corpus, PIXEL6A).read_bytes(), corpus_file(corpus, SAMSUNG).read_bytes()
+    both = read_perfetto(a + b, "both.pftrace")
+    said = [w.message for w in both.warnings if "traces (one TraceConfig" in w.message]
+    assert len(said) == 1 and said[0].startswith("the file holds 2 traces")
+    for one in (a, b):
+        assert not [w for w in read_perfetto(one, "one.pftrace").warnings if "TraceConfig" in w.message]
+
+
 @pytest.mark.parametrize("data", [b"", random.Random(0).randbytes(4096), b"\x0a\xff\xff\xff\x0f" + b"\x00" * 16],
                          ids=["empty", "random-bytes", "first-record-truncated"])
 def test_unreadable_input_raises_input_error(data):

@@ -131,3 +131,61 @@ def test_task_rename_and_process_tree_names_win_over_comms():
     assert t.thread_name(40) == "example.app"
     assert t.thread_name(41) == "RenderThread" and t.process_of(41) == 40
     assert t.process_name(40) == "com.example.app" and t.processes[40].ppid == 1
+
+
+def test_thread_facts_apply_in_reading_order_and_threads_keep_first_seen_order():
+    """Each thread's pid and name from the facts in the order the reader applies them (declarations, atrace pids,
+    authoritative names by time, comms last), worked out by hand: a later name wins over an earlier one whichever
+    source it comes from, a comm never renames a named thread, a missing pid is filled by the first source that has
+    one; the threads table lists threads in the order their first fact was applied."""
+    early_tree = pb.TracePacket(trusted_packet_sequence_id=1, timestamp=50)
+    early_tree.process_tree.processes.add(pid=40, ppid=1, cmdline=["com.example.app"])
+    early_tree.process_tree.threads.add(tid=41, tgid=40, name="tree-early")
+    early_tree.process_tree.threads.add(tid=43, name="no-tgid")          # pid unknown here
+    late_tree = pb.TracePacket(trusted_packet_sequence_id=1, timestamp=500)
+    late_tree.process_tree.threads.add(tid=42, tgid=40, name="tree-late")
+    p = pb.TracePacket(trusted_packet_sequence_id=2)
+    b = p.ftrace_events
+    b.cpu = 0
+    b.event.extend([
+        _event(100, 0, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=0, next_pid=41, next_comm="comm41")),
+        _event(110, 41, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=41, prev_comm="comm41", next_pid=44,
+                                                               next_comm="comm44")),
+        _event(120, 43, print=pb.PrintFtraceEvent(buf="B|77|work\n")),     # atrace: 43 belongs to 77
+        _event(130, 45, print=pb.PrintFtraceEvent(buf="B|40|other\n")),    # atrace-only thread 45 of 40
+        _event(300, 41, task_rename=pb.TaskRenameFtraceEvent(pid=41, newcomm="renamed41")),
+        _event(300, 42, task_rename=pb.TaskRenameFtraceEvent(pid=42, newcomm="renamed42")),
+        _event(310, 46, task_rename=pb.TaskRenameFtraceEvent(pid=46, newcomm="rename-only")),
+    ])
+    t = read_perfetto(_trace(early_tree, late_tree, p), "mem")
+    # 41: tree name at 50, renamed at 300 -> the rename (later) wins; the comm does not count
+    assert (t.threads[41].pid, t.threads[41].name) == (40, "renamed41")
+    # 42: renamed at 300, tree name at 500 -> the tree (later) wins
+    assert (t.threads[42].pid, t.threads[42].name) == (40, "tree-late")
+    # 43: declared without a tgid; the atrace pid fills it
+    assert (t.threads[43].pid, t.threads[43].name) == (77, "no-tgid")
+    # 44: known only from a comm; 45 only from atrace; 46 only from a rename
+    assert (t.threads[44].pid, t.threads[44].name) == (None, "comm44")
+    assert (t.threads[45].pid, t.threads[45].name) == (40, None)
+    assert (t.threads[46].pid, t.threads[46].name) == (None, "rename-only")
+    # first seen: the trees' threads (41, 43, then 42), atrace's 45, the rename's 46, the comm's 44, and last the
+    # processes' main threads the builder adds (40)
+    assert list(t.threads) == [41, 43, 42, 45, 46, 44, 40]
+
+
+def test_varints_of_every_length_decode_exactly():
+    """Timestamps of every bit width (varints of 1 to 9 bytes) and a negative pid (10 bytes) come back exactly: the
+    decoder reads varints up to 8 bytes a word at a time, so each length, and a varint followed by other fields
+    that the word also covers, must give the value the protobuf encoder wrote."""
+    stamps = sorted({(1 << k) + d for k in range(63) for d in (-1, 0, 1) if 0 < (1 << k) + d < (1 << 63)})
+    p = pb.TracePacket(trusted_packet_sequence_id=2)
+    b = p.ftrace_events
+    b.cpu = 0
+    for i, ts in enumerate(stamps):
+        b.event.append(_event(ts, 0, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=0, next_pid=1000 + i,
+                                                                            prev_state=0)))
+    b.event.append(_event(stamps[-1] + 1, 0, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=0, next_pid=-5)))
+    t = read_perfetto(_trace(p), "mem")
+    running = t.thread_states.sort("ts")
+    assert running["ts"].to_list() == [*stamps, stamps[-1] + 1]
+    assert running["tid"].to_list() == [*range(1000, 1000 + len(stamps)), -5]

@@ -22,8 +22,8 @@ from droidlag.io.perfetto_ftrace import prev_state_encoding
 from droidlag.models.trace import Trace
 from droidlag.models.trace_builder import TraceBuilder
 
-_IDLE_EXIT = 0xFFFFFFFF   # cpu_idle state when a CPU leaves idle (PWR_EVENT_EXIT, -1 as u32)
-CHUNK_BYTES = 8 << 20     # what read_perfetto_chunks is typically fed: bounded memory, few calls
+CHUNK_BYTES = 256 << 10   # read_perfetto_file's read buffer: held through the read, so small (8 MB was most of a small
+                          # trace's peak); the decoding loop is native, so more reads cost nothing measurable
 
 
 def read_perfetto(data: bytes, path: str) -> Trace:
@@ -92,11 +92,15 @@ def fill_builder(b: TraceBuilder, cols: dict[str, Any]) -> None:
     before the events that name threads, authoritative names after comms were gathered)."""
     for key, value in cols["metadata"]:
         b.metadata[key] = value
-    decls = cols["decls"]     # (0, pid, name, ppid) or (1, tid, pid, name), one per process and thread
-    for kind, ident, x, y in decls:
-        if kind == 0:
-            b.process(ident, x, y)
-    b.threads_many((ident, x, y) for kind, ident, x, y in decls if kind == 1)
+    if cols["trace_configs"] > 1:
+        # each capture writes its TraceConfig once: more than one is several traces in one file (`cat a b`)
+        b.warn(f"the file holds {cols['trace_configs']} traces (one TraceConfig packet each, as when captures are "
+               "concatenated); read as one: processes and threads of the same id are merged and the time range "
+               "spans them all")
+    b.processes_many(cols["processes"])     # one per process, its declarations folded natively
+    # one (tid, pid, name) per thread, with the TraceBuilder's rules already applied natively to the declarations,
+    # atrace pids, authoritative names (process_tree, task_rename) and comms: each thread's record is made once
+    b.threads_many(cols["threads"])
     for _processor, index, khz in cols["cpu_info"]:
         # CpuInfo lists one entry per CPU in CPU order; `processor` is its model name ("AArch64 Processor rev 0"),
         # not a number, so the position is the CPU (the reader used to key by that name when present)
@@ -106,13 +110,14 @@ def fill_builder(b: TraceBuilder, cols: dict[str, Any]) -> None:
     _sched(b, cols)
     events, broken, incomplete = cols["frame_timeline_counts"]
     end_ts, end_cookie = cols["frame_timeline_end"]
-    b.frame_timeline_many(frame_timeline_frame(cols["frame_timeline_start"]), _i64(end_ts), _i64(end_cookie))
+    if len(cols["frame_timeline_start"]["ts"]) or len(end_ts):    # (most traces have no FrameTimeline)
+        b.frame_timeline_many(frame_timeline_frame(cols["frame_timeline_start"]), _i64(end_ts), _i64(end_cookie))
     if broken:
         b.warn(f"{broken} of {events} FrameTimeline event(s) could not be decoded; skipped")
     if incomplete:
         b.warn(f"{incomplete} FrameTimeline event(s) without cookie, token or pid; skipped")
     _track_events(b, cols)
-    _names(b, cols)
+    _clock_warnings(b, cols)
 
 
 def _ftrace_events(b: TraceBuilder, cols: dict[str, Any]) -> None:
@@ -133,13 +138,6 @@ def _sched(b: TraceBuilder, cols: dict[str, Any]) -> None:
     wk = [_i64(c) for c in cols["sched_waking"]]
     if len(wk[0]):
         b.sched_waking_many(wk[0], wk[1], wk[2], wk[3])
-    idle_ts, idle_state, idle_cpu = (_i64(c) for c in cols["cpu_idle"])
-    if len(idle_ts):
-        values = np.where(idle_state == _IDLE_EXIT, -1.0, idle_state.astype(np.float64))
-        b.counter_many(idle_ts, "cpuidle", values, cpu=idle_cpu)
-    freq_ts, freq_khz, freq_cpu = (_i64(c) for c in cols["cpu_frequency"])
-    if len(freq_ts):
-        b.counter_many(freq_ts, "cpufreq", freq_khz, cpu=freq_cpu)
     wu = [_i64(c) for c in cols["sched_wakeup"]]
     if len(wu[0]):
         b.sched_waking_many(wu[0], wu[1], wu[2], wu[3])
@@ -162,14 +160,8 @@ def _track_events(b: TraceBuilder, cols: dict[str, Any]) -> None:
         b.warn(f"{cols['track_skipped']} track-event slice event(s) not on a thread track skipped")
 
 
-def _names(b: TraceBuilder, cols: dict[str, Any]) -> None:
-    """Authoritative names (process_tree, task_rename) in time order; comms only fill what is still unnamed."""
-    renames = [(ts, tid, None, name) for ts, tid, name in cols["renames"]]
-    for _ts, tid, pid, name in sorted(cols["names"] + renames, key=lambda r: r[0]):
-        b.thread(tid, pid, name, overwrite_name=True)
-    for tid, comm in cols["comms"]:
-        if comm:
-            b.thread(tid, None, comm)
+def _clock_warnings(b: TraceBuilder, cols: dict[str, Any]) -> None:
+    """Warnings about timestamps (the names themselves are folded into the thread rows natively)."""
     if cols["unconvertible_clocks"]:
         b.warn(f"timestamps on clock(s) {cols['unconvertible_clocks']} have no clock snapshot relating them to the "
                "boot clock; used as they are")

@@ -142,7 +142,7 @@ def frame_timeline_frame(cols: dict[str, Any]) -> pl.DataFrame:
     bits = raw["jank_type"]
     severity = raw["jank_severity"]
     severity = np.where((severity == NONE) & (bits == _JANK_NONE), _NO_SEVERITY_JANK_NONE, severity)
-    return pl.DataFrame({
+    return columns.frame({
         "ts": raw["ts"], "cookie": raw["cookie"],
         "kind": kind, "scope": scope, "pid": columns.nullable(raw["pid"]),
         "layer_name": columns.take(pl.Series(layer[0], dtype=pl.Utf8), layer[1]),

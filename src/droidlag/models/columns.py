@@ -49,6 +49,39 @@ def strings(coded: tuple[list[str | None], Any]) -> pl.Series:
     return take(pl.Series(distinct, dtype=pl.Utf8), int64(codes))
 
 
+_EMPTY: dict[tuple[tuple[str, Any], ...], pl.DataFrame] = {}
+
+
+def empty(schema: dict[str, Any]) -> pl.DataFrame:
+    """A table of no rows with this schema (a cached frame's `clear()`: a new frame each time, in a microsecond
+    where constructing one from the schema costs a tenth of a millisecond, several times per trace)."""
+    key = tuple(schema.items())
+    frame = _EMPTY.get(key)
+    if frame is None:
+        frame = _EMPTY[key] = pl.DataFrame(schema=schema)
+    return frame.clear()
+
+
+def nulls(name: str, dtype: pl.DataType | type[pl.DataType], n: int) -> pl.Series:
+    """A column of n nulls (repeating one null directly: `extend_constant` plans a query, hundreds of times
+    slower on the sizes of a trace's tables)."""
+    return pl.Series(name, [None], dtype=dtype).new_from_index(0, n)
+
+
+def frame(cols: dict[str, Any], schema: dict[str, Any] | None = None) -> pl.DataFrame:
+    """A table from columns (numpy arrays or Series) in the schema's order and types (or as they are, without one).
+    A column of the schema's type is taken as it is and only the others are cast: `pl.DataFrame(dict, schema=...)`
+    checks and converts every column, several times the cost of the table itself on a trace's sizes."""
+    out = []
+    for name, dtype in (schema or dict.fromkeys(cols)).items():
+        c = cols[name]
+        s = c if isinstance(c, pl.Series) else pl.Series(name, c)
+        if dtype is not None and s.dtype != dtype:
+            s = s.cast(dtype)
+        out.append(s if s.name == name else s.alias(name))
+    return pl.DataFrame(out)
+
+
 def has_repeats(values: np.ndarray) -> bool:
     """Whether an int column holds a value twice (a sort and a neighbour compare: numpy's hash-based unique costs
     several times more on the short columns of a small trace)."""

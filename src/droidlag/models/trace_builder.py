@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
 from typing import Any, TypeAlias, cast
 
 import numpy as np
@@ -50,6 +51,7 @@ BlockIssue: TypeAlias = tuple[int, int, int, int, int, str, "int | None", "str |
 BlockComplete: TypeAlias = tuple[int, int, int, int, str, int]
 
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+_PID = attrgetter("pid")
 MAX_CPU = (1 << 16) - 1   # far above any device; the thread-state cpu column is 32-bit
 _NONE_I32 = np.iinfo(np.int32).min     # None in the narrow (int32) sched cpu column
 
@@ -140,6 +142,7 @@ class TraceBuilder:
         self._ft_chunks: list[pl.DataFrame] = []        # bulk starts (frame_timeline_many), after the single ones
         self._ft_end_chunks: list[pl.DataFrame] = []
         self._cpu_max_freq: dict[int, int] = {}
+        self._known_pids: tuple[list[int], list[int | None]] | None = None    # (tids, pids) of the threads
         # slices whose name holds U+FFFD (undecodable bytes replaced), counted when the slices are built
         self.replaced_slice_names = 0
 
@@ -165,6 +168,17 @@ class TraceBuilder:
         if old is None or (name and not old.name) or (ppid is not None and old.ppid is None):
             self._processes[pid] = Process(pid, name or (old.name if old else None),
                                            ppid if ppid is not None else (old.ppid if old else None))
+
+    def processes_many(self, rows: Iterable[tuple[int, str | None, int | None]]) -> None:
+        """Declare many processes (pid, name, ppid) as `process` would, one by one; a process not seen before is
+        added directly (the common case of a process tree; as in threads_many, the numbers are a decoder's 64-bit
+        ones, not checked again)."""
+        processes = self._processes
+        for pid, name, ppid in rows:
+            if pid in processes:
+                self.process(pid, name, ppid)
+            else:
+                processes[pid] = Process(pid, name or None, ppid)
 
     def thread(self, tid: int, pid: int | None = None, name: str | None = None, overwrite_name: bool = False) -> None:
         """Declare a thread; fills in pid or name when they were unknown (or replaces the name if asked)."""
@@ -211,11 +225,11 @@ class TraceBuilder:
         for tid, pid in threads:
             self.thread(tid, pid)
         if c_ts:
-            self._counter_chunks.append(pl.DataFrame({
+            self._counter_chunks.append(columns.frame({
                 "ts": columns.int64(c_ts), "name": columns.strings(c_names),
                 "value": columns.float64(c_values), "cpu": columns.nullable(c_cpus, pl.Int32),
                 "pid": columns.nullable(c_pids),
-            }, schema=COUNTER_SCHEMA))
+            }, COUNTER_SCHEMA))
         for what, head, line in warnings:
             text = "atrace payload too short" if what == "too short" else f"atrace payload with {what}"
             self.warn(f"{text}: {head!r}", line=line)
@@ -405,7 +419,7 @@ class TraceBuilder:
         self._see(int(ts.min()))
         self._see(int(ts.max()))
         self._apply_atrace_effects()     # samples before these keep their place
-        self._counter_chunks.append(pl.DataFrame(cols, schema=COUNTER_SCHEMA))
+        self._counter_chunks.append(columns.frame(cols, COUNTER_SCHEMA))
 
     def cpu_frequency(self, ts: int, cpu: int, khz: float) -> None:
         self.counter(ts, "cpufreq", khz, cpu=cpu)
@@ -498,6 +512,7 @@ class TraceBuilder:
         start = self._min_ts if self._min_ts is not None else 0
         end = self._max_ts if self._max_ts is not None else start
         self._end = end
+        self._known_pids = None
         slices = self._build_slices()
         states = self._build_thread_states()
         counters = self._build_counters()
@@ -524,10 +539,17 @@ class TraceBuilder:
             has_waking=self._has_waking, has_blocked_reason=self._has_blocked,
         )
 
+    def _thread_pids(self) -> tuple[list[int], list[int | None]]:
+        """Every thread and its pid (None where unknown), two lists of one length, gathered once per build for the
+        slice nesting and the binder pairing (by map: a comprehension over the threads cost twice as much)."""
+        if self._known_pids is None:
+            self._known_pids = (list(self._threads), list(map(_PID, self._threads.values())))
+        return self._known_pids
+
     def _build_counters(self) -> pl.DataFrame:
         """Every sample in time order, ties in arrival order (a stable numpy sort and a take: no query plan)."""
         if not self._counter_chunks:
-            return pl.DataFrame(schema=COUNTER_SCHEMA)
+            return columns.empty(COUNTER_SCHEMA)
         counters = pl.concat(self._counter_chunks) if len(self._counter_chunks) > 1 else self._counter_chunks[0]
         ts = counters.get_column("ts").to_numpy()
         if len(ts) > 1 and (np.diff(ts) < 0).any():
@@ -551,13 +573,12 @@ class TraceBuilder:
     def _build_slices(self) -> pl.DataFrame:
         """Slice events nested per thread natively (B/E stacks, S/F pairs by (pid, track, name, cookie), instants);
         slices still open at the end run to the trace end."""
-        known = [(tid, t.pid) for tid, t in self._threads.items() if t.pid is not None]
-        s = self._slice_ev.nest([k[0] for k in known], [k[1] for k in known], self._end)
+        s = self._slice_ev.nest(*self._thread_pids(), self._end)
         n = len(s["ts"]) // 8
         distinct, codes = s["name"]
         bad = [i for i, name in enumerate(distinct) if name and "\ufffd" in name]
         self.replaced_slice_names = int(np.isin(columns.int64(codes), bad).sum()) if bad else 0
-        slices = pl.DataFrame({
+        slices = columns.empty(SLICE_SCHEMA) if not n else columns.frame({
             "id": np.arange(n, dtype=np.int64),
             "ts": columns.int64(s["ts"]),
             "dur": columns.int64(s["dur"]),
@@ -570,7 +591,7 @@ class TraceBuilder:
             "cookie": columns.nullable(s["cookie"]),
             "track": columns.strings(s["track"]),
             "closed": np.frombuffer(s["closed"], dtype=np.uint8).astype(bool),
-        }, schema=SLICE_SCHEMA)
+        }, SLICE_SCHEMA)
         if s["unmatched_ends"]:
             self.warn(f"{s['unmatched_ends']} slice end(s) without a begin on their thread, ignored: the begin was "
                       "before the trace started, or was written by another thread (kernel display and driver "
@@ -592,7 +613,7 @@ class TraceBuilder:
                 raise RuntimeError("TraceBuilder.build() after adding events to a built trace: build once")
             return table
         if not self._sched_chunks:
-            return pl.DataFrame(schema=THREAD_STATE_SCHEMA)
+            return columns.empty(THREAD_STATE_SCHEMA)
         chunks: list[list[np.ndarray | None]] = [list(c) for c in self._sched_chunks]
         self._sched_chunks = []
         merged: list[np.ndarray] = []
@@ -617,22 +638,21 @@ class TraceBuilder:
         rx = [np.array(col, dtype=np.int64) for col in zip(*self._binder_rx)] if self._binder_rx else None
         tx_cols = [c for c in [tx, *self._binder_tx_chunks] if c is not None and len(c[0])]
         if not tx_cols:
-            return pl.DataFrame(schema=BINDER_SCHEMA)
+            return columns.empty(BINDER_SCHEMA)
         rx_cols = [c for c in [rx, *self._binder_rx_chunks] if c is not None and len(c[0])] or \
             [[np.zeros(0, dtype=np.int64)] * 3]
-        known = [(tid, t.pid) for tid, t in self._threads.items() if t.pid is not None]
         r = _binder_calls([np.concatenate(c) for c in zip(*tx_cols)], [np.concatenate(c) for c in zip(*rx_cols)],
-                          [k[0] for k in known], [k[1] for k in known])
+                          *self._thread_pids())
         if r["unmatched_replies"]:
             self.warn(f"{r['unmatched_replies']} binder repl(ies) whose transaction began before the trace")
-        return pl.DataFrame({
+        return columns.frame({
             k: (columns.int64(r[k]).astype(bool) if k == "oneway" else columns.nullable(r[k], BINDER_SCHEMA[k]))
             for k in BINDER_SCHEMA
-        }, schema=BINDER_SCHEMA)
+        }, BINDER_SCHEMA)
 
     def _build_block(self) -> pl.DataFrame:
         if not self._block_issue:
-            return pl.DataFrame(schema=BLOCK_SCHEMA)
+            return columns.empty(BLOCK_SCHEMA)
         issues = sorted(self._block_issue, key=lambda e: e[0])
         durs: list[int | None] = [None] * len(issues)
         # A completion closes the latest open issue of the same (dev, sector) before it: a request that was
@@ -678,7 +698,7 @@ class TraceBuilder:
             rows = [(cookie, *row) for cookie, row in self._ft_start.items()]
             starts.insert(0, pl.DataFrame(rows, schema=schema, orient="row"))
         if not starts:
-            return pl.DataFrame(schema=FRAME_TIMELINE_SCHEMA)
+            return columns.empty(FRAME_TIMELINE_SCHEMA)
         ends = list(self._ft_end_chunks)
         if self._ft_end:
             ends.insert(0, pl.DataFrame({"cookie": list(self._ft_end), "end": list(self._ft_end.values())},
