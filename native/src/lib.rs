@@ -8,6 +8,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 mod atrace;
 mod binder;
+mod dump;
 mod hash;
 mod ftrace_text;
 mod perfetto;
@@ -559,6 +560,55 @@ fn process_dump(py: Python<'_>, text: &str) -> Vec<(u8, i64, i64, Option<String>
         .collect()
 }
 
+/// A thread dump's text as its top-level lines `(line, text)` (thread headers: `(line, text, header_tuple)`) and runs of indented lines `(first line, frames
+/// joined by newlines, number of frames, attribute lines, lock lines as (text, frames of the run before it, line), unrecognised count, first
+/// unrecognised line or None, start byte, end byte)`, in order (see dump.rs).
+#[pyfunction]
+fn dump_scan<'py>(py: Python<'py>, text: &str, line_offset: i64) -> PyResult<Bound<'py, PyList>> {
+    let items = dump::scan(text, line_offset);
+    let out = PyList::empty(py);
+    for it in items {
+        match it {
+            dump::Item::Top(no, line) => out.append((no, line))?,
+            dump::Item::Thread(no, line, h) => out.append((no, line, header_tuple(py, h)?))?,
+            dump::Item::Run(r) => {
+                let locks: Vec<(&str, usize, i64)> = r.locks.iter().map(|l| (l.text, l.frames_before, l.line)).collect();
+                out.append((r.first_line, r.frames.join("\n"), r.frames.len(), PyList::new(py, r.attrs)?, locks,
+                            r.unknown, r.first_unknown, r.start, r.end))?
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn num_obj<'py>(py: Python<'py>, n: Option<dump::Num<'_>>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match n {
+        None => py.None().into_bound(py),
+        Some(dump::Num::Int(v)) => v.into_pyobject(py)?.into_any(),
+        Some(dump::Num::Text(s)) => s.into_pyobject(py)?.into_any(),
+    })
+}
+
+/// (name, daemon, prio, tid, sysTid, state) of a thread header, numbers as int or (not plain digits) str; None for
+/// a line that is no header.
+fn header_tuple<'py>(py: Python<'py>, h: Option<dump::Header<'_>>) -> PyResult<Bound<'py, PyAny>> {
+    let Some(h) = h else { return Ok(py.None().into_bound(py)) };
+    Ok((h.name, h.daemon, num_obj(py, h.prio)?, num_obj(py, h.tid)?, num_obj(py, h.sys_tid)?, h.state)
+        .into_pyobject(py)?.into_any())
+}
+
+/// One thread header line as dump_scan reads it: (name, daemon, prio, tid, sysTid, state) or None.
+#[pyfunction]
+fn dump_thread_header<'py>(py: Python<'py>, line: &str) -> PyResult<Bound<'py, PyAny>> {
+    header_tuple(py, dump::thread_header(line))
+}
+
+/// The non-empty raw lines of a run (`text[start:end]` in UTF-8 bytes), as dump_scan gave its range.
+#[pyfunction]
+fn dump_run_lines(text: &str, start: usize, end: usize) -> Vec<&str> {
+    dump::lines(text, start, end)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PerfettoDecoder>()?;
@@ -570,5 +620,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binder_calls, m)?)?;
     m.add_function(wrap_pyfunction!(unescape_js, m)?)?;
     m.add_function(wrap_pyfunction!(process_dump, m)?)?;
+    m.add_function(wrap_pyfunction!(dump_scan, m)?)?;
+    m.add_function(wrap_pyfunction!(dump_run_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(dump_thread_header, m)?)?;
     Ok(())
 }

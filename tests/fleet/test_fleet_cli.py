@@ -67,3 +67,11 @@ def test_ingest_takes_its_files_from_the_manifest(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert (out["files"], out["added"]) == (2, 2) and len(out["notes"]) == 1 and "missing.txt" in out["notes"][0]
     assert main(["fleet", "ingest", "--db", str(db)]) == 2
+
+
+def test_generate_with_a_folder_for_gfxinfo_is_a_usage_error(corpus, tmp_path):
+    """--gfxinfo takes one file: a folder was an internal error after writing half a fleet."""
+    out = tmp_path / "fleet"
+    assert main(["fleet", "generate", str(out), "--dumps", str(corpus / "anr"), "--gfxinfo",
+                 str(corpus / "gfxinfo")]) == 2
+    assert not out.exists()

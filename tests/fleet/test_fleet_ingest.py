@@ -92,6 +92,22 @@ def test_same_content_twice_adds_nothing(small_fleet, tmp_path):
     assert _counts(db) == before
 
 
+def test_an_empty_store_reads_each_file_once(small_fleet, tmp_path, monkeypatch):
+    """A first ingest has nothing to skip: the driver does not hash the files the workers read and hash anyway;
+    a later ingest hashes them to skip what the store holds."""
+    import droidlag.fleet.ingest as fi
+    folder, _ = small_fleet
+    some = sorted(folder.glob("phone-0000[0-1]/*.txt"))
+    hashed: list[Path] = []
+    real = fi.file_hash
+    monkeypatch.setattr(fi, "file_hash", lambda p: hashed.append(p) or real(p))
+    db = tmp_path / "f.duckdb"
+    first = ingest(some, db, jobs=1)
+    assert first.added == len(some) and hashed == []
+    again = ingest(some, db, jobs=1)
+    assert again.added == 0 and again.already == len(some) and sorted(hashed) == some
+
+
 def _ingest_cmd(paths: list[Path], db: Path) -> list[str]:
     code = ("import sys; from droidlag.fleet.ingest import ingest; "
             "ingest(sys.argv[2:], sys.argv[1], jobs=1, batch_size=5)")

@@ -1,7 +1,7 @@
 """The reader's fast paths and the model's on-demand fields agree with the general code they stand for."""
 from __future__ import annotations
 
-from droidlag.io.anr import _header_by_tokens, _parse_thread_header, parse_dump
+from droidlag.io.anr import _parse_thread_header, parse_dump
 from droidlag.models.dumps import ThreadDump
 
 HEADERS = [
@@ -18,9 +18,27 @@ def _fields(t: ThreadDump | None):
     return None if t is None else (t.name, t.tid, t.sys_tid, t.state, t.daemon, t.prio, t.kstate)
 
 
-def test_header_fast_paths_agree_with_token_loop():
-    for h in HEADERS:
-        assert _fields(_parse_thread_header(h)) == _fields(_header_by_tokens(h)), h
+# Each header's fields by hand (name, tid, sys_tid, state, daemon, prio, kstate): the name up to the first `" prio=`,
+# `" daemon prio=` or `" sysTid=` (else the last quote), the `=`-free tokens as the state, the last of each number.
+EXPECTED = [
+    ("main", 1, None, "Blocked", False, 5, None), ("main", 1, None, "Native", True, 5, None),
+    ("x", None, None, "(not attached)", False, 5, None), ("y", 9, None, "Native (still starting up)", True, 5, None),
+    ("z", 3, None, "NATIVE", False, 5, None), ("Binder:474_2", None, 474, "", False, None, None),
+    ("", 2, None, "Runnable", False, 5, None), ("a b", 2, None, "", True, 5, None),
+    ("d", 2, None, "Native", True, 5, None), ("q", None, None, "", False, 5, None),
+    (" prio=5", 1, None, "Blocked", False, 5, None), ("k", 1, None, "Blocked", False, None, None),
+    ("w", 1, 9, "Wait", False, 5, None), ("v", 1, None, "Blocked", False, 5, None),
+    ("u", None, 12, "extra", False, None, None), ("t", 7, None, "Waiting on", False, 5, None),
+    ("s", None, None, "", False, None, None), ("r", 1, None, "Native (still starting)", False, 5, None),
+    ("p", None, None, "(not attached)", True, 5, None),
+]
+
+
+def test_thread_headers_read_by_hand():
+    assert [_fields(_parse_thread_header(h)) for h in HEADERS] == EXPECTED
+    assert _parse_thread_header('"no closing quote') is None
+    # numbers that are not plain digits follow int(): sign, underscores, other scripts' digits; else None
+    assert _fields(_parse_thread_header('"n" prio=+5 tid=1_0 sysTid=\u0665')) == ("n", 10, 5, "", False, 5, None)
 
 
 TEXT = """----- pid 10 at 2020-01-01 -----

@@ -30,12 +30,12 @@ def _runtime_dumps(corpus: Path) -> list[Path]:
 def test_streamed_read_equals_whole_text_read(corpus: Path, monkeypatch: pytest.MonkeyPatch, block: int) -> None:
     monkeypatch.setattr(anr, "STREAM_BLOCK", block)
     streamed = []
-    real = anr._streamed_lines
+    real = anr._streamed_blocks
 
     def spy(*a: object) -> object:
         streamed.append(1)
         return real(*a)  # type: ignore[arg-type]
-    monkeypatch.setattr(anr, "_streamed_lines", spy)
+    monkeypatch.setattr(anr, "_streamed_blocks", spy)
     for p in _runtime_dumps(corpus):
         assert _units(p, None) == _units(p, p.read_bytes()), p
     assert streamed   # the data=None reads did take the streaming path

@@ -240,6 +240,10 @@ def run_export(args) -> int:
 
 def run_generate(args) -> int:
     from droidlag.fleet.generate import FleetParams, generate_fleet
+    if not Path(args.dumps).is_dir() or not Path(args.gfxinfo).is_file():
+        print("droidlag fleet generate: --dumps takes a folder of thread dumps, --gfxinfo one gfxinfo file",
+              file=sys.stderr)
+        return 2
     params = FleetParams(phones=args.phones, zipf_a=args.zipf_a, zipf_b=args.zipf_b, seed=args.seed)
     truth = generate_fleet(args.out, args.dumps, args.gfxinfo, params)
     print(f"SYNTHETIC fleet: {truth.files} file(s) for {params.phones} phone(s) in {args.out} "

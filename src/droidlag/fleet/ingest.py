@@ -321,7 +321,10 @@ def file_hash(path: Path) -> str | None:
 
 
 def _new_files(files: list[Path], known: set[str]) -> tuple[list[Path], int]:
-    """The files whose content is not in the store yet (hashing is far cheaper than parsing), and how many are."""
+    """The files whose content is not in the store yet (hashing is far cheaper than parsing), and how many are.
+    An empty store knows none: nothing is read twice (the workers hash what they parse)."""
+    if not known:
+        return files, 0
     new = [f for f in files if file_hash(f) not in known]
     return new, len(files) - len(new)
 

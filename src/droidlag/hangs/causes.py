@@ -218,7 +218,7 @@ def _memory(looked: Sequence[ThreadDump], process_threads: Sequence[ThreadDump],
                 return "insufficient_memory", {"thread": t.name, "frame": s, "key": "memory:gc_wait",
                                                "words": "waits for the garbage collector or memory reclaim"}
     for t in process_threads:
-        if t.kstate == "D" and t.wchan and MEMORY.search(t.wchan):
+        if t.wchan and t.kstate == "D" and MEMORY.search(t.wchan):   # wchan first: kstate parses the attributes
             return "insufficient_memory", {"thread": t.name or f"sysTid {t.sys_tid}", "wchan": t.wchan,
                                            "state": "D", "key": "memory:reclaim",
                                            "words": "a thread is stuck in memory reclaim"}

@@ -116,6 +116,24 @@ class ChainStep(TypedDict):
     dump: ThreadDump | None
 
 
+class _Nodes(list):  # type: ignore[type-arg]
+    """A graph's nodes, where a dumped thread's node is made on first use: most threads of a dump are never on a
+    chain, so their Node (and the attribute parse its sys_tid needs) is never built. Indexing is the only access
+    the analyses use; None marks a node not made yet."""
+
+    def __init__(self, threads: dict[int, tuple[ProcessDump, ThreadDump]]):
+        super().__init__()
+        self.threads = threads
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]
+        v = list.__getitem__(self, i)
+        if v is None:
+            p, t = self.threads[i]
+            v = Node(p.cmdline, p.pid, t.tid, t.sys_tid, t.name, t.state or t.kstate)
+            list.__setitem__(self, i, v)
+        return v
+
+
 @dataclass
 class WaitForGraph:
     nodes: list[Node] = field(default_factory=list)
@@ -187,18 +205,23 @@ def is_binder_call(f: Frame) -> bool:
     return False
 
 
-_WAITING_ACTIONS = ("waiting to lock", "waiting on")
-
-
-def _may_call_binder(raw_frames: list[str]) -> bool:
-    """False when no frame text can be an outgoing binder call (every is_binder_call symbol holds one of these)."""
-    text = "\n".join(raw_frames)
-    return "transact" in text or "waitForResponse" in text
+def _may_block(t: ThreadDump) -> bool:
+    """False when blocker(t) is None for certain without parsing a frame: no `waiting to lock` line, no `waiting on`
+    line under a `java.lang.Thread.join` frame, and no frame text that can be an outgoing binder call (every
+    is_binder_call symbol holds `transact` or `waitForResponse`). Most threads of a dump (idle in Object.wait,
+    sleeping, polling) are known idle here."""
+    waits_on = False
+    for lk in t.locks:
+        if lk.action == "waiting to lock":
+            return True
+        waits_on = waits_on or lk.action == "waiting on"
+    text = t.frames_text()
+    return "transact" in text or "waitForResponse" in text or (waits_on and "java.lang.Thread.join" in text)
 
 
 def blocker(t: ThreadDump) -> tuple[str, LockLine | int] | None:
     """The innermost reason `t` waits: ('monitor', LockLine), ('join', LockLine) or ('binder', frame index)."""
-    if not any(lk.action in _WAITING_ACTIONS for lk in t.locks) and not _may_call_binder(t.raw_frames):
+    if not _may_block(t):
         return None   # most threads of a dump: their frames need not be parsed to know it
     frames = t.frames
     stop = len(frames)
@@ -342,17 +365,24 @@ class _GraphBuilder:
     def __init__(self, processes: list[ProcessDump], transactions: Sequence[BinderTransaction], partial: bool):
         self.processes, self.partial = processes, partial
         self.g = WaitForGraph()
+        index, threads = self.g.index, self.g.threads
+        n = 0
         for p in processes:
             for t in p.threads:
-                self.g.index[id(t)] = len(self.g.nodes)
-                self.g.threads[len(self.g.nodes)] = (p, t)
-                self.g.nodes.append(Node(p.cmdline, p.pid, t.tid, t.sys_tid, t.name, t.state or t.kstate))
+                index[id(t)] = n
+                threads[n] = (p, t)
+                n += 1
+        nodes = _Nodes(threads)
+        nodes.extend([None] * n)
+        self.g.nodes = nodes
         self.remote: dict[tuple[int | None, str], int] = {}      # (pid, name) -> a remote process's node
         self.absent: dict[tuple[int | None, int], int] = {}      # (pid, tid) -> a named holder the dump does not show
         self.by_sys: dict[tuple[int | None, int], ThreadDump] = {}
         self.by_pid: dict[int | None, ProcessDump] = {}
         for p in processes:
             self.by_pid.setdefault(p.pid, p)
+            if not transactions:
+                continue   # by_sys serves only the kernel's transaction records
             for t in p.threads:
                 if t.sys_tid is not None:
                     self.by_sys[(p.pid, t.sys_tid)] = t
@@ -362,7 +392,7 @@ class _GraphBuilder:
     def build(self) -> WaitForGraph:
         for p in self.processes:
             for t in p.threads:
-                if not t.raw_frames and not t.locks:
+                if not t.locks and not t.has_frames():
                     continue
                 b = blocker(t)
                 if b is None:
@@ -504,7 +534,7 @@ QUEUED_WORK_THREAD = "queued-work-looper"   # AOSP QueuedWork's writer thread (A
 def _queued_work_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump) -> bool:
     """A thread waiting in `QueuedWork.waitToFinish` (SharedPreferences apply() flushes) waits for QueuedWork's
     writer thread when the dump shows it. True when the edge was added."""
-    if t.name == QUEUED_WORK_THREAD or not any("QueuedWork.waitToFinish" in r for r in t.raw_frames):
+    if t.name == QUEUED_WORK_THREAD or "QueuedWork.waitToFinish" not in t.frames_text():
         return False   # the frame texts java_names gives are raw frame lines: no need to parse them to know
     w = waits_in(t)
     if w is None or not any("QueuedWork.waitToFinish" in text for _, text in java_names(t)[:14]):

@@ -4,10 +4,11 @@ text. Salvages every complete thread of a damaged file and records warnings with
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from droidlag._native import dump_run_lines, dump_scan, dump_thread_header
 from droidlag.errors import InputError, ReadWarning
 from droidlag.io.anr_paste import Paste, canonicalize, needs_canonicalizing
 from droidlag.models.dumps import AnrHeader, BinderTransaction, DumpUnit, LockLine, ProcessDump, ThreadDump
@@ -85,63 +86,26 @@ class _Warn:
             self.out.append(ReadWarning(self.source, f"{self.dropped} more warnings not shown"))
 
 
-# The usual headers in one match: ART/Dalvik (`"main" prio=5 tid=1 Blocked`, `"x" prio=5 (not attached)`, `"y"
-# daemon prio=5 tid=9 Native (still starting up)`) and native-only (`"Binder:474_2" sysTid=474`), quote-free name,
-# no `=` in the state words. Any other shape goes through the token loop below, which these agree with on every
-# line they accept (the state is the words that hold no `=`, joined by one space).
-_THREAD_HEADER = re.compile(r'"((?:[^" ][^"]*)?)"( daemon)? prio=(\d+) (?:tid=(\d+) )?([^"=]*)')
-_NATIVE_HEADER = re.compile(r'"((?:[^" ][^"]*)?)" sysTid=(\d+)')
+# A thread header, as native/src/dump.rs reads it: (name, daemon, prio, tid, sysTid, state), the numbers as int or,
+# when not plain digits, as text for int()'s rules.
+_Header = tuple[str, bool, "int | str | None", "int | str | None", "int | str | None", str]
+
+
+def _thread_from_header(h: _Header) -> ThreadDump:
+    name, daemon, prio, tid, sys_tid, state = h
+    # numbers come as int when plain digits (nearly always); any other text follows int()'s rules
+    return ThreadDump(name, tid if tid is None or type(tid) is int else _int(tid),   # type: ignore[arg-type]
+                      sys_tid if sys_tid is None or type(sys_tid) is int else _int(sys_tid),   # type: ignore[arg-type]
+                      state, None, daemon, prio if prio is None or type(prio) is int else _int(prio))  # type: ignore[arg-type]
 
 
 def _parse_thread_header(line: str) -> ThreadDump | None:
-    m = _THREAD_HEADER.fullmatch(line)
-    if m:
-        name, daemon, prio, tid, state = m.groups()
-        if state.isalpha():   # one word (`Blocked`), the usual case
-            if state != "daemon":
-                return ThreadDump(name, None if tid is None else int(tid), None, state, None, daemon is not None,
-                                  int(prio))
-        else:
-            words = state.split()
-            if "daemon" not in words:
-                return ThreadDump(name, None if tid is None else int(tid), None, " ".join(words), None,
-                                  daemon is not None, int(prio))
-    elif '" sysTid=' in line:
-        m = _NATIVE_HEADER.fullmatch(line)
-        if m:
-            return ThreadDump(m.group(1), None, int(m.group(2)))
-    return _header_by_tokens(line)
-
-
-def _header_by_tokens(line: str) -> ThreadDump | None:
-    """Any thread header shape: the name up to the first `" prio=`/`" daemon prio=`/`" sysTid=` (else the last
-    quote), then `daemon`, `prio=`, `tid=`, `sysTid=` tokens; the other `=`-free tokens are the state words."""
-    end = -1
-    for marker in ('" prio=', '" daemon prio=', '" sysTid='):
-        end = line.find(marker)
-        if end > 0:
-            break
-    if end <= 0:
-        end = line.rfind('"')
-        if end <= 0:
-            return None
-    t = ThreadDump(name=line[1:end])
-    state_words = []
-    for tok in line[end + 1:].split():
-        if tok == "daemon":
-            t.daemon = True
-        elif tok.startswith("prio="):
-            t.prio = _int(tok[5:])
-        elif tok.startswith("tid="):
-            t.tid = _int(tok[4:])
-        elif tok.startswith("sysTid="):
-            t.sys_tid = _int(tok[7:])
-        elif "=" in tok:
-            continue
-        else:
-            state_words.append(tok)
-    t.state = " ".join(state_words)
-    return t
+    """A thread header line (`"main" prio=5 tid=1 Blocked`, `"Binder:474_2" sysTid=474`, `"x" daemon prio=5 (not
+    attached)`): the name up to the first `" prio=`/`" daemon prio=`/`" sysTid=` (else the last quote), then
+    `daemon`, `prio=`, `tid=`, `sysTid=` tokens; the other `=`-free tokens are the state words. None without a
+    closing quote."""
+    h = dump_thread_header(line)
+    return None if h is None else _thread_from_header(h)
 
 
 def _float(s: str) -> float | None:
@@ -261,18 +225,6 @@ def _header_by_content(h: AnrHeader, line: str) -> bool:
     return False
 
 
-def lines_of(text: str, chunk: int = 1 << 20) -> Iterator[str]:
-    """text.split("\n") a chunk (about `chunk` characters) at a time, so that a 200 MB dump's lines are never all held
-    at once beside its text (the trailing empty line of a text ending in a newline is not yielded)."""
-    start, n = 0, len(text)
-    while start < n:
-        end = text.find("\n", start + chunk)
-        if end < 0:
-            end = n
-        yield from text[start:end].split("\n")
-        start = end + 1
-
-
 class _DumpReader:
     """The state of one pass over a dump's lines: the open process, thread and Waiting Channels block. The stack
     lines of a thread (most of a dump) are taken in parse_dump's own loop; every other line comes here."""
@@ -281,50 +233,64 @@ class _DumpReader:
         self.unit, self.h, self.warn = unit, unit.header, warn
         self.proc: ProcessDump | None = None
         self.thread: ThreadDump | None = None
-        self.frames: list[str] = []   # thread.raw_frames while thread is not None
+        self.nframes = 0              # frames of the open thread so far
         self.attrs: list[str] = []    # thread.raw_attrs while thread is not None
         self.wchan: dict[int, tuple[str | None, str]] | None = None
         self.unknown = 0
         self.first_unknown: int | None = None
 
-    def stack_detail(self, s: str, line_no: int) -> None:
-        """An indented line of the open thread that is neither a frame nor attributes: a lock line, a note, or
-        unknown."""
-        c2 = s[:1]
-        if c2 == "-" and s.startswith("- "):
-            self._lock(s, line_no)
-        elif c2 == "(" or c2 == "" or s.startswith("NOTE:"):
-            pass
-        else:
-            self.unknown += 1
+    def run(self, frames: str, nframes: int, attrs: list[str], locks: list[tuple[str, int, int]], unknown: int,
+            first_unknown: int | None) -> None:
+        """A run of indented lines of the open thread, sorted by the native scan: its frames (one newline-joined
+        text), attribute lines, lock lines (text, frames of the run before it, line) and the count of unrecognised
+        lines."""
+        t = self.thread
+        assert t is not None
+        base = self.nframes - 1
+        for text, before, line_no in locks:
+            lk = _parse_lock(text, base + before, line_no)
+            if lk is not None:
+                t.locks.append(lk)
+        if nframes:
+            if self.nframes:
+                t.raw_frames.extend(frames.split("\n"))
+            else:
+                t.set_frames_text(frames)
+            self.nframes += nframes
+        if attrs:
+            if self.attrs:
+                self.attrs.extend(attrs)
+            else:   # the scan's own list becomes the thread's
+                t.raw_attrs = self.attrs = attrs
+        if unknown:
+            self.unknown += unknown
             if self.first_unknown is None:
-                self.first_unknown = line_no
+                self.first_unknown = first_unknown
 
     def _lock(self, s: str, line_no: int) -> None:
-        lk = _parse_lock(s, len(self.frames) - 1, line_no)
+        lk = _parse_lock(s, self.nframes - 1, line_no)
         if lk is not None and self.thread is not None:
             self.thread.locks.append(lk)
 
     def line(self, line: str, line_no: int) -> None:
         """A line that does not start with white space."""
         c = line[0]
-        if c == '"':
-            self._thread_header(line, line_no)
-        elif c == "-":
+        if c == "-":
             self._dash_line(line, line_no)
         elif c == "+" and line.startswith("+++ +++"):
             # xCrash: the ART dump ends at the `+++` separator; logcat, fds and memory info follow.
             self._end_process()
         elif not self._process_line(c, line, line_no):
             if self.thread is not None and c == "a" and line.startswith("at "):
-                self.frames.append(line)
+                self.thread.raw_frames.append(line)
+                self.nframes += 1
             elif self.proc is None or self.thread is None:
                 _header_line(self.h, line)
 
     def _set_thread(self, t: ThreadDump | None) -> None:
         self.thread = t
         if t is not None:
-            self.frames, self.attrs = t.raw_frames, t.raw_attrs
+            self.nframes, self.attrs = len(t.raw_frames), t.raw_attrs
 
     def _end_process(self) -> None:
         if self.proc is not None:
@@ -332,19 +298,20 @@ class _DumpReader:
         self.proc = None
         self._set_thread(None)
 
-    def _thread_header(self, line: str, line_no: int) -> None:
-        t = _parse_thread_header(line)
-        if t is None:
+    def thread_header(self, line: str, line_no: int, h: _Header | None) -> None:
+        """A line opening with a quote, read by the native scan (h: None when it is no header)."""
+        if h is None:
             self.warn(f"unreadable thread header skipped: {line[:80]!r}", line_no)
             self._set_thread(None)
             return
+        t = _thread_from_header(h)
         if self.proc is None:
             # xCrash and bare dumps: threads without a `----- pid` line belong to an implicit process.
             self.proc = ProcessDump(pid=self.h.pid, cmdline=self.h.process or "", line=line_no, kind="implicit")
             self.unit.processes.append(self.proc)
         t.line = line_no
         self.proc.threads.append(t)
-        self._set_thread(t)
+        self.thread, self.nframes, self.attrs = t, 0, t.raw_attrs
 
     def _dash_line(self, line: str, line_no: int) -> None:
         """`----- pid`, `----- end`, `----- Waiting Channels`, `--- --- ---`, a lock line, else a header line."""
@@ -428,37 +395,29 @@ def parse_dump(text: str, source: str, line_offset: int = 0, unit: DumpUnit | No
     `line_offset` + 1. Never raises on bad content: incomplete threads and blocks are kept and reported."""
     unit = unit or DumpUnit(source=source)
     unit.nbytes += len(text)
-    return parse_lines(lines_of(text), unit, line_offset)
-
-
-def parse_lines(lines: Iterable[str], unit: DumpUnit, line_offset: int = 0) -> DumpUnit:
-    """parse_dump over the dump's lines (without their newlines) as they come: a file can be read a block at a
-    time, so that its whole text is never held beside the model."""
     r = _DumpReader(unit, _Warn(unit.source, unit.warnings))
-    h = unit.header
-    thread, frames, attrs = r.thread, r.frames, r.attrs
-    # The hot loop: stack lines are most of a dump, so a frame or attribute line costs one lstrip, one startswith
-    # and one append here; every other line goes to the reader's methods, after which the open thread is re-read.
-    for i, line in enumerate(lines, start=line_offset + 1):
-        if not line:
-            continue
-        c = line[0]
-        if c == " " or c == "\t":
-            if thread is None:
-                _header_line(h, line)
-                continue
-            s = line.lstrip()
-            if s.startswith(_FRAME_PREFIXES):
-                frames.append(s)
-            elif s[:1] == "|":
-                attrs.append(s)  # parsed by the model on first use of the fields it sets
-            else:
-                r.stack_detail(s, i)
-            continue
-        r.line(line, i)
-        thread, frames, attrs = r.thread, r.frames, r.attrs
+    _feed(r, text, line_offset)
     r.finish()
     return unit
+
+
+def _feed(r: _DumpReader, text: str, line_offset: int) -> None:
+    """The lines of `text` (lines numbered from line_offset + 1) into the reader. The native scan
+    (native/src/dump.rs) splits the text into top-level lines, which the reader's state machine reads one by one,
+    and runs of indented lines, which are a thread's stack (frames, attribute and lock lines, most of a dump) when a
+    thread is open and header lines (a CPU table, memory sizes) otherwise."""
+    h = r.h
+    for item in dump_scan(text, line_offset):
+        n = len(item)
+        if n == 2:
+            r.line(item[1], item[0])
+        elif n == 3:
+            r.thread_header(item[1], item[0], item[2])
+        elif r.thread is not None:
+            r.run(item[1], item[2], item[3], item[4], item[5], item[6])
+        else:
+            for line in dump_run_lines(text, item[7], item[8]):
+                _header_line(h, line)
 
 
 def _merge_wait_channels(unit: DumpUnit) -> None:
@@ -620,18 +579,24 @@ def _read_runtime_dump(path: Path) -> list[DumpUnit] | None:
         source = str(path)
         unit = DumpUnit(source=source)
         warnings: list[ReadWarning] = []
+        r = _DumpReader(unit, _Warn(source, unit.warnings))
         try:
-            parse_lines(_streamed_lines(fh, first, unit, warnings), unit)
+            for text, lines_before in _streamed_blocks(fh, first, unit, warnings):
+                _feed(r, text, lines_before)
         except _NotRuntimeDump:
             return None
+        r.finish()
     if not (unit.processes or unit.wait_channels or not unit.header.is_empty()):
         raise InputError(path, _nothing_read(None))
     unit.warnings[:0] = warnings
     return [unit]
 
 
-def _streamed_lines(fh: BinaryIO, block: bytes, unit: DumpUnit, warnings: list[ReadWarning]) -> Iterator[str]:
-    lines_before = 0
+def _streamed_blocks(fh: BinaryIO, block: bytes, unit: DumpUnit,
+                    warnings: list[ReadWarning]) -> Iterator[tuple[str, int]]:
+    """The file's text a block at a time (each ending at a newline), with the number of text lines before it."""
+    lines_before = 0   # of the bytes (for the invalid-UTF-8 warning)
+    text_lines = 0     # of the text (a lone CR is a line break too)
     while block:
         if not block.endswith(b"\n"):
             block += fh.readline()
@@ -639,10 +604,8 @@ def _streamed_lines(fh: BinaryIO, block: bytes, unit: DumpUnit, warnings: list[R
         if text.startswith("------ ") or "\n------ " in text:
             raise _NotRuntimeDump
         unit.nbytes += len(text)
-        lines = text.split("\n")
-        if text.endswith("\n"):
-            lines.pop()
-        yield from lines
+        yield text, text_lines
+        text_lines += text.count("\n") + (0 if text.endswith("\n") else 1)
         lines_before += block.count(b"\n")
         block = fh.read(STREAM_BLOCK)
 

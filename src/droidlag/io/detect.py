@@ -57,6 +57,10 @@ _GFXINFO_MARK = re.compile(r"^(\*\* Graphics info for pid \d+|Applications Graph
                            r"|DUMP OF SERVICE graphicsstats:"
                            # a summary pasted without its process line: the two counts Android prints first
                            r"|Total frames rendered: \d+[ \t]*\r?\nJanky frames: \d+)", re.M)
+# The literals _GFXINFO_MARK's alternatives open with: the regex is tried only where one occurs (a line-anchored search
+# over a thread dump's 256 kB head otherwise fails at every line, the largest cost of sniffing a dump).
+_GFXINFO_LITERALS = ("** Graphics info for pid ", "Applications Graphics Acceleration Info:", "---PROFILEDATA---",
+                     "DUMP OF SERVICE graphicsstats:", "Total frames rendered: ")
 
 
 # Every ftrace line holds its CPU field `[NNN]`: lines without one are not tried (a thread dump has few).
@@ -120,15 +124,15 @@ def sniff_bytes(data: bytes) -> str | None:
     stripped = stripped_b[:64].decode("utf-8", "replace")
     if stripped.startswith("# tracer:"):
         return SYSTRACE
-    low = text.lower()
-    if stripped.lower().startswith(("<!doctype html", "<html")) and \
-            ("linuxperfdata" in low or 'class="trace-data"' in low or "class='trace-data'" in low):
-        return SYSTRACE
-    if stripped.startswith("{") and '"traceevents"' in low:
+    if stripped.lower().startswith(("<!doctype html", "<html")):
+        low = text.lower()
+        if "linuxperfdata" in low or 'class="trace-data"' in low or "class='trace-data'" in low:
+            return SYSTRACE
+    if stripped.startswith("{") and '"traceevents"' in text.lower():
         return CHROME_JSON
     if _has_ftrace_lines(text, 5) or _all_ftrace_lines(text):   # prose quotes a line or two, a trace many
         return SYSTRACE
-    if _GFXINFO_MARK.search(text):
+    if any(lit in text for lit in _GFXINFO_LITERALS) and _GFXINFO_MARK.search(text):
         return GFXINFO
     if _ANR_MARK.search(text):
         return ANR

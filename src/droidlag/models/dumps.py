@@ -95,8 +95,8 @@ class ThreadDump:
     dataclass: same constructor, fields, equality and repr."""
 
     __slots__ = ("name", "tid", "_sys_tid", "state", "_kstate", "daemon", "prio", "_obj", "_utm", "_stm",
-                 "_schedstat", "wchan", "raw_frames", "locks", "line", "_frames", "raw_attrs", "_sys_done",
-                 "_rest_done")
+                 "_schedstat", "wchan", "_raw_frames", "_frames_text", "locks", "line", "_frames", "raw_attrs",
+                 "_sys_done", "_rest_done")
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value (as the dataclass was)
 
     def __init__(self, name: str, tid: int | None = None, sys_tid: int | None = None, state: str = "",
@@ -116,7 +116,8 @@ class ThreadDump:
         self._stm = stm
         self._schedstat = schedstat
         self.wchan = wchan
-        self.raw_frames = [] if raw_frames is None else raw_frames
+        self._raw_frames = [] if raw_frames is None else raw_frames
+        self._frames_text: str | None = None   # the frames as one text (the reader's form), split on first use
         self.locks = [] if locks is None else locks
         self.line = line
         self._frames = _frames
@@ -242,6 +243,34 @@ class ThreadDump:
         if self._rest_done != len(self.raw_attrs):
             self._apply_rest()
         self._schedstat = v
+
+    # -- the raw frames: the reader hands them over as one newline-joined text (one string per thread, not one per
+    # frame); most threads of a dump are only searched for a word, which frames_text() does without splitting --
+
+    @property
+    def raw_frames(self) -> list[str]:
+        """The stripped frame lines, innermost first."""
+        if self._frames_text is not None:
+            self._raw_frames = self._frames_text.split("\n")
+            self._frames_text = None
+        return self._raw_frames
+
+    @raw_frames.setter
+    def raw_frames(self, v: list[str]) -> None:
+        self._raw_frames, self._frames_text = v, None
+
+    def set_frames_text(self, text: str) -> None:
+        """The raw frames as one text, joined by newlines (a frame line holds none); '' for no frames."""
+        self._raw_frames, self._frames_text = [], text or None
+
+    def frames_text(self) -> str:
+        """The raw frames joined by newlines: a word search over every frame line of the thread."""
+        if self._frames_text is not None:
+            return self._frames_text
+        return "\n".join(self._raw_frames)
+
+    def has_frames(self) -> bool:
+        return self._frames_text is not None or bool(self._raw_frames)
 
     @property
     def frames(self) -> list[Frame]:
