@@ -125,3 +125,18 @@ def test_archives_of_a_phones_files_are_opened(tmp_path: Path, fmt: str):
     assert len(devices) == 1 and devices[0][0].startswith("archive:")
     again = ingest([arc], db, jobs=1)
     assert (again.added, again.already) == (0, 2)
+
+
+def test_anrs_naming_no_app_are_not_ranked_as_an_app(tmp_path: Path):
+    """Play Console pastes without their title name no process: three of them are counted apart, not ranked as an
+    app called `?` (the trial saw `?` top the ranking with 8 of 13 ANRs and a Zipf law fitted over it)."""
+    from droidlag.fleet.pipeline import store_stats
+    for i in range(3):   # three different stacks, no process named
+        (tmp_path / f"u{i}.txt").write_text(DUMP.replace("Repo.load", f"Repo.load{i}"))
+    for app in ("com.example.a", "com.example.b"):
+        (tmp_path / f"{app}.txt").write_text(f"ANR in {app}\n\n" + DUMP.replace("com.example.app", app))
+    db = tmp_path / "f.duckdb"
+    assert ingest([tmp_path], db, jobs=1).events == 5
+    apps = store_stats(db)["apps"]
+    assert apps["unnamed_app_anrs"] == 3 and apps["anr_apps"] == 2
+    assert sorted(a["app"] for a in apps["top"]) == ["com.example.a", "com.example.b"]

@@ -200,7 +200,9 @@ def _print_stats(s: dict) -> None:
     print(f"ANR -> next SNR: median {_f(i.get('median_days'))} d, mean {_f(i.get('mean_days'))} d (n={i['n']})")
     z = s["apps"]["zipf"]
     print(f"ANRs by app: {s['apps']['anr_apps']} app(s); Zipf a={_f(z['a'])} b={_f(z['b'])} R^2={_f(z['r2'])}; "
-          f"top-10 share {_f(s['apps']['top10_share'], True)}")
+          f"top-10 share {_f(s['apps']['top10_share'], True)}"
+          + (f" ({s['apps']['unnamed_app_anrs']} ANR(s) name no app, left out)"
+             if s["apps"].get("unnamed_app_anrs") else ""))
     cl = s["clusters"]
     print(f"clusters: {cl['clusters']}; three largest hold {_f(cl['top3_share'], True)}")
     print("causes: " + ", ".join(f"{k} {_f(v['share'], True)}" for k, v in s["causes"].items()))

@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 from droidlag.errors import InputError
+from droidlag.fleet.stats import UNKNOWN_APP
 from droidlag.hangs.analyze import events_from_unit
 from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import Features, reason_kind
@@ -113,7 +114,7 @@ def _event_records(path: Path, data: bytes, config: HangsConfig) -> tuple[list[d
         for e in events_from_unit(unit, config):
             f = e.features
             events.append({
-                "kind": e.kind, "app": e.process or "?", "ts": parse_time(e.evidence.get("dump_time")),
+                "kind": e.kind, "app": e.process or UNKNOWN_APP, "ts": parse_time(e.evidence.get("dump_time")),
                 "cause": e.cause, "deadlock": bool(e.deadlock),
                 "reason_kind": reason_kind(e.evidence.get("reason")), "signature": signature_key(f),
                 "generic": sorted(f.generic), "term_keys": list(f.terms), "term_weights": list(f.terms.values())})

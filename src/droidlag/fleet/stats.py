@@ -19,6 +19,9 @@ from typing import Protocol
 
 import numpy as np
 
+# events.app of a report that names no process (a Play Console paste without its title): not an app
+UNKNOWN_APP = "?"
+
 TEN_DAYS_S = 10 * 86400
 VITALS_ANR_BAD_RATE = 0.0047
 SLOW_SESSION_SHARE = 0.5
@@ -235,14 +238,22 @@ def zipf_fit(counts: list[int], min_count: int = 1) -> dict:
 
 
 def _apps(rows: list[tuple]) -> dict:
+    """ANRs per app, ranked, with the Zipf fits and the top-10 share. ANRs whose report names no app are counted
+    apart (`unnamed_app_anrs`): they are not one app, so they take no rank and no part in the fits."""
     anr: Counter[str] = Counter()
+    unnamed = 0
     for app, kind, n in rows:
-        if kind == "anr":
+        if kind != "anr":
+            continue
+        if app in (None, "", UNKNOWN_APP):
+            unnamed += int(n)
+        else:
             anr[app] += int(n)
     ranked = sorted(anr.items(), key=lambda kv: (-kv[1], kv[0]))
     total = sum(anr.values())
     counts = [n for _, n in ranked]
-    return {"anr_apps": len(ranked), "zipf": zipf_fit(counts, ZIPF_MIN_COUNT), "zipf_all_apps": zipf_fit(counts),
+    return {"anr_apps": len(ranked), "unnamed_app_anrs": unnamed, "zipf": zipf_fit(counts, ZIPF_MIN_COUNT),
+            "zipf_all_apps": zipf_fit(counts),
             "top10_share": _ratio(sum(n for _, n in ranked[:10]), total),
             "top": [{"app": a, "anr": n} for a, n in ranked[:20]], "ranked_counts": counts}
 
