@@ -140,3 +140,17 @@ def test_anrs_naming_no_app_are_not_ranked_as_an_app(tmp_path: Path):
     apps = store_stats(db)["apps"]
     assert apps["unnamed_app_anrs"] == 3 and apps["anr_apps"] == 2
     assert sorted(a["app"] for a in apps["top"]) == ["com.example.a", "com.example.b"]
+
+
+def test_a_cohort_change_from_zero_is_none_not_nan():
+    """Two cohorts with no SNR before: the relative change is undefined; `fleet stats --json` must stay valid JSON
+    (NaN is not) and the terminal must not print `nan%`."""
+    import json
+
+    from droidlag.fleet.stats import _cohorts
+    # (device, model, version, cohort, anr, snr): the columns _cohorts reads
+    devs = [(f"p{i}", "m", "9", "a-before", 2, 0) for i in range(3)] + \
+           [(f"q{i}", "m", "9", "b-after", 1, 1) for i in range(3)]
+    comp = _cohorts(devs, seed=0)["comparison"]
+    assert comp["snr_change"] is None and comp["anr_change"] == pytest.approx(-0.5)
+    json.loads(json.dumps(comp, allow_nan=False))

@@ -320,7 +320,9 @@ def _cohorts(devs: list[tuple], seed: int) -> dict:
         comp: dict = {"before": na, "after": nb}
         for k, col in (("anr", 4), ("snr", 5)):
             x, y = [r[col] for r in ra], [r[col] for r in rb]
-            comp[f"{k}_change"] = _change(np.asarray(x, float), np.asarray(y, float))
+            change = _change(np.asarray(x, float), np.asarray(y, float))
+            # no events before: a relative change is undefined (None, never NaN, which JSON cannot hold)
+            comp[f"{k}_change"] = change if math.isfinite(change) else None
             comp[f"{k}_change_ci95"] = bootstrap_ci(x, y, _change, seed)
         out["comparison"] = comp
     return out
