@@ -81,18 +81,23 @@ def _event(ts: int, pid: int, **kw) -> pb.FtraceEvent:
     return e
 
 
-def test_blocked_reason_caller_resolves_through_interned_kernel_symbols():
+def _bundle(*events: pb.FtraceEvent) -> pb.TracePacket:
+    """One ftrace event bundle of cpu 0 holding the events, on sequence 2."""
     p = pb.TracePacket(trusted_packet_sequence_id=2)
-    p.interned_data.kernel_symbols.add(iid=7, str=b"io_schedule")
-    b = p.ftrace_events
-    b.cpu = 0
-    b.event.extend([
+    p.ftrace_events.cpu = 0
+    p.ftrace_events.event.extend(events)
+    return p
+
+
+def test_blocked_reason_caller_resolves_through_interned_kernel_symbols():
+    p = _bundle(
         _event(100, 0, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=0, prev_state=0, next_pid=5, next_comm="w")),
         _event(200, 5, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=5, prev_state=2, next_pid=0, prev_comm="w")),
         _event(300, 9, sched_waking=pb.SchedWakingFtraceEvent(pid=5, target_cpu=0, comm="w")),
         _event(300, 9, sched_wakeup=pb.SchedWakeupFtraceEvent(pid=5, target_cpu=0, comm="w")),
         _event(300, 9, sched_blocked_reason=pb.SchedBlockedReasonFtraceEvent(pid=5, caller=7, io_wait=1)),
-    ])
+    )
+    p.interned_data.kernel_symbols.add(iid=7, str=b"io_schedule")
     t = read_perfetto(_trace(p), "mem")
     d = t.thread_states.filter(t.thread_states["state"] == "D").row(0, named=True)
     assert (d["ts"], d["dur"], d["blocked_function"], d["io_wait"]) == (200, 100, "io_schedule", True)
@@ -101,13 +106,10 @@ def test_blocked_reason_caller_resolves_through_interned_kernel_symbols():
 
 
 def test_sched_wakeup_is_used_when_the_trace_has_no_sched_waking():
-    p = pb.TracePacket(trusted_packet_sequence_id=2)
-    b = p.ftrace_events
-    b.cpu = 0
-    b.event.extend([
+    p = _bundle(
         _event(100, 5, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=5, prev_state=1, next_pid=0)),
         _event(400, 9, sched_wakeup=pb.SchedWakeupFtraceEvent(pid=5, target_cpu=1, comm="w")),
-    ])
+    )
     t = read_perfetto(_trace(p), "mem")
     r = t.thread_states.filter(t.thread_states["state"] == "R").row(0, named=True)
     assert (r["ts"], r["cpu"], r["waker_tid"]) == (400, 1, 9)
@@ -118,15 +120,12 @@ def test_task_rename_and_process_tree_names_win_over_comms():
     tree = pb.TracePacket(trusted_packet_sequence_id=1, timestamp=50)
     tree.process_tree.processes.add(pid=40, ppid=1, cmdline=["com.example.app"])
     tree.process_tree.threads.add(tid=41, tgid=40, name="RenderThread")
-    p = pb.TracePacket(trusted_packet_sequence_id=2)
-    b = p.ftrace_events
-    b.cpu = 0
-    b.event.extend([
+    p = _bundle(
         _event(100, 0, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=0, next_pid=40, next_comm="<pre-initialized>")),
         _event(150, 40, task_rename=pb.TaskRenameFtraceEvent(pid=40, oldcomm="<pre-initialized>",
                                                              newcomm="example.app")),
         _event(200, 40, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=40, next_pid=41, next_comm="RenderThre")),
-    ])
+    )
     t = read_perfetto(_trace(tree, p), "mem")
     assert t.thread_name(40) == "example.app"
     assert t.thread_name(41) == "RenderThread" and t.process_of(41) == 40
@@ -144,10 +143,7 @@ def test_thread_facts_apply_in_reading_order_and_threads_keep_first_seen_order()
     early_tree.process_tree.threads.add(tid=43, name="no-tgid")          # pid unknown here
     late_tree = pb.TracePacket(trusted_packet_sequence_id=1, timestamp=500)
     late_tree.process_tree.threads.add(tid=42, tgid=40, name="tree-late")
-    p = pb.TracePacket(trusted_packet_sequence_id=2)
-    b = p.ftrace_events
-    b.cpu = 0
-    b.event.extend([
+    p = _bundle(
         _event(100, 0, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=0, next_pid=41, next_comm="comm41")),
         _event(110, 41, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=41, prev_comm="comm41", next_pid=44,
                                                                next_comm="comm44")),
@@ -156,7 +152,7 @@ def test_thread_facts_apply_in_reading_order_and_threads_keep_first_seen_order()
         _event(300, 41, task_rename=pb.TaskRenameFtraceEvent(pid=41, newcomm="renamed41")),
         _event(300, 42, task_rename=pb.TaskRenameFtraceEvent(pid=42, newcomm="renamed42")),
         _event(310, 46, task_rename=pb.TaskRenameFtraceEvent(pid=46, newcomm="rename-only")),
-    ])
+    )
     t = read_perfetto(_trace(early_tree, late_tree, p), "mem")
     # 41: tree name at 50, renamed at 300 -> the rename (later) wins; the comm does not count
     assert (t.threads[41].pid, t.threads[41].name) == (40, "renamed41")
@@ -178,13 +174,9 @@ def test_varints_of_every_length_decode_exactly():
     decoder reads varints up to 8 bytes a word at a time, so each length, and a varint followed by other fields
     that the word also covers, must give the value the protobuf encoder wrote."""
     stamps = sorted({(1 << k) + d for k in range(63) for d in (-1, 0, 1) if 0 < (1 << k) + d < (1 << 63)})
-    p = pb.TracePacket(trusted_packet_sequence_id=2)
-    b = p.ftrace_events
-    b.cpu = 0
-    for i, ts in enumerate(stamps):
-        b.event.append(_event(ts, 0, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=0, next_pid=1000 + i,
-                                                                            prev_state=0)))
-    b.event.append(_event(stamps[-1] + 1, 0, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=0, next_pid=-5)))
+    p = _bundle(*(_event(ts, 0, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=0, next_pid=1000 + i, prev_state=0))
+                  for i, ts in enumerate(stamps)),
+                _event(stamps[-1] + 1, 0, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=0, next_pid=-5)))
     t = read_perfetto(_trace(p), "mem")
     running = t.thread_states.sort("ts")
     assert running["ts"].to_list() == [*stamps, stamps[-1] + 1]
