@@ -16,7 +16,7 @@ from droidlag.hangs.config import HangsConfig
 from droidlag.hangs.features import Features, reason_kind
 from droidlag.io.device_meta import device_meta
 from droidlag.io.dump_units import load_units
-from droidlag.io.source import is_utf16_text, read_bytes
+from droidlag.io.source import read_file
 
 # Frames slower than this are frozen (Android vitals: 700 ms); the histogram bucket edges are in ms.
 FROZEN_MS = 700
@@ -44,24 +44,6 @@ class ParsedInput:
 def content_hash(data: bytes) -> str:
     """SHA-256 of the file's bytes, hex: the identity of an input (the same content twice is one input)."""
     return hashlib.sha256(data).hexdigest()
-
-
-def _transcoded(path: Path) -> bool:
-    """True when read_bytes gave the file's text transcoded (UTF-16 with a byte-order mark), not its bytes."""
-    try:
-        with open(path, "rb") as fh:
-            return is_utf16_text(fh.read(8192))
-    except OSError:
-        return False
-
-
-def _raw_hash(path: Path) -> str:
-    """The content hash of the file's own bytes (the identity the ingest's pre-hash of files uses)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def signature_key(f: Features) -> str:
@@ -153,10 +135,10 @@ def parse_input(path: str | Path, config: HangsConfig | None = None) -> ParsedIn
     path = Path(path)
     config = config or HangsConfig()
     try:
-        data = read_bytes(path)
+        raw, data = read_file(path)
     except InputError as e:
         return ParsedInput("", str(path), None, "failed", str(e))
-    h = _raw_hash(path) if _transcoded(path) else content_hash(data)
+    h = content_hash(raw)   # the file's own bytes (a UTF-16 file is read transcoded): the ingest's pre-hash agrees
     out = ParsedInput(h, str(path), None, "ok", bytes=len(data))
     try:
         kind = _sniff(path, data)

@@ -50,7 +50,14 @@ def head_as_utf8(head: bytes) -> bytes:
 
 
 def read_bytes(path: str | Path) -> bytes:
-    """The raw bytes of a user's file, or InputError naming it (missing, a directory, unreadable, empty)."""
+    """The bytes of a user's file as the readers take them (UTF-16 text transcoded to UTF-8), or InputError naming it
+    (missing, a directory, unreadable, empty)."""
+    return read_file(path)[1]
+
+
+def read_file(path: str | Path) -> tuple[bytes, bytes]:
+    """(the file's own bytes, the bytes as the readers take them): the same object unless the file is UTF-16 text,
+    which is transcoded to UTF-8. InputError as read_bytes."""
     p = Path(path)
     if not p.exists():
         raise InputError(p, "no such file")
@@ -60,16 +67,15 @@ def read_bytes(path: str | Path) -> bytes:
         size = p.stat().st_size
         if size > MAX_INPUT_BYTES:
             raise InputError(p, f"file is {size} bytes, over the {MAX_INPUT_BYTES}-byte limit")
-        data = p.read_bytes()
+        raw = p.read_bytes()
     except PermissionError:
         raise InputError(p, "permission denied") from None
     except OSError as e:
         raise InputError(p, f"cannot read: {e.strerror or e}") from None
-    if is_utf16_text(data):
-        data = _utf16_to_utf8(data)
+    data = _utf16_to_utf8(raw) if is_utf16_text(raw) else raw
     if not data or data.isspace():   # (strip() would copy a large file once more)
         raise InputError(p, "file is empty")
-    return data
+    return raw, data
 
 
 def gunzip_head(data: bytes, path: str | Path, size: int = SNIFF_BYTES) -> bytes:
