@@ -88,8 +88,7 @@ def run_ingest(args) -> int:
         from droidlag.fleet.spark import spark_parsed
         spark = _spark(args)
         parser = lambda files: spark_parsed(spark, files)
-    paths = args.paths or _manifest_files(args.manifest)
-    summary = ingest(paths, args.db, manifest=args.manifest, jobs=args.jobs, batch_size=args.batch,
+    summary = ingest(args.paths, args.db, manifest=args.manifest, jobs=args.jobs, batch_size=args.batch,
                      progress=progress, parser=parser)
     if bar is not None:
         bar.close()
@@ -101,12 +100,6 @@ def run_ingest(args) -> int:
     else:
         _print_ingest(result)
     return EXIT_NO_INPUT if summary.files and not summary.added and not summary.already else 0
-
-
-def _manifest_files(manifest: str) -> list[str]:
-    """The existing files a manifest names (the others are reported by the ingest's notes)."""
-    from droidlag.fleet.ingest import read_manifest
-    return [f for f in read_manifest(manifest) if Path(f).exists()]
 
 
 def _print_ingest(r: dict) -> None:

@@ -255,10 +255,12 @@ def ingest(paths: Iterable[str | Path], db: str | Path, manifest: str | Path | N
            parser: Callable[[list[Path]], Iterable[ParsedInput]] | None = None) -> IngestSummary:
     """Add every file under paths to the store at db (see the module text). jobs: worker processes (default: the
     cores); progress(files_done, bytes_done) after each file; parser: parses the files in order on another engine
-    (Spark's executors) instead of local worker processes. Returns what was added, skipped and why."""
+    (Spark's executors) instead of local worker processes. Empty paths with a manifest: the files it names.
+    Returns what was added, skipped and why."""
     t0 = time.perf_counter()
     rows = read_manifest(manifest) if manifest else {}
-    listed = _files(paths, manifest)
+    # no paths: the files the manifest names (those missing are said in the notes)
+    listed = _files(list(paths) or [f for f in rows if Path(f).exists()], manifest)
     summary = IngestSummary(notes=_manifest_notes(manifest, rows) if manifest else [])
     with run_budget(), run_temp_dir() as tmp:
         to_parse, origin = _expand(listed, Path(tmp), summary)
