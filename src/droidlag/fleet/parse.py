@@ -17,6 +17,7 @@ from droidlag.hangs.features import Features, reason_kind
 from droidlag.io.device_meta import device_meta
 from droidlag.io.dump_units import load_units
 from droidlag.io.source import read_file
+from droidlag.models.gfxinfo import rendered_frames
 
 # Frames slower than this are frozen (Android vitals: 700 ms); the histogram bucket edges are in ms.
 FROZEN_MS = 700
@@ -109,17 +110,15 @@ def _session_records(path: Path, data: bytes) -> tuple[list[dict], int]:
     sessions = []
     for p in dump.processes:
         s = p.summary
-        frames = s.get("total_frames_rendered")
+        frames, from_histogram = rendered_frames(s)
+        if not isinstance(frames, int):
+            continue
         janky = s.get("janky_frames")
         janky = janky.get("count") if isinstance(janky, dict) else janky
         hist = s.get("histogram")
-        if not isinstance(frames, int):
-            # a count the reader could not read (warned) leaves the histogram, which counts every frame rendered
-            if not isinstance(hist, dict) or not hist:
-                continue
-            frames = sum(int(n) for n in hist.values())
-            if not isinstance(janky, int):   # Android's janky count unknown: frames over the budget, by histogram
-                janky = sum(int(n) for ms, n in hist.items() if int(str(ms).rstrip("ms")) > SLOW_MS)
+        if from_histogram and not isinstance(janky, int) and isinstance(hist, dict):
+            # Android's janky count unknown as well: the frames over the budget, by histogram
+            janky = sum(int(n) for ms, n in hist.items() if int(str(ms).rstrip("ms")) > SLOW_MS)
         frozen = None
         if isinstance(hist, str):
             frozen = sum(int(n) for ms, n in _HIST.findall(hist) if int(ms) >= FROZEN_MS)

@@ -33,7 +33,7 @@ from droidlag.frames.summary import summarize
 from droidlag.frames.verdicts import FF, NOT_POSSIBLE, OK, SR, apply_verdicts, naive_expr
 from droidlag.gc.evidence import frames_with_gc
 from droidlag.models.causes import STAGE_PREFIX
-from droidlag.models.gfxinfo import GfxinfoDump
+from droidlag.models.gfxinfo import GfxinfoDump, rendered_frames
 from droidlag.models.trace import Trace
 
 # A slow frame whose critical path has sched data for less than this fraction of its time gets no cause.
@@ -436,14 +436,12 @@ def _gfx_summaries(dump: GfxinfoDump, config: FramesConfig | None = None) -> lis
         s = p.summary
         raw_hist = s.get("histogram")
         hist: dict[int, int] = raw_hist if isinstance(raw_hist, dict) else {}
-        total = s.get("total_frames_rendered")
-        # a count the reader could not read (warned) leaves the histogram, which counts every frame rendered
-        from_histogram = total is None and bool(hist)
-        if total is not None or from_histogram:
+        total, from_histogram = rendered_frames(s)
+        if total is not None:
             janky = s.get("janky_frames")
             sr_ns, ff_ns = config.sr_threshold_ns, config.ff_threshold_ns
             out.append({"pid": p.pid if p.pid >= 0 else None, "process": p.name,
-                        "total_frames_rendered": sum(hist.values()) if from_histogram else total,
+                        "total_frames_rendered": total,
                         "janky_frames": janky.get("count") if isinstance(janky, dict) else janky,
                         "janky_percent": janky.get("percent") if isinstance(janky, dict) else None,
                         "percentiles_ms": {k: s.get(k) for k in ("50th_percentile", "90th_percentile",

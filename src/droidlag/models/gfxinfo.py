@@ -14,6 +14,17 @@ from droidlag.errors import ReadWarning
 GfxSummary = dict[str, Any]
 
 
+def rendered_frames(summary: GfxSummary) -> tuple[int | None, bool]:
+    """(frames rendered, whether they were counted from the histogram): Android's `Total frames rendered`, or, when
+    the reader could not read it (warned and left out), the sum of the frame-time histogram, which counts every frame
+    rendered; (None, False) when neither is there."""
+    total = summary.get("total_frames_rendered")
+    hist = summary.get("histogram")
+    if total is None and isinstance(hist, dict) and hist:
+        return sum(int(n) for n in hist.values()), True
+    return total, False
+
+
 @dataclass
 class GfxWindow:
     """One window (ViewRootImpl) of a process: its summary and its framestats rows (one per frame)."""
