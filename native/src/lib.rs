@@ -10,6 +10,7 @@ mod atrace;
 mod binder;
 mod dump;
 mod hash;
+mod frametimeline;
 mod ftrace_text;
 mod perfetto;
 mod states;
@@ -81,21 +82,6 @@ fn col32(py: Python<'_>, v: Vec<i32>) -> PyResult<Bound<'_, PyAny>> {
 fn opt_col<'py>(py: Python<'py>, v: &[Option<i64>]) -> PyResult<Bound<'py, PyAny>> {
     let plain: Vec<i64> = v.iter().map(|x| x.unwrap_or(i64::MIN)).collect();
     col(py, plain)
-}
-
-/// A string column dictionary-coded: (distinct values, None included, in first-seen order; int64 codes as bytes).
-/// The Python side gathers the distinct values by the codes, so each string crosses into Python once.
-fn dict_col<'py, S: AsRef<str>>(py: Python<'py>, v: &[Option<S>]) -> PyResult<Bound<'py, PyAny>> {
-    let mut index: std::collections::HashMap<Option<&str>, i64> = std::collections::HashMap::new();
-    let mut distinct: Vec<Option<&str>> = Vec::new();
-    let codes: Vec<i64> = v.iter().map(|x| {
-        let key = x.as_ref().map(|s| s.as_ref());
-        *index.entry(key).or_insert_with(|| {
-            distinct.push(key);
-            distinct.len() as i64 - 1
-        })
-    }).collect();
-    Ok((distinct, col(py, codes)?).into_pyobject(py)?.into_any())
 }
 
 /// A string column of string-table ids (0: None) in dict_col's form: (the strings this column uses, None for id 0,
@@ -270,26 +256,20 @@ impl PerfettoDecoder {
         d.set_item("blocked", o.blocked)?;
         d.set_item("block_rq_issue", o.block_issue)?;
         d.set_item("block_rq_complete", o.block_complete)?;
-        // FrameTimeline starts as int64 columns (None as i64::MIN; booleans 0/1), the layer dictionary-coded
+        // FrameTimeline starts as table columns (ints with i64::MIN for null, flags 0/1; strings named natively and
+        // dictionary-coded), not yet paired with their ends (the TraceBuilder does that: frame_timeline_pairing)
+        let c = frametimeline::start_columns(&o.ft_start);
         let ft = PyDict::new(py);
-        let s = &o.ft_start;
-        let ints = |f: &dyn Fn(&perfetto::FtStart) -> Option<i64>| -> Vec<i64> {
-            s.iter().map(|e| f(e).unwrap_or(i64::MIN)).collect()
-        };
-        ft.set_item("ts", col(py, ints(&|e| Some(e.ts)))?)?;
-        ft.set_item("cookie", col(py, ints(&|e| Some(e.cookie)))?)?;
-        ft.set_item("member", col(py, ints(&|e| Some(e.member as i64)))?)?;
-        ft.set_item("pid", col(py, ints(&|e| Some(e.pid)))?)?;
-        ft.set_item("token", col(py, ints(&|e| Some(e.token)))?)?;
-        ft.set_item("display_frame_token", col(py, ints(&|e| e.dft))?)?;
-        let layers: Vec<Option<&str>> = s.iter().map(|e| e.layer.as_deref()).collect();
-        ft.set_item("layer_name", dict_col(py, &layers)?)?;
-        ft.set_item("jank_type", col(py, ints(&|e| e.jank.map(|v| v as i64)))?)?;
-        ft.set_item("present_type", col(py, ints(&|e| e.present.map(|v| v as i64)))?)?;
-        ft.set_item("on_time_finish", col(py, ints(&|e| e.on_time.map(|v| v as i64)))?)?;
-        ft.set_item("gpu_composition", col(py, ints(&|e| e.gpu.map(|v| v as i64)))?)?;
-        ft.set_item("prediction_type", col(py, ints(&|e| e.prediction.map(|v| v as i64)))?)?;
-        ft.set_item("jank_severity", col(py, ints(&|e| e.severity.map(|v| v as i64)))?)?;
+        for (key, v) in [("ts", c.ts), ("cookie", c.cookie), ("pid", c.pid), ("token", c.token),
+                         ("display_frame_token", c.display_frame_token), ("on_time_finish", c.on_time_finish),
+                         ("gpu_composition", c.gpu_composition)] {
+            ft.set_item(key, col(py, v)?)?;
+        }
+        for (key, v) in [("kind", c.kind), ("scope", c.scope), ("layer_name", c.layer_name), ("jank_type", c.jank_type),
+                         ("present_type", c.present_type), ("prediction_type", c.prediction_type),
+                         ("jank_severity", c.jank_severity)] {
+            ft.set_item(key, (v.distinct, col(py, v.codes)?))?;
+        }
         d.set_item("frame_timeline_start", ft)?;
         let end_ts: Vec<i64> = o.ft_end.iter().map(|e| e.0).collect();
         let end_cookie: Vec<i64> = o.ft_end.iter().map(|e| e.2).collect();
@@ -609,6 +589,22 @@ fn dump_run_lines(text: &str, start: usize, end: usize) -> Vec<&str> {
     dump::lines(text, start, end)
 }
 
+/// How FrameTimeline start rows (cookie, ts: int64) become the table's rows, given the end events (end_cookie,
+/// end_ts): (indices of the start rows to take in table order, or None when that is every row in order; each row's
+/// end timestamp as int64; whether it has one, as bytes 0/1). See frametimeline::pair.
+#[pyfunction]
+fn frame_timeline_pairing<'py>(py: Python<'py>, cookie: PyBuffer<i64>, ts: PyBuffer<i64>, end_cookie: PyBuffer<i64>,
+                               end_ts: PyBuffer<i64>) -> PyResult<Bound<'py, PyAny>> {
+    let (c, t, ec, et) = (slice_of(py, &cookie)?, slice_of(py, &ts)?, slice_of(py, &end_cookie)?, slice_of(py, &end_ts)?);
+    if c.len() != t.len() || ec.len() != et.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err("FrameTimeline columns of different lengths"));
+    }
+    let p = py.detach(|| frametimeline::pair(c, t, ec, et));
+    let take = p.take.map(|v| col(py, v)).transpose()?;
+    let found: Vec<u8> = p.found.into_iter().map(u8::from).collect();
+    Ok((take, col(py, p.end)?, PyBytes::new(py, &found)).into_pyobject(py)?.into_any())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PerfettoDecoder>()?;
@@ -618,6 +614,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(thread_state_actions, m)?)?;
     m.add_class::<StateActions>()?;
     m.add_function(wrap_pyfunction!(binder_calls, m)?)?;
+    m.add_function(wrap_pyfunction!(frame_timeline_pairing, m)?)?;
     m.add_function(wrap_pyfunction!(unescape_js, m)?)?;
     m.add_function(wrap_pyfunction!(process_dump, m)?)?;
     m.add_function(wrap_pyfunction!(dump_scan, m)?)?;

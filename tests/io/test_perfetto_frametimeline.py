@@ -5,7 +5,6 @@ from __future__ import annotations
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from droidlag.io.perfetto import read_perfetto
-from droidlag.io.perfetto_frametimeline import jank_type_name
 
 
 def _varint(v: int) -> bytes:
@@ -38,14 +37,22 @@ def _trace(*packets: bytes) -> bytes:
 
 
 def test_jank_type_names_follow_trace_processor():
-    assert jank_type_name(0) == "Unspecified"
-    assert jank_type_name(1) == "None"
-    assert jank_type_name(64) == "App Deadline Missed"
-    assert jank_type_name(64 | 128) == "App Deadline Missed, Buffer Stuffing"
-    assert jank_type_name(4 | 16) == "Prediction Error, SurfaceFlinger CPU Deadline Missed"
-    assert jank_type_name(2 | 8 | 512 | 1024) == ("SurfaceFlinger Scheduling, Display HAL, SurfaceFlinger Stuffing, "
-                                                  "Dropped Frame")
-    assert jank_type_name(256) == "Unknown Jank"
+    """Each JankType bitmask of an actual surface frame named as trace processor names it (names written by hand from
+    its jank_type strings: reasons in its order, joined by ", "; unknown bits in hex)."""
+    expected = {
+        0: "Unspecified", 1: "None", 64: "App Deadline Missed", 64 | 128: "App Deadline Missed, Buffer Stuffing",
+        4 | 16: "Prediction Error, SurfaceFlinger CPU Deadline Missed",
+        2 | 8 | 512 | 1024: "SurfaceFlinger Scheduling, Display HAL, SurfaceFlinger Stuffing, Dropped Frame",
+        256: "Unknown Jank", 4096 | 64: "App Deadline Missed, App Resynced Jitter",
+        64 | 1 << 20: "App Deadline Missed, Unknown Jank Bits 0x100000",
+    }
+    packets = []
+    for cookie, bits in enumerate(expected, start=1):
+        packets.append(_packet(1000 + cookie, 4, [(1, cookie), (2, 42), (3, 500), (4, 1234), (9, bits)]))
+        packets.append(_packet(2000 + cookie, 5, [(1, cookie)]))
+    t = read_perfetto(_trace(*packets), "mem")
+    assert dict(zip(t.frame_timeline["ts"].to_list(), t.frame_timeline["jank_type"].to_list())) == \
+        {1000 + cookie: name for cookie, name in enumerate(expected.values(), start=1)}
 
 
 def test_display_and_surface_frames_pair_start_and_end_by_cookie():
@@ -84,3 +91,20 @@ def test_broken_and_incomplete_frame_events_are_counted_in_warnings():
     assert t.frame_timeline.height == 1
     msgs = " ".join(w.message for w in t.warnings)
     assert "could not be decoded" in msgs and "without cookie, token or pid" in msgs
+
+
+def test_a_repeated_cookie_keeps_one_row_with_its_last_start_and_last_end():
+    """Worked by hand: cookie 1 starts at 500 (token 10), cookie 2 at 300, cookie 1 again at 400 (token 11): two rows,
+    cookie 1's with the second start's values; ends: cookie 1 at 900 then 950 (the last counts), cookie 2 none. Rows
+    in time order: cookie 2 (300, no end: runs to the trace end 950), cookie 1 (400, 950 - 400)."""
+    data = _trace(
+        _packet(500, 3, [(1, 1), (2, 10), (3, 77), (4, 1234)]),
+        _packet(300, 3, [(1, 2), (2, 20), (3, 78), (4, 1234)]),
+        _packet(400, 3, [(1, 1), (2, 11), (3, 79), (4, 1234)]),
+        _packet(900, 5, [(1, 1)]), _packet(950, 5, [(1, 1)]),
+    )
+    t = read_perfetto(data, "mem")
+    ft = t.frame_timeline
+    assert ft.select("ts", "dur", "token", "display_frame_token", "ended").rows() == \
+        [(300, 650, 20, 78, False), (400, 550, 11, 79, True)]
+    assert any("1 FrameTimeline frame(s) without an end event" in w.message for w in t.warnings)

@@ -16,6 +16,7 @@ import polars as pl
 
 from droidlag._native import Column, SliceEvents
 from droidlag._native import binder_calls as _binder_calls
+from droidlag._native import frame_timeline_pairing as _frame_timeline_pairing
 from droidlag.errors import ReadWarning
 from droidlag.models import columns
 from droidlag.models.thread_states import BLOCKED as _BLOCKED
@@ -688,8 +689,8 @@ class TraceBuilder:
         return pl.DataFrame(cols, schema=BLOCK_SCHEMA)
 
     def _build_frame_timeline(self) -> pl.DataFrame:
-        """Starts and ends paired by cookie (a cookie's row keeps its first place and takes its last values);
-        frames without an end run to the trace end."""
+        """Starts and ends paired by cookie natively (a cookie's row keeps its first place and takes its last values;
+        it ends at its cookie's last end event; rows in time order); frames without an end run to the trace end."""
         names = ["cookie", *(k for k in FRAME_TIMELINE_SCHEMA if k not in ("dur", "ended"))]
         schema = pl.Schema({"cookie": pl.Int64,
                             **{k: v for k, v in FRAME_TIMELINE_SCHEMA.items() if k not in ("dur", "ended")}})
@@ -706,31 +707,23 @@ class TraceBuilder:
         # columns picked by name, not through select (each select plans a query)
         parts = [pl.DataFrame([s.get_column(k) for k in names]) for s in starts]
         start = pl.concat(parts) if len(parts) > 1 else parts[0]
-        cookie = start.get_column("cookie").to_numpy()
-        if columns.has_repeats(cookie):     # a repeated cookie: its first place, its last values
-            start = start.group_by("cookie", maintain_order=True).agg(pl.all().last())
-            cookie = start.get_column("cookie").to_numpy()
+        no_end = np.zeros(0, dtype=np.int64)
+        end_cookie = np.concatenate([e.get_column("cookie").to_numpy() for e in ends]) if ends else no_end
+        end_ts = np.concatenate([e.get_column("end").to_numpy() for e in ends]) if ends else no_end
+        take, end, found = _frame_timeline_pairing(np.ascontiguousarray(start.get_column("cookie").to_numpy()),
+                                                   np.ascontiguousarray(start.get_column("ts").to_numpy()),
+                                                   np.ascontiguousarray(end_cookie), np.ascontiguousarray(end_ts))
+        if take is not None:
+            start = start[columns.int64(take)]
         ts = start.get_column("ts").to_numpy()
-        end_cookie = np.concatenate([e.get_column("cookie").to_numpy() for e in ends]) if ends else \
-            np.zeros(0, dtype=np.int64)
-        end_ts = np.concatenate([e.get_column("end").to_numpy() for e in ends]) if ends else end_cookie
-        # the last end of each cookie, looked up by binary search (numpy: no query plan for a small table)
-        by_cookie = np.argsort(end_cookie, kind="stable")
-        end_cookie, end_ts = end_cookie[by_cookie], end_ts[by_cookie]
-        last = np.append(end_cookie[1:] != end_cookie[:-1], True) if len(end_cookie) else np.zeros(0, dtype=bool)
-        end_cookie, end_ts = end_cookie[last], end_ts[last]
-        at = np.minimum(np.searchsorted(end_cookie, cookie), max(len(end_cookie) - 1, 0))
-        found = (end_cookie[at] == cookie) if len(end_cookie) else np.zeros(len(cookie), dtype=bool)
-        dur = np.maximum(np.where(found, end_ts[at] if len(end_cookie) else 0, self._end) - ts, 0)
-        unended = int((~found).sum())
+        ended = np.frombuffer(found, dtype=np.uint8).astype(bool)
+        dur = np.maximum(np.where(ended, columns.int64(end), self._end) - ts, 0)
+        unended = int((~ended).sum())
         if unended:
             self.warn(f"{unended} FrameTimeline frame(s) without an end event; marked incomplete (their duration "
                       "runs to the trace end and is not counted)")
-        computed = {"dur": pl.Series("dur", dur, dtype=pl.Int64), "ended": pl.Series("ended", found, dtype=pl.Boolean)}
-        table = pl.DataFrame([computed[k] if k in computed else start.get_column(k) for k in FRAME_TIMELINE_SCHEMA])
-        if len(ts) > 1 and (np.diff(ts) < 0).any():
-            table = table[np.argsort(ts, kind="stable")]
-        return table
+        computed = {"dur": pl.Series("dur", dur, dtype=pl.Int64), "ended": pl.Series("ended", ended, dtype=pl.Boolean)}
+        return pl.DataFrame([computed[k] if k in computed else start.get_column(k) for k in FRAME_TIMELINE_SCHEMA])
 
 
 def guess_cpu_classes(max_freq_khz: dict[int, int]) -> dict[int, str]:
