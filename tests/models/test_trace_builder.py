@@ -3,6 +3,7 @@ import polars as pl
 import pytest
 
 from droidlag.models import TraceBuilder, guess_cpu_classes
+from droidlag.models.trace import Process
 
 MS = 1_000_000
 
@@ -314,3 +315,23 @@ def test_a_later_blocked_reason_for_the_same_d_interval_names_it():
     assert d["blocked_function"].to_list() == ["second_fn", "third_fn"]
     assert d["io_wait"].to_list() == [True, None]
     assert t.thread_states["state"].dtype == pl.Categorical
+
+
+def test_bulk_declarations_follow_the_one_by_one_rules():
+    """threads_many/processes_many make their records in bulk when nothing was declared before, and fall back to
+    the one-by-one rules when a row repeats an id (first pid and name win, a missing one is filled; a process's
+    empty name is no name). Expected records written by hand."""
+    b = TraceBuilder("test", "mem")
+    b.threads_many([(10, 1, "main"), (11, 1, None), (12, None, "w")])
+    b.processes_many([(1, "app", 0), (2, "", None)])
+    t = b.build()
+    assert [tuple(x) for x in t.threads.values()][:3] == [(10, 1, "main"), (11, 1, None), (12, None, "w")]
+    assert t.processes[1] == Process(1, "app", 0) and t.processes[2].name is None
+    b = TraceBuilder("test", "mem")
+    b.threads_many([(10, None, None), (11, 1, "a"), (10, 5, "late"), (11, 2, "b")])
+    b.processes_many([(3, None, None), (3, "named", 7)])
+    t = b.build()
+    assert (t.threads[10].pid, t.threads[10].name) == (5, "late")     # both were missing: filled
+    assert (t.threads[11].pid, t.threads[11].name) == (1, "a")        # first wins
+    assert list(t.threads)[:2] == [10, 11]
+    assert t.processes[3] == Process(3, "named", 7)

@@ -6,7 +6,7 @@ table has exactly one producer. The schemas below are the contract the analyses 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
@@ -96,15 +96,15 @@ FRAME_TIMELINE_SCHEMA = {
 }
 
 
-@dataclass(frozen=True)
-class Process:
+class Process(NamedTuple):
+    """A process as the trace names it (a named tuple: a trace holds thousands, made in bulk by the readers)."""
     pid: int
     name: str | None
     ppid: int | None = None
 
 
-@dataclass(frozen=True)
-class Thread:
+class Thread(NamedTuple):
+    """A thread and its process (pid None when the trace does not say), as the trace names it."""
     tid: int
     pid: int | None
     name: str | None

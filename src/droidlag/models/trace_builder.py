@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, itemgetter
 from typing import Any, TypeAlias, cast
 
 import numpy as np
@@ -53,6 +54,8 @@ BlockComplete: TypeAlias = tuple[int, int, int, int, str, int]
 
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 _PID = attrgetter("pid")
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_new_tuple = tuple.__new__     # a named tuple record from a row tuple, without a Python-level __new__ call
 MAX_CPU = (1 << 16) - 1   # far above any device; the thread-state cpu column is 32-bit
 _NONE_I32 = np.iinfo(np.int32).min     # None in the narrow (int32) sched cpu column
 
@@ -175,6 +178,12 @@ class TraceBuilder:
         added directly (the common case of a process tree; as in threads_many, the numbers are a decoder's 64-bit
         ones, not checked again)."""
         processes = self._processes
+        if not processes and isinstance(rows, list) and "" not in map(_SECOND, rows):
+            # the first declarations (a decoder's, one row per process): records made in bulk
+            processes.update(zip(map(_FIRST, rows), map(_new_tuple, repeat(Process), rows)))
+            if len(processes) == len(rows):
+                return
+            processes.clear()       # a pid twice: one by one, as the rules say
         for pid, name, ppid in rows:
             if pid in processes:
                 self.process(pid, name, ppid)
@@ -197,6 +206,12 @@ class TraceBuilder:
         """Declare many threads (tid, pid, name) as `thread` would, one by one; a thread not seen before is added
         directly (the common case of a process tree)."""
         threads = self._threads
+        if not threads and isinstance(rows, list):
+            # the first declarations (a decoder's, one row per thread): records made in bulk
+            threads.update(zip(map(_FIRST, rows), map(_new_tuple, repeat(Thread), rows)))
+            if len(threads) == len(rows):
+                return
+            threads.clear()       # a tid twice: one by one, as the rules say
         for tid, pid, name in rows:
             if tid in threads:
                 self.thread(tid, pid, name)
