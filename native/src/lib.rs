@@ -258,7 +258,9 @@ impl PerfettoDecoder {
         d.set_item("block_rq_complete", o.block_complete)?;
         // FrameTimeline starts as table columns (ints with i64::MIN for null, flags 0/1; strings named natively and
         // dictionary-coded), not yet paired with their ends (the TraceBuilder does that: frame_timeline_pairing)
-        let c = frametimeline::start_columns(&o.ft_start);
+        let end_ts: Vec<i64> = o.ft_end.iter().map(|e| e.0).collect();
+        let end_cookie: Vec<i64> = o.ft_end.iter().map(|e| e.2).collect();
+        let c = frametimeline::start_columns(&frametimeline::in_table_order(o.ft_start, &end_cookie, &end_ts));
         let ft = PyDict::new(py);
         for (key, v) in [("ts", c.ts), ("cookie", c.cookie), ("pid", c.pid), ("token", c.token),
                          ("display_frame_token", c.display_frame_token), ("on_time_finish", c.on_time_finish),
@@ -271,8 +273,6 @@ impl PerfettoDecoder {
             ft.set_item(key, (v.distinct, col(py, v.codes)?))?;
         }
         d.set_item("frame_timeline_start", ft)?;
-        let end_ts: Vec<i64> = o.ft_end.iter().map(|e| e.0).collect();
-        let end_cookie: Vec<i64> = o.ft_end.iter().map(|e| e.2).collect();
         d.set_item("frame_timeline_end", (col(py, end_ts)?, col(py, end_cookie)?))?;
         d.set_item("frame_timeline_counts", (o.ft_events, o.ft_broken, o.ft_incomplete))?;
         d.set_item("track_slices", o.slices)?;
