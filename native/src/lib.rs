@@ -6,6 +6,8 @@ use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+#[allow(dead_code)] // the table builder's methods are used one by one as the tables move to it
+mod arrow_table;
 mod atrace;
 mod binder;
 mod dump;
@@ -610,6 +612,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PerfettoDecoder>()?;
     m.add_class::<FtraceText>()?;
     m.add_class::<Column>()?;
+    m.add_class::<arrow_table::Table>()?;
     m.add_class::<SliceEvents>()?;
     m.add_function(wrap_pyfunction!(thread_state_actions, m)?)?;
     m.add_class::<StateActions>()?;

@@ -1,5 +1,6 @@
-"""The native core's column buffers as polars Series, without a per-row Python step: int64 buffers (null as NONE)
-viewed by numpy, and dictionary-coded strings (distinct values gathered by int64 codes)."""
+"""The native core's tables and column buffers as polars tables and Series, without a per-row Python step: a native
+`Table` imported whole through the Arrow C stream interface (`table`), int64 buffers (null as NONE) viewed by numpy,
+and dictionary-coded strings (distinct values gathered by int64 codes)."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,6 +11,14 @@ import polars as pl
 # Stands for None in the native integer columns; no real tid, cpu, cookie or timestamp takes it.
 NONE = np.iinfo(np.int64).min
 NONE32 = np.iinfo(np.int32).min     # the same in the native int32 columns (CPU numbers)
+
+
+def table(native: Any) -> pl.DataFrame:
+    """A polars table from a native `Table` (`droidlag._native.Table`, or any object with `__arrow_c_stream__`), in
+    one call through the Arrow C stream interface: its buffers are taken without a copy (integers, floats, booleans,
+    string views), nulls come from its validity bitmaps, a dictionary column becomes Categorical. The native side
+    builds the columns in the schema's order and types (models/trace.py); tests compare them."""
+    return pl.DataFrame(native)
 
 
 def int64(buf: Any) -> np.ndarray:

@@ -1,0 +1,199 @@
+//! A table of native columns handed to polars whole, through the Arrow C stream interface (the PyCapsule protocol:
+//! `__arrow_c_stream__`, read by `pl.DataFrame(table)` or `pl.from_arrow(table)`). Each column's buffer is the Vec the
+//! native pass wrote, moved into an Arrow buffer without a copy; polars imports it without a copy where the types
+//! allow (integers, floats, booleans, string views), so a table costs one call, not one per column.
+//!
+//! The native passes mark null with a sentinel (`i64::MIN`, `i32::MIN`); the validity bitmap is made from it here.
+//! Strings are gathered from (distinct values, codes) as string views into one data buffer of the distinct values:
+//! each distinct string is copied once, a row costs a 16-byte view. A categorical column (polars' Categorical) is an
+//! Arrow dictionary array of its distinct values.
+
+use std::ffi::CString;
+use std::sync::Arc;
+
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::types::{Float64Type, Int32Type, Int64Type, UInt32Type};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, DictionaryArray, PrimitiveArray, RecordBatch, RecordBatchIterator, StringArray,
+    StringViewArray,
+};
+use arrow_buffer::{BooleanBuffer, NullBuffer, ScalarBuffer};
+use arrow_schema::{ArrowError, Field, Schema};
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+
+/// The validity of a column whose nulls are `none`: None when there is no null (no bitmap at all).
+fn validity<T: PartialEq + Copy>(values: &[T], none: T) -> Option<NullBuffer> {
+    if !values.contains(&none) {
+        return None;
+    }
+    Some(NullBuffer::new(BooleanBuffer::collect_bool(values.len(), |i| values[i] != none)))
+}
+
+/// Columns of one length, named, in the table's order; `finish` makes the table.
+#[derive(Default)]
+pub struct TableBuilder {
+    fields: Vec<Field>,
+    columns: Vec<ArrayRef>,
+}
+
+impl TableBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn push(&mut self, name: &str, array: ArrayRef) -> &mut Self {
+        self.fields.push(Field::new(name, array.data_type().clone(), true));
+        self.columns.push(array);
+        self
+    }
+
+    /// An Int64 column, `i64::MIN` as null (the Vec becomes the column's buffer).
+    pub fn int64(&mut self, name: &str, values: Vec<i64>) -> &mut Self {
+        let nulls = validity(&values, i64::MIN);
+        self.push(name, Arc::new(PrimitiveArray::<Int64Type>::new(ScalarBuffer::from(values), nulls)))
+    }
+
+    /// An Int64 column from optional values.
+    pub fn int64_opt(&mut self, name: &str, values: &[Option<i64>]) -> &mut Self {
+        let nulls = if values.iter().all(Option::is_some) {
+            None
+        } else {
+            Some(NullBuffer::new(BooleanBuffer::collect_bool(values.len(), |i| values[i].is_some())))
+        };
+        let plain: Vec<i64> = values.iter().map(|v| v.unwrap_or(0)).collect();
+        self.push(name, Arc::new(PrimitiveArray::<Int64Type>::new(ScalarBuffer::from(plain), nulls)))
+    }
+
+    /// An Int32 column, `i32::MIN` as null.
+    pub fn int32(&mut self, name: &str, values: Vec<i32>) -> &mut Self {
+        let nulls = validity(&values, i32::MIN);
+        self.push(name, Arc::new(PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(values), nulls)))
+    }
+
+    /// A Float64 column (no nulls).
+    pub fn float64(&mut self, name: &str, values: Vec<f64>) -> &mut Self {
+        self.push(name, Arc::new(PrimitiveArray::<Float64Type>::new(ScalarBuffer::from(values), None)))
+    }
+
+    /// A Boolean column from optional values.
+    pub fn boolean<I: ExactSizeIterator<Item = Option<bool>> + Clone>(&mut self, name: &str, values: I) -> &mut Self {
+        let n = values.len();
+        let all_valid = values.clone().all(|v| v.is_some());
+        let mut it = values.clone();
+        let bits = BooleanBuffer::collect_bool(n, |_| it.next().flatten().unwrap_or(false));
+        let nulls = if all_valid {
+            None
+        } else {
+            let mut it = values;
+            Some(NullBuffer::new(BooleanBuffer::collect_bool(n, |_| it.next().flatten().is_some())))
+        };
+        self.push(name, Arc::new(BooleanArray::new(bits, nulls)))
+    }
+
+    /// A String column of n rows: row i is `distinct(codes[i])` (None: null), the distinct values looked up once
+    /// each (`n_codes`: codes are below it). Built as string views into one buffer of the distinct values.
+    pub fn strings<'a, F>(&mut self, name: &str, codes: &[u32], n_codes: usize, distinct: F) -> &mut Self
+    where
+        F: Fn(u32) -> Option<&'a str>,
+    {
+        // the distinct values this column uses, in first-use order, as a view array of its own
+        let mut slot: Vec<u32> = vec![u32::MAX; n_codes];
+        let mut used: Vec<Option<&str>> = Vec::new();
+        for &c in codes {
+            let s = &mut slot[c as usize];
+            if *s == u32::MAX {
+                *s = used.len() as u32;
+                used.push(distinct(c));
+            }
+        }
+        let values = StringViewArray::from_iter(used.iter().copied());
+        let views = values.views();
+        let out: Vec<u128> = codes.iter().map(|&c| views[slot[c as usize] as usize]).collect();
+        let nulls = values.nulls().map(|vn| {
+            NullBuffer::new(BooleanBuffer::collect_bool(codes.len(), |i| vn.is_valid(slot[codes[i] as usize] as usize)))
+        });
+        // SAFETY: every view is a view of `values` (valid UTF-8 within its buffers, which are shared as they are), and
+        // the validity has one bit per view: try_new's checks hold by construction.
+        let array = unsafe {
+            StringViewArray::new_unchecked(ScalarBuffer::from(out), values.data_buffers().clone(), nulls)
+        };
+        self.push(name, Arc::new(array))
+    }
+
+    /// A Categorical column: row i is `values[codes[i]]`. An error for a code outside the values.
+    pub fn categorical(&mut self, name: &str, values: &[&str], codes: Vec<u32>) -> Result<&mut Self, ArrowError> {
+        let keys = PrimitiveArray::<UInt32Type>::new(ScalarBuffer::from(codes), None);
+        let dict = DictionaryArray::<UInt32Type>::try_new(keys, Arc::new(StringArray::from_iter_values(values)))?;
+        Ok(self.push(name, Arc::new(dict)))
+    }
+
+    pub fn finish(self) -> Result<Table, ArrowError> {
+        let schema = Arc::new(Schema::new(self.fields));
+        Ok(Table { batch: RecordBatch::try_new(schema, self.columns)? })
+    }
+}
+
+/// An error building a table as a Python ValueError.
+pub fn py_err(e: ArrowError) -> PyErr {
+    pyo3::exceptions::PyValueError::new_err(format!("native table: {e}"))
+}
+
+/// A table of native columns: `pl.DataFrame(table)` imports it through the Arrow C stream interface.
+#[pyclass(module = "droidlag._native", frozen)]
+pub struct Table {
+    batch: RecordBatch,
+}
+
+#[pymethods]
+impl Table {
+    /// Rows.
+    fn __len__(&self) -> usize {
+        self.batch.num_rows()
+    }
+
+    /// The column names, in order.
+    #[getter]
+    fn columns(&self) -> Vec<String> {
+        self.batch.schema().fields().iter().map(|f| f.name().clone()).collect()
+    }
+
+    /// The table as an Arrow C stream of one batch in a PyCapsule named "arrow_array_stream" (the Arrow PyCapsule
+    /// interface). The buffers are shared, not copied: the table can be exported again. requested_schema is ignored
+    /// (the interface allows it: the consumer casts if it must).
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(&self, py: Python<'py>, requested_schema: Option<Bound<'py, PyAny>>)
+                               -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema;
+        let reader = RecordBatchIterator::new([Ok(self.batch.clone())], self.batch.schema());
+        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+        // the capsule owns the stream; a consumer moves it out (its release then null), else dropping it releases it
+        PyCapsule::new(py, stream, Some(CString::from(c"arrow_array_stream")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nulls_from_sentinels_and_strings_by_code() {
+        let mut b = TableBuilder::new();
+        b.int64("a", vec![1, i64::MIN, 3]);
+        b.int32("b", vec![i32::MIN, 2, 3]);
+        let names = ["x", "a string longer than twelve bytes"];
+        b.strings("s", &[2, 0, 1], 3, |c| if c == 0 { None } else { Some(names[c as usize - 1]) });
+        b.categorical("c", &["Running", "R"], vec![1, 0, 1]).unwrap();
+        b.boolean("o", [Some(true), None, Some(false)].into_iter());
+        let t = b.finish().unwrap();
+        let cols = t.batch.columns();
+        assert_eq!(cols[0].null_count(), 1);
+        assert!(cols[0].is_null(1));
+        assert!(cols[1].is_null(0));
+        let s = cols[2].as_any().downcast_ref::<StringViewArray>().unwrap();
+        assert_eq!(s.value(0), "a string longer than twelve bytes");
+        assert!(s.is_null(1));
+        assert_eq!(s.value(2), "x");
+        assert!(cols[4].is_null(1));
+    }
+}
