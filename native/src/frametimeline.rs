@@ -5,6 +5,7 @@
 //! Enum values come as the wire's u64 and are looked at as the table's int64: the value 2**63 (i64::MIN) stands for
 //! an absent field, as the int64 columns did before this ran natively.
 
+use crate::arrow_table::{Table, TableBuilder};
 use crate::hash::FastMap;
 use crate::perfetto::FtStart;
 
@@ -149,6 +150,37 @@ pub fn start_columns(s: &[FtStart]) -> StartColumns {
             }),
             |v| v.map(severity_name),
         ),
+    }
+}
+
+impl Coded {
+    fn add_to(&self, b: &mut TableBuilder, name: &str) {
+        let codes: Vec<u32> = self.codes.iter().map(|&c| c as u32).collect();
+        b.strings(name, &codes, self.distinct.len(), |c| self.distinct[c as usize].as_deref());
+    }
+}
+
+impl StartColumns {
+    /// The start rows as a native table (TraceBuilder.frame_timeline_many's columns: the FrameTimeline table's
+    /// but dur and ended, plus the cookie), in the order and types of its schema.
+    pub fn table(self) -> Result<Table, arrow_schema::ArrowError> {
+        let flag = |v: &[i64]| -> Vec<Option<bool>> { v.iter().map(|&x| (x != NONE).then_some(x != 0)).collect() };
+        let mut b = TableBuilder::new();
+        // ts and cookie are never null (i64::MIN is a value there)
+        let plain = |v: Vec<i64>| -> Vec<Option<i64>> { v.into_iter().map(Some).collect() };
+        b.int64_opt("ts", &plain(self.ts)).int64_opt("cookie", &plain(self.cookie));
+        self.kind.add_to(&mut b, "kind");
+        self.scope.add_to(&mut b, "scope");
+        b.int64("pid", self.pid);
+        self.layer_name.add_to(&mut b, "layer_name");
+        b.int64("token", self.token).int64("display_frame_token", self.display_frame_token);
+        self.jank_type.add_to(&mut b, "jank_type");
+        self.present_type.add_to(&mut b, "present_type");
+        b.boolean("on_time_finish", flag(&self.on_time_finish).into_iter());
+        b.boolean("gpu_composition", flag(&self.gpu_composition).into_iter());
+        self.prediction_type.add_to(&mut b, "prediction_type");
+        self.jank_severity.add_to(&mut b, "jank_severity");
+        b.finish()
     }
 }
 

@@ -262,18 +262,8 @@ impl PerfettoDecoder {
         // dictionary-coded), not yet paired with their ends (the TraceBuilder does that: frame_timeline_pairing)
         let end_ts: Vec<i64> = o.ft_end.iter().map(|e| e.0).collect();
         let end_cookie: Vec<i64> = o.ft_end.iter().map(|e| e.2).collect();
-        let c = frametimeline::start_columns(&frametimeline::in_table_order(o.ft_start, &end_cookie, &end_ts));
-        let ft = PyDict::new(py);
-        for (key, v) in [("ts", c.ts), ("cookie", c.cookie), ("pid", c.pid), ("token", c.token),
-                         ("display_frame_token", c.display_frame_token), ("on_time_finish", c.on_time_finish),
-                         ("gpu_composition", c.gpu_composition)] {
-            ft.set_item(key, col(py, v)?)?;
-        }
-        for (key, v) in [("kind", c.kind), ("scope", c.scope), ("layer_name", c.layer_name), ("jank_type", c.jank_type),
-                         ("present_type", c.present_type), ("prediction_type", c.prediction_type),
-                         ("jank_severity", c.jank_severity)] {
-            ft.set_item(key, (v.distinct, col(py, v.codes)?))?;
-        }
+        let starts = frametimeline::start_columns(&frametimeline::in_table_order(o.ft_start, &end_cookie, &end_ts));
+        let ft = starts.table().map_err(arrow_table::py_err)?;
         d.set_item("frame_timeline_start", ft)?;
         d.set_item("frame_timeline_end", (col(py, end_ts)?, col(py, end_cookie)?))?;
         d.set_item("frame_timeline_counts", (o.ft_events, o.ft_broken, o.ft_incomplete))?;

@@ -110,7 +110,7 @@ def fill_builder(b: TraceBuilder, cols: dict[str, Any]) -> None:
     _sched(b, cols)
     events, broken, incomplete = cols["frame_timeline_counts"]
     end_ts, end_cookie = cols["frame_timeline_end"]
-    if len(cols["frame_timeline_start"]["ts"]) or len(end_ts):    # (most traces have no FrameTimeline)
+    if len(cols["frame_timeline_start"]) or len(end_ts):    # (most traces have no FrameTimeline)
         b.frame_timeline_many(frame_timeline_frame(cols["frame_timeline_start"]), _i64(end_ts), _i64(end_cookie))
     if broken:
         b.warn(f"{broken} of {events} FrameTimeline event(s) could not be decoded; skipped")
