@@ -539,12 +539,13 @@ class TraceBuilder:
         for cpu, khz in self._max_cpufreq(counters).items():
             cpu_max.setdefault(cpu, khz)
         # Threads seen only as pids of processes are that process's main thread.
+        threads = self._threads
         for pid, p in self._processes.items():
-            t = self._threads.get(pid)
+            t = threads.get(pid)
             if t is None:
-                self._threads[pid] = Thread(pid, pid, p.name)
+                threads[pid] = _new_tuple(Thread, (pid, pid, p.name))     # Thread(pid, pid, p.name), made directly
             elif t.pid is None:
-                self._threads[pid] = Thread(pid, pid, t.name)
+                threads[pid] = _new_tuple(Thread, (pid, pid, t.name))
         return Trace(
             format=self.format, path=self.path, start_ns=start, end_ns=end,
             processes=dict(self._processes), threads=dict(self._threads),
