@@ -4,7 +4,7 @@
 
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyDict, PyList};
 
 #[allow(dead_code)] // the table builder's methods are used one by one as the tables move to it
 mod arrow_table;
@@ -369,26 +369,22 @@ impl SliceEvents {
         Ok((threads, counters, warnings, range).into_pyobject(py)?.into_any())
     }
 
-    /// The slice table's columns: events nested per thread (see atrace.rs), slices open at the end running to
-    /// `end`. tids/pids: each thread's process, for begin events that name none.
+    /// The slice table (a `Table`, SLICE_SCHEMA's columns) under "table": events nested per thread (see
+    /// atrace.rs), slices open at the end running to `end`; tids/pids: each thread's process, for begin events that
+    /// name none. Also "unmatched_ends", "unclosed" and "replaced_names" (rows whose name holds U+FFFD).
     fn nest<'py>(&mut self, py: Python<'py>, tids: Vec<i64>, pids: Vec<Option<i64>>, end: i64) -> PyResult<Bound<'py, PyDict>> {
         let thread_pid = known_pids(tids, pids);
         let ev = &self.ev;
-        let s = py.detach(|| atrace::nest(ev, &thread_pid, end));
+        let (table, unmatched, unclosed, replaced) = py.detach(|| {
+            let s = atrace::nest(ev, &thread_pid, end);
+            let (unmatched, unclosed, replaced) = (s.unmatched_ends, s.unclosed, s.replaced_names(&ev.strings));
+            s.table(&ev.strings).map(|t| (t, unmatched, unclosed, replaced))
+        }).map_err(arrow_table::py_err)?;
         let d = PyDict::new(py);
-        d.set_item("ts", col(py, s.ts)?)?;
-        d.set_item("dur", col(py, s.dur)?)?;
-        d.set_item("tid", col(py, s.tid)?)?;
-        d.set_item("pid", opt_col(py, &s.pid)?)?;
-        d.set_item("name", ids_col(py, &ev.strings, s.name)?)?;
-        d.set_item("depth", col(py, s.depth)?)?;
-        d.set_item("parent_id", opt_col(py, &s.parent)?)?;
-        d.set_item("kind", PyBytes::new(py, &s.kind))?;
-        d.set_item("cookie", opt_col(py, &s.cookie)?)?;
-        d.set_item("track", ids_col(py, &ev.strings, s.track)?)?;
-        d.set_item("closed", PyBytes::new(py, &s.closed.iter().map(|c| *c as u8).collect::<Vec<u8>>()))?;
-        d.set_item("unmatched_ends", s.unmatched_ends)?;
-        d.set_item("unclosed", s.unclosed)?;
+        d.set_item("table", table)?;
+        d.set_item("unmatched_ends", unmatched)?;
+        d.set_item("unclosed", unclosed)?;
+        d.set_item("replaced_names", replaced)?;
         Ok(d)
     }
 }

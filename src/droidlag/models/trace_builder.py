@@ -38,8 +38,6 @@ from droidlag.models.trace import (
 
 # binder_transaction flags
 TF_ONE_WAY = 0x01
-# slice kinds as the native nesting numbers them (0, 1, 2)
-_SLICE_KIND_NAMES = pl.Series(["thread", "async", "instant"], dtype=pl.Utf8)
 
 
 
@@ -574,24 +572,9 @@ class TraceBuilder:
         """Slice events nested per thread natively (B/E stacks, S/F pairs by (pid, track, name, cookie), instants);
         slices still open at the end run to the trace end."""
         s = self._slice_ev.nest(*self._thread_pids(), self._end)
-        n = len(s["ts"]) // 8
-        distinct, codes = s["name"]
-        bad = [i for i, name in enumerate(distinct) if name and "\ufffd" in name]
-        self.replaced_slice_names = int(np.isin(columns.int64(codes), bad).sum()) if bad else 0
-        slices = columns.empty(SLICE_SCHEMA) if not n else columns.frame({
-            "id": np.arange(n, dtype=np.int64),
-            "ts": columns.int64(s["ts"]),
-            "dur": columns.int64(s["dur"]),
-            "tid": columns.int64(s["tid"]),
-            "pid": columns.nullable(s["pid"]),
-            "name": columns.strings(s["name"]),
-            "depth": columns.int64(s["depth"]).astype(np.int32),
-            "parent_id": columns.nullable(s["parent_id"]),
-            "kind": columns.take(_SLICE_KIND_NAMES, np.frombuffer(s["kind"], dtype=np.uint8)),
-            "cookie": columns.nullable(s["cookie"]),
-            "track": columns.strings(s["track"]),
-            "closed": np.frombuffer(s["closed"], dtype=np.uint8).astype(bool),
-        }, SLICE_SCHEMA)
+        self.replaced_slice_names = s["replaced_names"]
+        table = s["table"]
+        slices = columns.table(table) if len(table) else columns.empty(SLICE_SCHEMA)
         if s["unmatched_ends"]:
             self.warn(f"{s['unmatched_ends']} slice end(s) without a begin on their thread, ignored: the begin was "
                       "before the trace started, or was written by another thread (kernel display and driver "
