@@ -24,7 +24,6 @@ use perfetto::{Decl, Decoder};
 /// (`np.frombuffer`) without a copy, and the memory goes when the last view does.
 enum Data {
     I64(Vec<i64>),
-    I32(Vec<i32>),
     F64(Vec<f64>),
 }
 
@@ -37,7 +36,6 @@ impl Column {
     fn raw(&self) -> (*const u8, usize) {
         match &self.data {
             Data::I64(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
-            Data::I32(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
             Data::F64(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
         }
     }
@@ -72,11 +70,6 @@ impl Column {
 /// An int64 column handed over without a copy (native little-endian; the Python side makes a numpy view of it).
 fn col(py: Python<'_>, v: Vec<i64>) -> PyResult<Bound<'_, PyAny>> {
     Ok(Bound::new(py, Column { data: Data::I64(v) })?.into_any())
-}
-
-/// An int32 column handed over without a copy, as `col`.
-fn col32(py: Python<'_>, v: Vec<i32>) -> PyResult<Bound<'_, PyAny>> {
-    Ok(Bound::new(py, Column { data: Data::I32(v) })?.into_any())
 }
 
 /// A nullable int64 column as bytes, None as i64::MIN (the Python side makes it null).
@@ -404,22 +397,23 @@ struct StateActions {
 
 #[pymethods]
 impl StateActions {
-    /// The interval columns, once: cat: each state code's category (0 runnable, 1 D, 2 other) as bytes; open
-    /// intervals run to `end`. A dict of columns: ts, dur, tid, waker (int64, i64 min for null), state (int32 code),
-    /// cpu (int32, i32 min for null), and the rows a blocked reason names with its payload index (int64 each).
-    fn derive<'py>(&mut self, py: Python<'py>, cat: &[u8], end: i64) -> PyResult<Bound<'py, PyDict>> {
+    /// The thread-state table (a `Table`, THREAD_STATE_SCHEMA's columns), once: cat: each state code's category (0
+    /// runnable, 1 D, 2 other) as bytes; names: each state code's name; blocked: the blocked reasons' (function,
+    /// io_wait) payloads, by the index the sched stream's aux gave them. Open intervals run to `end`.
+    fn derive(&mut self, py: Python<'_>, cat: &[u8], end: i64, names: Vec<String>, blocked: &Bound<'_, PyList>)
+              -> PyResult<arrow_table::Table> {
         let acts = self.inner.take().ok_or_else(|| pyo3::exceptions::PyValueError::new_err("already derived"))?;
         let r = py.detach(move || states::derive(&acts, cat, end));
-        let d = PyDict::new(py);
-        d.set_item("ts", col(py, r.ts)?)?;
-        d.set_item("dur", col(py, r.dur)?)?;
-        d.set_item("tid", col(py, r.tid)?)?;
-        d.set_item("state", col32(py, r.state)?)?;
-        d.set_item("cpu", col32(py, r.cpu)?)?;
-        d.set_item("waker", col(py, r.waker)?)?;
-        d.set_item("blocked_rows", col(py, r.blocked_rows)?)?;
-        d.set_item("blocked_payload", col(py, r.blocked_payload)?)?;
-        Ok(d)
+        // only the payloads the rows name cross from Python (a few per thread at most)
+        let payloads = r.blocked_payload.iter().map(|&i| {
+            let item = usize::try_from(i).ok().and_then(|i| blocked.get_item(i).ok())
+                .ok_or_else(|| pyo3::exceptions::PyValueError::new_err("blocked reason index out of range"))?;
+            item.extract::<(Option<String>, Option<bool>)>()
+        }).collect::<PyResult<Vec<_>>>()?;
+        py.detach(move || {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            r.table(&names, &payloads)
+        }).map_err(arrow_table::py_err)
     }
 }
 

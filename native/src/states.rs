@@ -39,6 +39,35 @@ pub struct Rows {
     pub blocked_payload: Vec<i64>,
 }
 
+impl Rows {
+    /// The thread-state table (THREAD_STATE_SCHEMA's columns, in its order), the columns moved into it. names: each
+    /// state code's name (the categorical's values); payloads: (function, io_wait) of each of `blocked_payload`,
+    /// in its order (only those the rows name).
+    pub fn table(self, names: &[&str], payloads: &[(Option<String>, Option<bool>)])
+                 -> Result<crate::arrow_table::Table, arrow_schema::ArrowError> {
+        let n = self.ts.len();
+        // row -> 1 + its payload's place in `payloads`, 0 (null) for the rows no blocked reason names
+        let mut pick: Vec<u32> = vec![0; n];
+        for (j, &row) in self.blocked_rows.iter().enumerate() {
+            if let Some(p) = pick.get_mut(row as usize) {
+                *p = j as u32 + 1;
+            }
+        }
+        let function = |c: u32| if c == 0 { None } else { payloads.get(c as usize - 1).and_then(|p| p.0.as_deref()) };
+        let io_wait = pick.iter().map(|&c| if c == 0 { None } else { payloads.get(c as usize - 1).and_then(|p| p.1) });
+        // state codes below 2^30 (Action keeps 30 bits); a code past the names is an error of the table, not UB
+        let state: Vec<u32> = self.state.iter().map(|&s| s as u32).collect();
+        let mut t = crate::arrow_table::TableBuilder::new();
+        t.int64("ts", self.ts).int64("dur", self.dur).int64("tid", self.tid);
+        t.categorical("state", names, state)?;
+        t.int32("cpu", self.cpu)
+            .strings("blocked_function", &pick, payloads.len() + 1, function)
+            .boolean("io_wait", io_wait)
+            .int64("waker_tid", self.waker);
+        t.finish()
+    }
+}
+
 /// A multiplicative hash for integer keys (thread ids): the standard library's SipHash guards against crafted keys
 /// at a cost per lookup that dominates a pass over millions of events; a tid table needs none of that.
 #[derive(Default)]
