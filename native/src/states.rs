@@ -125,77 +125,101 @@ fn small(v: i64) -> i32 {
 /// Each thread's actions in time order, threads in tid order: everything the state machine needs, so the event
 /// columns can be let go before the (larger) output is written.
 pub struct Actions {
-    acts: Vec<Action>,
-    runs: Vec<(i64, usize, usize)>, // (tid, start, end) in acts
+    threads: Vec<(i64, Vec<Action>)>,
+    total: usize,
+}
+
+/// Thread ids numbered in first-seen order: by a direct table (4 bytes per tid up to the largest) when every tid of
+/// the stream is small and the table no larger than a few bytes per event (Android's tids are below pid_max, 32768 on
+/// most devices), else by a hash map (large pid_max, damaged input).
+enum ThreadNumbers {
+    Table(Vec<u32>), // tid -> number + 1, 0 for unseen
+    Map(IntMap<usize>),
+}
+
+const TABLE_TIDS: i64 = 1 << 20;
+
+impl ThreadNumbers {
+    fn new(inp: &Input) -> Self {
+        let small = |c: &[i64]| c.iter().all(|&t| (0..TABLE_TIDS).contains(&t));
+        if small(inp.a) && (0..inp.b.len()).all(|i| inp.kind[i] as i64 != SWITCH || (0..TABLE_TIDS).contains(&inp.b[i])) {
+            let top = inp.a.iter().chain(inp.b.iter()).filter(|&&t| (0..TABLE_TIDS).contains(&t)).max().copied().unwrap_or(0);
+            if (top as usize) < 4 * inp.ts.len() + (1 << 16) {
+                return ThreadNumbers::Table(vec![0; top as usize + 1]);
+            }
+        }
+        ThreadNumbers::Map(IntMap::default())
+    }
+
+    #[inline(always)]
+    fn get(&mut self, tid: i64, new: impl FnOnce() -> usize) -> usize {
+        match self {
+            ThreadNumbers::Table(t) => {
+                let slot = &mut t[tid as usize];
+                if *slot == 0 {
+                    *slot = new() as u32 + 1;
+                }
+                *slot as usize - 1
+            }
+            ThreadNumbers::Map(m) => *m.entry(tid).or_insert_with(new),
+        }
+    }
+}
+
+/// The event's actions: a switch gives prev an OUT and next an IN (tid 0, idle, gets none); a waking or a blocked
+/// reason gives its thread one.
+#[inline(always)]
+fn event_actions(inp: &Input, i: usize, running: i32, runnable: i32, mut f: impl FnMut(i64, Action)) {
+    let (ts, kind) = (inp.ts[i], inp.kind[i]);
+    if kind as i64 == SWITCH {
+        if inp.a[i] != 0 {
+            f(inp.a[i], Action::new(ts, kind, inp.aux[i], i32::MIN, 0));
+        }
+        if inp.b[i] != 0 {
+            f(inp.b[i], Action::new(ts, kind, running, inp.cpu[i], 0));
+        }
+    } else if kind as i64 == WAKING {
+        f(inp.a[i], Action::new(ts, kind, runnable, inp.cpu[i], inp.b[i]));
+    } else {
+        f(inp.a[i], Action::new(ts, kind, runnable, i32::MIN, inp.aux[i] as i64));
+    }
 }
 
 /// running / runnable: the codes of "Running" and "R".
 pub fn actions(inp: &Input, running: i64, runnable: i64) -> Actions {
-    let n = inp.ts.len();
-    // events by (ts, kind), ties in insertion order: packed keys sorted in place (the index makes each key unique, so
-    // an unstable sort gives the stable order) rather than indices compared through the columns
-    let mut keys: Vec<(i64, u64)> = (0..n).map(|i| (inp.ts[i], ((inp.kind[i] as u64) << 32) | i as u64)).collect();
-    keys.sort_unstable();
-    let order: Vec<u32> = keys.iter().map(|k| k.1 as u32).collect();
-    drop(keys);
-    // one action per (thread, event): a switch gives prev an OUT and next an IN; tid 0 (idle) gets none. Actions
-    // go to per-thread runs (threads in tid order, each run in time order) by a counting sort: a first pass
-    // numbers the threads and counts their actions, a second writes each action to its thread's next slot.
-    let each_action = |f: &mut dyn FnMut(i64, Action)| {
-        for &i in &order {
-            let i = i as usize;
-            let (ts, kind) = (inp.ts[i], inp.kind[i]);
-            if kind as i64 == SWITCH {
-                if inp.a[i] != 0 {
-                    f(inp.a[i], Action::new(ts, kind, inp.aux[i], i32::MIN, 0));
-                }
-                if inp.b[i] != 0 {
-                    f(inp.b[i], Action::new(ts, kind, small(running), inp.cpu[i], 0));
-                }
-            } else if kind as i64 == WAKING {
-                f(inp.a[i], Action::new(ts, kind, small(runnable), inp.cpu[i], inp.b[i]));
-            } else {
-                f(inp.a[i], Action::new(ts, kind, small(runnable), i32::MIN, inp.aux[i] as i64));
-            }
+    let (running, runnable) = (small(running), small(runnable));
+    // one pass over the events in insertion order appends each action to its thread's list; each list is then sorted
+    // by (ts, kind), stably: a thread's actions in the global order of (ts, kind, insertion) without a sort of the
+    // whole stream (a thread's list is short and mostly in time order already: each CPU's events come in time order,
+    // so the stable sort merges a few runs rather than sorting)
+    let mut threads: Vec<(i64, Vec<Action>)> = Vec::new();
+    let mut total = 0;
+    {
+        let mut no = ThreadNumbers::new(inp);
+        for i in 0..inp.ts.len() {
+            event_actions(inp, i, running, runnable, |tid, act| {
+                let k = no.get(tid, || {
+                    threads.push((tid, Vec::new()));
+                    threads.len() - 1
+                });
+                threads[k].1.push(act);
+                total += 1;
+            });
         }
-    };
-    let mut thread_no: IntMap<usize> = IntMap::default();
-    let mut tids: Vec<i64> = Vec::new();
-    let mut counts: Vec<usize> = Vec::new();
-    let mut which: Vec<u32> = Vec::with_capacity(n + n / 2);
-    each_action(&mut |tid, _| {
-        let k = *thread_no.entry(tid).or_insert_with(|| {
-            tids.push(tid);
-            counts.push(0);
-            tids.len() - 1
-        });
-        counts[k] += 1;
-        which.push(k as u32);
-    });
-    let mut by_tid: Vec<usize> = (0..tids.len()).collect();
-    by_tid.sort_unstable_by_key(|&k| tids[k]);
-    let mut next = vec![0usize; tids.len()]; // next free slot of each thread's run
-    let mut runs: Vec<(i64, usize, usize)> = Vec::with_capacity(tids.len()); // (tid, start, end)
-    let mut at = 0;
-    for &k in &by_tid {
-        next[k] = at;
-        runs.push((tids[k], at, at + counts[k]));
-        at += counts[k];
     }
-    let mut acts = vec![Action::default(); at];
-    let mut w = which.iter();
-    each_action(&mut |_, act| {
-        let k = *w.next().unwrap() as usize;
-        acts[next[k]] = act;
-        next[k] += 1;
-    });
-    drop(which);
-    Actions { acts, runs }
+    threads.sort_unstable_by_key(|t| t.0);
+    for (_, run) in threads.iter_mut() {
+        if !run.windows(2).all(|w| (w[0].ts, w[0].kind()) <= (w[1].ts, w[1].kind())) {
+            run.sort_by_key(|x| (x.ts, x.kind()));
+        }
+        run.shrink_to_fit();
+    }
+    Actions { threads, total }
 }
 
 /// The intervals of the actions. cat: category of each state code. Open intervals run to `end` (ns).
 pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
-    let (acts, runs, at) = (&actions.acts, &actions.runs, actions.acts.len());
+    let at = actions.total;
     let cat_of = |code: i64| -> u8 { cat.get(code as usize).copied().unwrap_or(CAT_OTHER) };
     // at most one row per action: reserved once (pages never written are never resident), no growth by copying
     let mut out = Rows {
@@ -203,12 +227,13 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
         state: Vec::with_capacity(at), cpu: Vec::with_capacity(at), waker: Vec::with_capacity(at),
         blocked_rows: Vec::new(), blocked_payload: Vec::new(),
     };
-    for &(tid, j, stop) in runs {
+    for (tid, run) in &actions.threads {
+        let tid = *tid;
         let first_row = out.ts.len();
         let mut seg_cat = CAT_OTHER;
         let mut triggered = false;
         let mut latest_d: Option<usize> = None;
-        for (k, x) in acts[j..stop].iter().enumerate() {
+        for (k, x) in run.iter().enumerate() {
             let (x_ts, x_kind, x_state) = (x.ts, x.kind(), x.state() as i64);
             let x_waker = if x_kind == WAKING { x.extra } else { NONE };
             let x_aux = x.extra;
