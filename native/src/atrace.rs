@@ -122,22 +122,43 @@ impl Parsed {
         }
     }
 
-    /// The counter samples in time order, ties in arrival order (a stable sort, skipped when they are in order):
-    /// the counter table's order, reached here rather than by a sort of the built table, which copied it.
-    pub fn sort_counters(&mut self) {
-        if self.c_ts.windows(2).all(|w| w[0] <= w[1]) {
-            return;
+    /// The counter samples gathered so far as the counter table (COUNTER_SCHEMA's columns, in its order), taken:
+    /// in time order, ties in arrival order (a sort of (ts, index) keys, skipped when they are in order; the
+    /// table's order reached here rather than by a sort of the built table, which copied it). A cpu that does not fit
+    /// the table's 32-bit column is an error.
+    pub fn take_counters(&mut self) -> Result<crate::arrow_table::Table, arrow_schema::ArrowError> {
+        let mut ts = std::mem::take(&mut self.c_ts);
+        let mut name = std::mem::take(&mut self.c_name);
+        let mut value = std::mem::take(&mut self.c_value);
+        let mut pid = std::mem::take(&mut self.c_pid);
+        let mut cpu = std::mem::take(&mut self.c_cpu);
+        if !ts.windows(2).all(|w| w[0] <= w[1]) {
+            let mut keys: Vec<(i64, u32)> = ts.iter().enumerate().map(|(i, &t)| (t, i as u32)).collect();
+            keys.sort_unstable();
+            fn permute<T: Copy>(v: &mut Vec<T>, keys: &[(i64, u32)]) {
+                *v = keys.iter().map(|&(_, i)| v[i as usize]).collect();
+            }
+            permute(&mut name, &keys);
+            permute(&mut value, &keys);
+            permute(&mut pid, &keys);
+            permute(&mut cpu, &keys);
+            ts = keys.into_iter().map(|k| k.0).collect();
         }
-        let mut order: Vec<usize> = (0..self.c_ts.len()).collect();
-        order.sort_by_key(|&i| self.c_ts[i]);
-        fn permute<T: Clone>(v: &mut Vec<T>, order: &[usize]) {
-            *v = order.iter().map(|&i| v[i].clone()).collect();
-        }
-        permute(&mut self.c_ts, &order);
-        permute(&mut self.c_name, &order);
-        permute(&mut self.c_value, &order);
-        permute(&mut self.c_pid, &order);
-        permute(&mut self.c_cpu, &order);
+        // None (and, as the int64 columns had it, i64::MIN) is null
+        let cpu32 = cpu.iter().map(|c| match *c {
+            None | Some(i64::MIN) => Ok(i32::MIN),
+            Some(c) => i32::try_from(c).map_err(|_| arrow_schema::ArrowError::InvalidArgumentError(
+                format!("counter sample on CPU {c}: does not fit the 32-bit cpu column"))),
+        }).collect::<Result<Vec<i32>, _>>()?;
+        let strings = &self.strings;
+        let name_of = |id: u32| if id == 0 { None } else { strings.list.get(id as usize - 1).map(String::as_str) };
+        let mut t = crate::arrow_table::TableBuilder::new();
+        t.int64("ts", ts)
+            .strings("name", &name, strings.list.len() + 1, name_of)
+            .float64("value", value)
+            .int32("cpu", cpu32)
+            .int64("pid", pid.iter().map(|p| p.unwrap_or(i64::MIN)).collect());
+        t.finish()
     }
 
     /// A counter sample from another source, in arrival order with the atrace ones.

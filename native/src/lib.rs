@@ -24,7 +24,6 @@ use perfetto::{Decl, Decoder};
 /// (`np.frombuffer`) without a copy, and the memory goes when the last view does.
 enum Data {
     I64(Vec<i64>),
-    F64(Vec<f64>),
 }
 
 #[pyclass(module = "droidlag._native", frozen)]
@@ -36,7 +35,6 @@ impl Column {
     fn raw(&self) -> (*const u8, usize) {
         match &self.data {
             Data::I64(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
-            Data::F64(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
         }
     }
 }
@@ -72,12 +70,6 @@ fn col(py: Python<'_>, v: Vec<i64>) -> PyResult<Bound<'_, PyAny>> {
     Ok(Bound::new(py, Column { data: Data::I64(v) })?.into_any())
 }
 
-/// A nullable int64 column as bytes, None as i64::MIN (the Python side makes it null).
-fn opt_col<'py>(py: Python<'py>, v: &[Option<i64>]) -> PyResult<Bound<'py, PyAny>> {
-    let plain: Vec<i64> = v.iter().map(|x| x.unwrap_or(i64::MIN)).collect();
-    col(py, plain)
-}
-
 /// A string column dictionary-coded: (distinct values, None included, in first-seen order; int64 codes as bytes).
 /// The Python side gathers the distinct values by the codes, so each string crosses into Python once.
 fn dict_col<'py, S: AsRef<str>>(py: Python<'py>, v: &[Option<S>]) -> PyResult<Bound<'py, PyAny>> {
@@ -89,23 +81,6 @@ fn dict_col<'py, S: AsRef<str>>(py: Python<'py>, v: &[Option<S>]) -> PyResult<Bo
             distinct.push(key);
             distinct.len() as i64 - 1
         })
-    }).collect();
-    Ok((distinct, col(py, codes)?).into_pyobject(py)?.into_any())
-}
-
-/// A string column of string-table ids (0: None) in dict_col's form: (the strings this column uses, None for id 0,
-/// in first-use order; int64 codes into them). Only the used strings cross into Python: the table is shared by slice
-/// names, tracks and counter names, and handing all of it over for each column cost more than the column.
-fn ids_col<'py>(py: Python<'py>, strings: &atrace::Strings, ids: Vec<u32>) -> PyResult<Bound<'py, PyAny>> {
-    let mut code_of: Vec<i64> = vec![-1; strings.list.len() + 1];
-    let mut distinct: Vec<Option<&str>> = Vec::new();
-    let codes: Vec<i64> = ids.into_iter().map(|id| {
-        let slot = &mut code_of[id as usize];
-        if *slot < 0 {
-            *slot = distinct.len() as i64;
-            distinct.push(if id == 0 { None } else { Some(strings.list[id as usize - 1].as_str()) });
-        }
-        *slot
     }).collect();
     Ok((distinct, col(py, codes)?).into_pyobject(py)?.into_any())
 }
@@ -345,18 +320,14 @@ impl SliceEvents {
         self.ev.event(ts, self.seq, tid, None, atrace::K_END, None, None, None);
     }
 
-    /// What the payloads read so far imply beyond slices, handed over once: (thread pids [(tid, pid)], counter
-    /// samples in time order, ties in arrival order (ts bytes, names, values bytes, pids, cpus), warnings [(what,
-    /// payload head, line)], (min ts, max ts)).
+    /// What the payloads read so far imply beyond slices, handed over once: (thread pids [(tid, pid)], the counter
+    /// samples as a `Table` (COUNTER_SCHEMA's columns) in time order, ties in arrival order, warnings [(what, payload
+    /// head, line)], (min ts, max ts)).
     #[allow(clippy::type_complexity)]
     fn take_effects<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let e = &mut self.ev;
-        e.sort_counters();
+        let counters = py.detach(|| e.take_counters()).map_err(arrow_table::py_err)?;
         let threads = std::mem::take(&mut e.threads);
-        let values: Vec<f64> = std::mem::take(&mut e.c_value);
-        let counters = (col(py, std::mem::take(&mut e.c_ts))?, ids_col(py, &e.strings, std::mem::take(&mut e.c_name))?,
-                        Bound::new(py, Column { data: Data::F64(values) })?, opt_col(py, &std::mem::take(&mut e.c_pid))?,
-                        opt_col(py, &std::mem::take(&mut e.c_cpu))?);
         let warnings = std::mem::take(&mut e.warnings);
         let range = (e.min_ts.take(), e.max_ts.take());
         Ok((threads, counters, warnings, range).into_pyobject(py)?.into_any())
@@ -506,7 +477,7 @@ impl FtraceText {
 
 /// Binder calls paired with receipt and reply (see binder.rs): tx = 8 int64 columns (ts, tid, debug_id, to_proc,
 /// to_thread, reply, flags, code; None as i64 min), rx = 3 (ts, tid, debug_id); tids/pids: known threads'
-/// processes. Returns the binder table's int64 columns (None as i64 min) and "unmatched_replies".
+/// processes. Returns the binder table (a `Table`, BINDER_SCHEMA's columns) under "table", and "unmatched_replies".
 #[pyfunction]
 fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i64>>, tids: Vec<i64>, pids: Vec<Option<i64>>)
                      -> PyResult<Bound<'py, PyDict>> {
@@ -521,15 +492,14 @@ fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i
     }
     let ev = binder::Events { tx: [t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]], rx: [r[0], r[1], r[2]] };
     let thread_pid = known_pids(tids, pids);
-    let c = py.detach(|| binder::pair(&ev, &thread_pid));
+    let (table, unmatched) = py.detach(|| {
+        let c = binder::pair(&ev, &thread_pid);
+        let unmatched = c.unmatched_replies;
+        c.table().map(|t| (t, unmatched))
+    }).map_err(arrow_table::py_err)?;
     let d = PyDict::new(py);
-    d.set_item("unmatched_replies", c.unmatched_replies)?;
-    for (k, v) in [("ts", c.ts), ("dur", c.dur), ("client_tid", c.client_tid), ("client_pid", c.client_pid),
-                   ("server_tid", c.server_tid), ("server_pid", c.server_pid), ("received_ts", c.received_ts),
-                   ("reply_ts", c.reply_ts), ("oneway", c.oneway), ("code", c.code), ("flags", c.flags),
-                   ("debug_id", c.debug_id)] {
-        d.set_item(k, col(py, v)?)?;
-    }
+    d.set_item("table", table)?;
+    d.set_item("unmatched_replies", unmatched)?;
     Ok(d)
 }
 

@@ -41,4 +41,4 @@ def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], b
     del c       # the events are in the actions now: let them go before the intervals are written
     table = actions.derive(cat, end, names, blocked_payload)
     del actions
-    return columns.table(table) if len(table) else columns.empty(THREAD_STATE_SCHEMA)
+    return columns.table(table, THREAD_STATE_SCHEMA)

@@ -129,6 +129,7 @@ class TraceBuilder:
         self._has_blocked = False
         # counter samples: per-event ones gather natively with atrace's, bulk calls add frames (in arrival order)
         self._counter_chunks: list[pl.DataFrame] = []
+        self._counters_sorted = False     # the one chunk is in time order
         self._binder_tx: list[tuple[int, int, int, int | None, int | None, bool, int, int]] = []        # (ts, tid, debug_id, to_proc, to_thread, reply, flags, code)
         self._binder_rx: list[tuple[int, int, int]] = []        # (ts, tid, debug_id)
         self._binder_tx_chunks: list[list[np.ndarray]] = []   # bulk events (binder_many), as columns
@@ -216,18 +217,16 @@ class TraceBuilder:
         self._apply_atrace_effects()
 
     def _apply_atrace_effects(self) -> None:
-        threads, (c_ts, c_names, c_values, c_pids, c_cpus), warnings, (lo, hi) = self._slice_ev.take_effects()
+        threads, counters, warnings, (lo, hi) = self._slice_ev.take_effects()
         if lo is not None and hi is not None:
             self._see(lo)
             self._see(hi)
         for tid, pid in threads:
             self.thread(tid, pid)
-        if c_ts:
-            self._counter_chunks.append(columns.frame({
-                "ts": columns.int64(c_ts), "name": columns.strings(c_names),
-                "value": columns.float64(c_values), "cpu": columns.nullable(c_cpus, pl.Int32),
-                "pid": columns.nullable(c_pids),
-            }, COUNTER_SCHEMA))
+        if len(counters):
+            # the native samples come in time order (ties in arrival order): one chunk alone needs no sort
+            self._counter_chunks.append(columns.table(counters, COUNTER_SCHEMA))
+            self._counters_sorted = len(self._counter_chunks) == 1
         for what, head, line in warnings:
             text = "atrace payload too short" if what == "too short" else f"atrace payload with {what}"
             self.warn(f"{text}: {head!r}", line=line)
@@ -418,6 +417,7 @@ class TraceBuilder:
         self._see(int(ts.max()))
         self._apply_atrace_effects()     # samples before these keep their place
         self._counter_chunks.append(columns.frame(cols, COUNTER_SCHEMA))
+        self._counters_sorted = False
 
     def cpu_frequency(self, ts: int, cpu: int, khz: float) -> None:
         self.counter(ts, "cpufreq", khz, cpu=cpu)
@@ -549,10 +549,12 @@ class TraceBuilder:
         if not self._counter_chunks:
             return columns.empty(COUNTER_SCHEMA)
         counters = pl.concat(self._counter_chunks) if len(self._counter_chunks) > 1 else self._counter_chunks[0]
-        ts = counters.get_column("ts").to_numpy()
-        if len(ts) > 1 and (np.diff(ts) < 0).any():
-            counters = counters[np.argsort(ts, kind="stable")]
+        if not self._counters_sorted:
+            ts = counters.get_column("ts").to_numpy()
+            if len(ts) > 1 and (np.diff(ts) < 0).any():
+                counters = counters[np.argsort(ts, kind="stable")]
         self._counter_chunks = [counters]     # the table itself: a second build() finds it sorted
+        self._counters_sorted = True
         return counters
 
     @staticmethod
@@ -573,8 +575,7 @@ class TraceBuilder:
         slices still open at the end run to the trace end."""
         s = self._slice_ev.nest(*self._thread_pids(), self._end)
         self.replaced_slice_names = s["replaced_names"]
-        table = s["table"]
-        slices = columns.table(table) if len(table) else columns.empty(SLICE_SCHEMA)
+        slices = columns.table(s["table"], SLICE_SCHEMA)
         if s["unmatched_ends"]:
             self.warn(f"{s['unmatched_ends']} slice end(s) without a begin on their thread, ignored: the begin was "
                       "before the trace started, or was written by another thread (kernel display and driver "
@@ -624,14 +625,11 @@ class TraceBuilder:
             return columns.empty(BINDER_SCHEMA)
         rx_cols = [c for c in [rx, *self._binder_rx_chunks] if c is not None and len(c[0])] or \
             [[np.zeros(0, dtype=np.int64)] * 3]
-        r = _binder_calls([np.concatenate(c) for c in zip(*tx_cols)], [np.concatenate(c) for c in zip(*rx_cols)],
-                          *self._thread_pids())
+        r = _binder_calls([np.concatenate(c) if len(c) > 1 else c[0] for c in zip(*tx_cols)],
+                          [np.concatenate(c) if len(c) > 1 else c[0] for c in zip(*rx_cols)], *self._thread_pids())
         if r["unmatched_replies"]:
             self.warn(f"{r['unmatched_replies']} binder repl(ies) whose transaction began before the trace")
-        return columns.frame({
-            k: (columns.int64(r[k]).astype(bool) if k == "oneway" else columns.nullable(r[k], BINDER_SCHEMA[k]))
-            for k in BINDER_SCHEMA
-        }, BINDER_SCHEMA)
+        return columns.table(r["table"], BINDER_SCHEMA)
 
     def _build_block(self) -> pl.DataFrame:
         if not self._block_issue:
