@@ -1,5 +1,5 @@
 //! A table of native columns handed to polars whole, through the Arrow C stream interface (the PyCapsule protocol:
-//! `__arrow_c_stream__`, read by `pl.DataFrame(table)` or `pl.from_arrow(table)`). Each column's buffer is the Vec the
+//! `__arrow_c_stream__`, read by `pl.DataFrame(table)`). Each column's buffer is the Vec the
 //! native pass wrote, moved into an Arrow buffer without a copy; polars imports it without a copy where the types
 //! allow (integers, floats, booleans, string views), so a table costs one call, not one per column.
 //!
