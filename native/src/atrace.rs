@@ -123,7 +123,7 @@ impl Parsed {
     }
 
     /// The counter samples gathered so far as the counter table (COUNTER_SCHEMA's columns, in its order), taken:
-    /// in time order, ties in arrival order (a sort of (ts, index) keys, skipped when they are in order; the
+    /// in time order, ties in arrival order (a radix sort, skipped when they are in order; the
     /// table's order reached here rather than by a sort of the built table, which copied it). A cpu that does not fit
     /// the table's 32-bit column is an error.
     pub fn take_counters(&mut self) -> Result<crate::arrow_table::Table, arrow_schema::ArrowError> {
@@ -133,16 +133,15 @@ impl Parsed {
         let mut pid = std::mem::take(&mut self.c_pid);
         let mut cpu = std::mem::take(&mut self.c_cpu);
         if !ts.windows(2).all(|w| w[0] <= w[1]) {
-            let mut keys: Vec<(i64, u32)> = ts.iter().enumerate().map(|(i, &t)| (t, i as u32)).collect();
-            keys.sort_unstable();
-            fn permute<T: Copy>(v: &mut Vec<T>, keys: &[(i64, u32)]) {
-                *v = keys.iter().map(|&(_, i)| v[i as usize]).collect();
+            let order = crate::order::by_time(&ts);
+            fn permute<T: Copy>(v: &mut Vec<T>, order: &[u32]) {
+                *v = order.iter().map(|&i| v[i as usize]).collect();
             }
-            permute(&mut name, &keys);
-            permute(&mut value, &keys);
-            permute(&mut pid, &keys);
-            permute(&mut cpu, &keys);
-            ts = keys.into_iter().map(|k| k.0).collect();
+            permute(&mut ts, &order);
+            permute(&mut name, &order);
+            permute(&mut value, &order);
+            permute(&mut pid, &order);
+            permute(&mut cpu, &order);
         }
         // None (and, as the int64 columns had it, i64::MIN) is null
         let cpu32 = cpu.iter().map(|c| match *c {
@@ -339,16 +338,12 @@ impl Slices {
 /// named track). Slices still open at the end run to `end`. thread_pid: the pid of a thread for B events that
 /// name none.
 pub fn nest<S: std::hash::BuildHasher>(ev: &Parsed, thread_pid: &StdHashMap<i64, i64, S>, end: i64) -> Slices {
-    let n = ev.ts.len();
-    // (ts, seq, index) keys sorted whole (the index keeps ties in arrival order, as a stable sort would): the events
-    // come mostly in time order, runs the stable sort merges rather than sorts, and a key compared in place, not
-    // through the columns
-    let mut keys: Vec<(i64, i64, u32)> = (0..n).map(|i| (ev.ts[i], ev.seq[i], i as u32)).collect();
-    keys.sort();
+    // by (ts, seq), ties in index order (a radix sort of the timestamps, see order.rs)
+    let order = crate::order::by_time_then(&ev.ts, |i| ev.seq[i]);
     let mut out = Slices::default();
     let mut stacks: HashMap<i64, Vec<usize>> = HashMap::default();
     let mut async_open: HashMap<(Option<i64>, u32, u32, Option<i64>), usize> = HashMap::default();
-    for (_, _, i) in keys {
+    for i in order {
         let i = i as usize;
         let (ts, tid, pid) = (ev.ts[i], ev.tid[i], ev.pid[i]);
         match ev.kind[i] {

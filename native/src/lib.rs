@@ -13,6 +13,7 @@ mod binder;
 mod dump;
 mod hash;
 mod ftrace_text;
+mod order;
 mod perfetto;
 mod states;
 mod systrace_text;

@@ -125,8 +125,8 @@ fn small(v: i64) -> i32 {
 /// Each thread's actions in time order, threads in tid order: everything the state machine needs, so the event
 /// columns can be let go before the (larger) output is written.
 pub struct Actions {
-    threads: Vec<(i64, Vec<Action>)>,
-    total: usize,
+    acts: Vec<Action>,
+    runs: Vec<(i64, usize, usize)>, // (tid, start, end) in acts
 }
 
 /// Thread ids numbered in first-seen order: by a direct table (4 bytes per tid up to the largest) when every tid of
@@ -188,38 +188,53 @@ fn event_actions(inp: &Input, i: usize, running: i32, runnable: i32, mut f: impl
 /// running / runnable: the codes of "Running" and "R".
 pub fn actions(inp: &Input, running: i64, runnable: i64) -> Actions {
     let (running, runnable) = (small(running), small(runnable));
-    // one pass over the events in insertion order appends each action to its thread's list; each list is then sorted
-    // by (ts, kind), stably: a thread's actions in the global order of (ts, kind, insertion) without a sort of the
-    // whole stream (a thread's list is short and mostly in time order already: each CPU's events come in time order,
-    // so the stable sort merges a few runs rather than sorting)
-    let mut threads: Vec<(i64, Vec<Action>)> = Vec::new();
-    let mut total = 0;
+    // events by (ts, kind), ties in insertion order (a radix sort of the timestamps; equal ones, rare, by kind)
+    let order = crate::order::by_time_then(inp.ts, |i| inp.kind[i]);
+    // one action per (thread, event) to per-thread runs (threads in tid order, each run in time order) by a
+    // counting sort: a first pass numbers the threads and counts their actions, a second writes each action to its
+    // thread's next slot
+    let mut tids: Vec<i64> = Vec::new();
+    let mut counts: Vec<usize> = Vec::new();
+    let mut which: Vec<u32> = Vec::with_capacity(inp.ts.len() + inp.ts.len() / 2);
     {
         let mut no = ThreadNumbers::new(inp);
-        for i in 0..inp.ts.len() {
-            event_actions(inp, i, running, runnable, |tid, act| {
+        for &i in &order {
+            event_actions(inp, i as usize, running, runnable, |tid, _| {
                 let k = no.get(tid, || {
-                    threads.push((tid, Vec::new()));
-                    threads.len() - 1
+                    tids.push(tid);
+                    counts.push(0);
+                    tids.len() - 1
                 });
-                threads[k].1.push(act);
-                total += 1;
+                counts[k] += 1;
+                which.push(k as u32);
             });
         }
     }
-    threads.sort_unstable_by_key(|t| t.0);
-    for (_, run) in threads.iter_mut() {
-        if !run.windows(2).all(|w| (w[0].ts, w[0].kind()) <= (w[1].ts, w[1].kind())) {
-            run.sort_by_key(|x| (x.ts, x.kind()));
-        }
-        run.shrink_to_fit();
+    let mut by_tid: Vec<usize> = (0..tids.len()).collect();
+    by_tid.sort_unstable_by_key(|&k| tids[k]);
+    let mut next = vec![0usize; tids.len()]; // next free slot of each thread's run
+    let mut runs: Vec<(i64, usize, usize)> = Vec::with_capacity(tids.len()); // (tid, start, end)
+    let mut at = 0;
+    for &k in &by_tid {
+        next[k] = at;
+        runs.push((tids[k], at, at + counts[k]));
+        at += counts[k];
     }
-    Actions { threads, total }
+    let mut acts = vec![Action::default(); at];
+    let mut w = which.iter();
+    for &i in &order {
+        event_actions(inp, i as usize, running, runnable, |_, act| {
+            let k = *w.next().unwrap() as usize;
+            acts[next[k]] = act;
+            next[k] += 1;
+        });
+    }
+    Actions { acts, runs }
 }
 
 /// The intervals of the actions. cat: category of each state code. Open intervals run to `end` (ns).
 pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
-    let at = actions.total;
+    let (acts, runs, at) = (&actions.acts, &actions.runs, actions.acts.len());
     let cat_of = |code: i64| -> u8 { cat.get(code as usize).copied().unwrap_or(CAT_OTHER) };
     // at most one row per action: reserved once (pages never written are never resident), no growth by copying
     let mut out = Rows {
@@ -227,13 +242,12 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
         state: Vec::with_capacity(at), cpu: Vec::with_capacity(at), waker: Vec::with_capacity(at),
         blocked_rows: Vec::new(), blocked_payload: Vec::new(),
     };
-    for (tid, run) in &actions.threads {
-        let tid = *tid;
+    for &(tid, j, stop) in runs {
         let first_row = out.ts.len();
         let mut seg_cat = CAT_OTHER;
         let mut triggered = false;
         let mut latest_d: Option<usize> = None;
-        for (k, x) in run.iter().enumerate() {
+        for (k, x) in acts[j..stop].iter().enumerate() {
             let (x_ts, x_kind, x_state) = (x.ts, x.kind(), x.state() as i64);
             let x_waker = if x_kind == WAKING { x.extra } else { NONE };
             let x_aux = x.extra;
