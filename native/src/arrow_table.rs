@@ -91,6 +91,11 @@ impl TableBuilder {
         self.push(name, Arc::new(BooleanArray::new(bits, nulls)))
     }
 
+    /// A column of n nulls of this type (no values written: a validity of zeros).
+    pub fn nulls(&mut self, name: &str, data_type: &arrow_schema::DataType, n: usize) -> &mut Self {
+        self.push(name, arrow_array::new_null_array(data_type, n))
+    }
+
     /// A String column of n rows: row i is `distinct(codes[i])` (None: null), the distinct values looked up once
     /// each (`n_codes`: codes are below it). Built as string views into one buffer of the distinct values.
     pub fn strings<'a, F>(&mut self, name: &str, codes: &[u32], n_codes: usize, distinct: F) -> &mut Self

@@ -47,7 +47,7 @@ impl Rows {
                  -> Result<crate::arrow_table::Table, arrow_schema::ArrowError> {
         let n = self.ts.len();
         // row -> 1 + its payload's place in `payloads`, 0 (null) for the rows no blocked reason names
-        let mut pick: Vec<u32> = vec![0; n];
+        let mut pick: Vec<u32> = vec![0; if self.blocked_rows.is_empty() { 0 } else { n }];
         for (j, &row) in self.blocked_rows.iter().enumerate() {
             if let Some(p) = pick.get_mut(row as usize) {
                 *p = j as u32 + 1;
@@ -60,10 +60,14 @@ impl Rows {
         let mut t = crate::arrow_table::TableBuilder::new();
         t.int64("ts", self.ts).int64("dur", self.dur).int64("tid", self.tid);
         t.categorical("state", names, state)?;
-        t.int32("cpu", self.cpu)
-            .strings("blocked_function", &pick, payloads.len() + 1, function)
-            .boolean("io_wait", io_wait)
-            .int64("waker_tid", self.waker);
+        t.int32("cpu", self.cpu);
+        if self.blocked_rows.is_empty() {
+            // no blocked reason names a row (most traces): columns of nulls, nothing gathered
+            t.nulls("blocked_function", &arrow_schema::DataType::Utf8View, n).nulls("io_wait", &arrow_schema::DataType::Boolean, n);
+        } else {
+            t.strings("blocked_function", &pick, payloads.len() + 1, function).boolean("io_wait", io_wait);
+        }
+        t.int64("waker_tid", self.waker);
         t.finish()
     }
 }

@@ -111,3 +111,14 @@ def test_empty_tables_keep_their_schemas():
     t = b.build()
     assert (t.slices.height, t.binder.height) == (0, 0)
     assert dict(t.slices.schema) == SLICE_SCHEMA and dict(t.binder.schema) == BINDER_SCHEMA
+
+
+def test_thread_states_without_blocked_reasons_have_null_typed_columns():
+    b = TraceBuilder("test", "mem")
+    b.sched_switch(0, 0, 0, "R", 5)
+    b.sched_switch(10, 0, 5, "S", 0)
+    b.sched_waking(20, 5, 1, 6)
+    t = b.build()
+    assert dict(t.thread_states.schema) == THREAD_STATE_SCHEMA
+    assert t.thread_states.select("ts", "state", "cpu", "blocked_function", "io_wait", "waker_tid").rows() == [
+        (0, "Running", 0, None, None, None), (10, "S", None, None, None, None), (20, "R", 1, None, None, 6)]

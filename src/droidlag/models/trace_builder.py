@@ -221,8 +221,11 @@ class TraceBuilder:
         if lo is not None and hi is not None:
             self._see(lo)
             self._see(hi)
-        for tid, pid in threads:
-            self.thread(tid, pid)
+        known = self._threads
+        for tid, pid in threads:    # (a thread whose pid is known already keeps it: `thread` would change nothing)
+            t = known.get(tid)
+            if t is None or t.pid is None:
+                self.thread(tid, pid)
         if len(counters):
             # the native samples come in time order (ties in arrival order): one chunk alone needs no sort
             self._counter_chunks.append(columns.table(counters, COUNTER_SCHEMA))
