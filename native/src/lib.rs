@@ -1,6 +1,7 @@
 //! droidlag's native trace ingest (the `droidlag._native` module): raw trace bytes into columns for the
-//! TraceBuilder. Integer columns come back as little-endian int64 `bytes` (numpy reads them without a copy);
-//! strings and the few nullable records as Python lists.
+//! TraceBuilder. The tables made here whole (slices, thread states, counters, binder) go to polars as `Table`s
+//! through the Arrow C stream interface (arrow_table.rs); other integer columns come back as `Column`s, int64 buffers
+//! numpy views without a copy; strings and the few nullable records as Python lists.
 
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
