@@ -124,9 +124,9 @@ impl Parsed {
 
     /// The counter samples gathered so far as the counter table (COUNTER_SCHEMA's columns, in its order), taken:
     /// in time order, ties in arrival order (a radix sort, skipped when they are in order; the
-    /// table's order reached here rather than by a sort of the built table, which copied it). A cpu that does not fit
-    /// the table's 32-bit column is an error.
-    pub fn take_counters(&mut self) -> Result<crate::arrow_table::Table, arrow_schema::ArrowError> {
+    /// table's order reached here rather than by a sort of the built table, which copied it). Also the number of
+    /// samples whose CPU number does not fit the table's 32-bit column (left null).
+    pub fn take_counters(&mut self) -> Result<(crate::arrow_table::Table, i64), arrow_schema::ArrowError> {
         let mut ts = std::mem::take(&mut self.c_ts);
         let mut name = std::mem::take(&mut self.c_name);
         let mut value = std::mem::take(&mut self.c_value);
@@ -143,12 +143,16 @@ impl Parsed {
             permute(&mut pid, &order);
             permute(&mut cpu, &order);
         }
-        // None (and, as the int64 columns had it, i64::MIN) is null
-        let cpu32 = cpu.iter().map(|c| match *c {
-            None | Some(i64::MIN) => Ok(i32::MIN),
-            Some(c) => i32::try_from(c).map_err(|_| arrow_schema::ArrowError::InvalidArgumentError(
-                format!("counter sample on CPU {c}: does not fit the 32-bit cpu column"))),
-        }).collect::<Result<Vec<i32>, _>>()?;
+        // None (and, as the int64 columns had it, i64::MIN) is null; so is a CPU number past the 32-bit column
+        // (damaged input), counted for a warning
+        let mut bad_cpus = 0;
+        let cpu32: Vec<i32> = cpu.iter().map(|c| match *c {
+            None | Some(i64::MIN) => i32::MIN,
+            Some(c) => i32::try_from(c).ok().filter(|&c| c != i32::MIN).unwrap_or_else(|| {
+                bad_cpus += 1;
+                i32::MIN
+            }),
+        }).collect();
         let strings = &self.strings;
         let name_of = |id: u32| if id == 0 { None } else { strings.list.get(id as usize - 1).map(String::as_str) };
         let mut t = crate::arrow_table::TableBuilder::new();
@@ -157,7 +161,7 @@ impl Parsed {
             .float64("value", value)
             .int32("cpu", cpu32)
             .int64("pid", pid.iter().map(|p| p.unwrap_or(i64::MIN)).collect());
-        t.finish()
+        Ok((t.finish()?, bad_cpus))
     }
 
     /// A counter sample from another source, in arrival order with the atrace ones.

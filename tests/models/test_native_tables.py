@@ -2,7 +2,6 @@
 Arrow C stream interface): each with exactly its schema's types (models/trace.py), nulls where the native columns
 mark them, strings and categoricals as written. Expected rows are listed by hand from the events."""
 import polars as pl
-import pytest
 
 from droidlag._native import SliceEvents
 from droidlag.models import TraceBuilder
@@ -97,11 +96,14 @@ def test_a_native_table_exports_again_and_shares_its_buffers():
     assert one.get_column("name")[99] == "slice number 99 with a long name"
 
 
-def test_a_counter_cpu_past_32_bits_is_an_error_not_a_wrapped_number():
+def test_a_counter_cpu_past_32_bits_is_left_empty_with_a_warning_not_wrapped():
     b = TraceBuilder("test", "mem")
     b.counter(1, "cpufreq", 1.0, cpu=1 << 40)
-    with pytest.raises(ValueError, match="does not fit"):
-        b.build()
+    b.counter(2, "cpufreq", 2.0, cpu=1)
+    t = b.build()
+    assert t.counters.select("ts", "cpu").rows() == [(1, None), (2, 1)]
+    assert [w.message for w in t.warnings] == [
+        "1 counter sample(s) with a CPU number outside 32 bits; their cpu is left empty"]
 
 
 def test_empty_tables_keep_their_schemas():
@@ -122,3 +124,15 @@ def test_thread_states_without_blocked_reasons_have_null_typed_columns():
     assert dict(t.thread_states.schema) == THREAD_STATE_SCHEMA
     assert t.thread_states.select("ts", "state", "cpu", "blocked_function", "io_wait", "waker_tid").rows() == [
         (0, "Running", 0, None, None, None), (10, "S", None, None, None, None), (20, "R", 1, None, None, 6)]
+
+
+def test_ftrace_text_with_a_cpu_number_past_32_bits_reads_with_a_warning(tmp_path):
+    """A damaged cpu_frequency line (cpu_id past 32 bits) used to stop the whole read with an internal error."""
+    from droidlag.io import read_trace
+    p = tmp_path / "trace.txt"
+    p.write_text("# tracer: nop\n#\n"
+                 "          <idle>-0     [000] d..2  100.000000: cpu_frequency: state=1800000 cpu_id=99999999999\n"
+                 "          <idle>-0     [000] d..2  100.100000: cpu_frequency: state=900000 cpu_id=1\n")
+    t = read_trace(str(p))
+    assert t.counters.select("value", "cpu").rows() == [(1_800_000.0, None), (900_000.0, 1)]
+    assert any("outside 32 bits" in w.message for w in t.warnings)

@@ -217,7 +217,9 @@ class TraceBuilder:
         self._apply_atrace_effects()
 
     def _apply_atrace_effects(self) -> None:
-        threads, counters, warnings, (lo, hi) = self._slice_ev.take_effects()
+        threads, counters, warnings, (lo, hi), bad_cpus = self._slice_ev.take_effects()
+        if bad_cpus:    # damaged input: a CPU number no device has (the column is 32-bit)
+            self.warn(f"{bad_cpus} counter sample(s) with a CPU number outside 32 bits; their cpu is left empty")
         if lo is not None and hi is not None:
             self._see(lo)
             self._see(hi)
