@@ -1,5 +1,5 @@
 //! A table of native columns handed to polars whole, through the Arrow C stream interface (the PyCapsule protocol:
-//! `__arrow_c_stream__`, read by `pl.DataFrame(table)` or `pl.from_arrow(table)`). Each column's buffer is the Vec the
+//! `__arrow_c_stream__`, read by `pl.DataFrame(table)`). Each column's buffer is the Vec the
 //! native pass wrote, moved into an Arrow buffer without a copy; polars imports it without a copy where the types
 //! allow (integers, floats, booleans, string views), so a table costs one call, not one per column.
 //!
@@ -89,6 +89,11 @@ impl TableBuilder {
             Some(NullBuffer::new(BooleanBuffer::collect_bool(n, |_| it.next().flatten().is_some())))
         };
         self.push(name, Arc::new(BooleanArray::new(bits, nulls)))
+    }
+
+    /// A column of n nulls of this type (no values written: a validity of zeros).
+    pub fn nulls(&mut self, name: &str, data_type: &arrow_schema::DataType, n: usize) -> &mut Self {
+        self.push(name, arrow_array::new_null_array(data_type, n))
     }
 
     /// A String column of n rows: row i is `distinct(codes[i])` (None: null), the distinct values looked up once

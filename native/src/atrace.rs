@@ -122,22 +122,46 @@ impl Parsed {
         }
     }
 
-    /// The counter samples in time order, ties in arrival order (a stable sort, skipped when they are in order):
-    /// the counter table's order, reached here rather than by a sort of the built table, which copied it.
-    pub fn sort_counters(&mut self) {
-        if self.c_ts.windows(2).all(|w| w[0] <= w[1]) {
-            return;
+    /// The counter samples gathered so far as the counter table (COUNTER_SCHEMA's columns, in its order), taken:
+    /// in time order, ties in arrival order (a radix sort, skipped when they are in order; the
+    /// table's order reached here rather than by a sort of the built table, which copied it). Also the number of
+    /// samples whose CPU number does not fit the table's 32-bit column (left null).
+    pub fn take_counters(&mut self) -> Result<(crate::arrow_table::Table, i64), arrow_schema::ArrowError> {
+        let mut ts = std::mem::take(&mut self.c_ts);
+        let mut name = std::mem::take(&mut self.c_name);
+        let mut value = std::mem::take(&mut self.c_value);
+        let mut pid = std::mem::take(&mut self.c_pid);
+        let mut cpu = std::mem::take(&mut self.c_cpu);
+        if !ts.windows(2).all(|w| w[0] <= w[1]) {
+            let order = crate::order::by_time(&ts);
+            fn permute<T: Copy>(v: &mut Vec<T>, order: &[u32]) {
+                *v = order.iter().map(|&i| v[i as usize]).collect();
+            }
+            permute(&mut ts, &order);
+            permute(&mut name, &order);
+            permute(&mut value, &order);
+            permute(&mut pid, &order);
+            permute(&mut cpu, &order);
         }
-        let mut order: Vec<usize> = (0..self.c_ts.len()).collect();
-        order.sort_by_key(|&i| self.c_ts[i]);
-        fn permute<T: Clone>(v: &mut Vec<T>, order: &[usize]) {
-            *v = order.iter().map(|&i| v[i].clone()).collect();
-        }
-        permute(&mut self.c_ts, &order);
-        permute(&mut self.c_name, &order);
-        permute(&mut self.c_value, &order);
-        permute(&mut self.c_pid, &order);
-        permute(&mut self.c_cpu, &order);
+        // None (and, as the int64 columns had it, i64::MIN) is null; so is a CPU number past the 32-bit column
+        // (damaged input), counted for a warning
+        let mut bad_cpus = 0;
+        let cpu32: Vec<i32> = cpu.iter().map(|c| match *c {
+            None | Some(i64::MIN) => i32::MIN,
+            Some(c) => i32::try_from(c).ok().filter(|&c| c != i32::MIN).unwrap_or_else(|| {
+                bad_cpus += 1;
+                i32::MIN
+            }),
+        }).collect();
+        let strings = &self.strings;
+        let name_of = |id: u32| if id == 0 { None } else { strings.list.get(id as usize - 1).map(String::as_str) };
+        let mut t = crate::arrow_table::TableBuilder::new();
+        t.int64("ts", ts)
+            .strings("name", &name, strings.list.len() + 1, name_of)
+            .float64("value", value)
+            .int32("cpu", cpu32)
+            .int64("pid", pid.iter().map(|p| p.unwrap_or(i64::MIN)).collect());
+        Ok((t.finish()?, bad_cpus))
     }
 
     /// A counter sample from another source, in arrival order with the atrace ones.
@@ -241,41 +265,75 @@ impl Parsed {
     }
 }
 
-/// Slices nested from slice events: columns of the Trace's slice table.
+/// Slices nested from slice events: columns of the Trace's slice table (`i64::MIN` for null).
 #[derive(Default)]
 pub struct Slices {
     pub ts: Vec<i64>,
     pub dur: Vec<i64>,
     pub tid: Vec<i64>,
-    pub pid: Vec<Option<i64>>,
+    pub pid: Vec<i64>,
     pub name: Vec<u32>, // string ids of the events' table (0: None)
-    pub depth: Vec<i64>,
-    pub parent: Vec<Option<i64>>,
-    pub kind: Vec<u8>, // 0 thread, 1 async, 2 instant
-    pub cookie: Vec<Option<i64>>,
+    pub depth: Vec<i32>,
+    pub parent: Vec<i64>,
+    pub kind: Vec<u32>, // 0 thread, 1 async, 2 instant
+    pub cookie: Vec<i64>,
     pub track: Vec<u32>,
     pub closed: Vec<bool>,
     pub unmatched_ends: i64,
     pub unclosed: i64,
 }
 
+const NULL: i64 = i64::MIN;
+/// The slice kinds' names, by the codes of `Slices::kind`.
+const KIND_NAMES: [&str; 3] = ["thread", "async", "instant"];
+
 impl Slices {
     #[allow(clippy::too_many_arguments)]
     fn add(&mut self, ts: i64, tid: i64, pid: Option<i64>, name: u32, depth: usize, parent: Option<i64>,
-           kind: u8, cookie: Option<i64>, track: u32) -> usize {
+           kind: u32, cookie: Option<i64>, track: u32) -> usize {
         let row = self.ts.len();
         self.ts.push(ts);
         self.dur.push(-1);
         self.tid.push(tid);
-        self.pid.push(pid);
+        self.pid.push(pid.unwrap_or(NULL));
         self.name.push(name);
-        self.depth.push(depth as i64);
-        self.parent.push(parent);
+        // as the table's Int32 column takes it (a depth past 2^31 wraps, as a numpy cast did)
+        self.depth.push(depth as i32);
+        self.parent.push(parent.unwrap_or(NULL));
         self.kind.push(kind);
-        self.cookie.push(cookie);
+        self.cookie.push(cookie.unwrap_or(NULL));
         self.track.push(track);
         self.closed.push(false);
         row
+    }
+
+    /// The rows whose name holds U+FFFD (undecodable bytes replaced when the name was read).
+    pub fn replaced_names(&self, strings: &Strings) -> i64 {
+        let bad: Vec<bool> = std::iter::once(false).chain(strings.list.iter().map(|s| s.contains('\u{FFFD}'))).collect();
+        if !bad.contains(&true) {
+            return 0;
+        }
+        self.name.iter().filter(|&&id| bad.get(id as usize).copied().unwrap_or(false)).count() as i64
+    }
+
+    /// The slice table (SLICE_SCHEMA's columns, in its order), the columns moved into it.
+    pub fn table(self, strings: &Strings) -> Result<crate::arrow_table::Table, arrow_schema::ArrowError> {
+        let n = self.ts.len();
+        let name_of = |id: u32| if id == 0 { None } else { strings.list.get(id as usize - 1).map(String::as_str) };
+        let mut t = crate::arrow_table::TableBuilder::new();
+        t.int64("id", (0..n as i64).collect())
+            .int64("ts", self.ts)
+            .int64("dur", self.dur)
+            .int64("tid", self.tid)
+            .int64("pid", self.pid)
+            .strings("name", &self.name, strings.list.len() + 1, name_of)
+            .int32("depth", self.depth)
+            .int64("parent_id", self.parent)
+            .strings("kind", &self.kind, KIND_NAMES.len(), |k| KIND_NAMES.get(k as usize).copied())
+            .int64("cookie", self.cookie)
+            .strings("track", &self.track, strings.list.len() + 1, name_of)
+            .boolean("closed", self.closed.iter().map(|&c| Some(c)));
+        t.finish()
     }
 }
 
@@ -284,13 +342,13 @@ impl Slices {
 /// named track). Slices still open at the end run to `end`. thread_pid: the pid of a thread for B events that
 /// name none.
 pub fn nest<S: std::hash::BuildHasher>(ev: &Parsed, thread_pid: &StdHashMap<i64, i64, S>, end: i64) -> Slices {
-    let n = ev.ts.len();
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| (ev.ts[i], ev.seq[i]));
+    // by (ts, seq), ties in index order (a radix sort of the timestamps, see order.rs)
+    let order = crate::order::by_time_then(&ev.ts, |i| ev.seq[i]);
     let mut out = Slices::default();
     let mut stacks: HashMap<i64, Vec<usize>> = HashMap::default();
     let mut async_open: HashMap<(Option<i64>, u32, u32, Option<i64>), usize> = HashMap::default();
     for i in order {
+        let i = i as usize;
         let (ts, tid, pid) = (ev.ts[i], ev.tid[i], ev.pid[i]);
         match ev.kind[i] {
             K_BEGIN => {

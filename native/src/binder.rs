@@ -26,11 +26,24 @@ pub struct Calls {
     pub server_pid: Vec<i64>,
     pub received_ts: Vec<i64>,
     pub reply_ts: Vec<i64>,
-    pub oneway: Vec<i64>,
+    pub oneway: Vec<bool>,
     pub code: Vec<i64>,
     pub flags: Vec<i64>,
     pub debug_id: Vec<i64>,
     pub unmatched_replies: i64,
+}
+
+impl Calls {
+    /// The binder table (BINDER_SCHEMA's columns, in its order; NONE as null), the columns moved into it.
+    pub fn table(self) -> Result<crate::arrow_table::Table, arrow_schema::ArrowError> {
+        let mut t = crate::arrow_table::TableBuilder::new();
+        t.int64("ts", self.ts).int64("dur", self.dur).int64("client_tid", self.client_tid)
+            .int64("client_pid", self.client_pid).int64("server_tid", self.server_tid)
+            .int64("server_pid", self.server_pid).int64("received_ts", self.received_ts)
+            .int64("reply_ts", self.reply_ts).boolean("oneway", self.oneway.iter().map(|&o| Some(o)))
+            .int64("code", self.code).int64("flags", self.flags).int64("debug_id", self.debug_id);
+        t.finish()
+    }
 }
 
 /// Transactions in order of (ts, tid, debug_id, ...), ties in insertion order; the first receipt of a debug id
@@ -74,7 +87,7 @@ pub fn pair<S: std::hash::BuildHasher>(ev: &Events, thread_pid: &StdHashMap<i64,
         out.server_pid.push(if server != NONE && server != 0 { pid_of(server) } else { to_proc[i] });
         out.received_ts.push(rx.map(|r| r.0).unwrap_or(NONE));
         out.reply_ts.push(NONE);
-        out.oneway.push(oneway as i64);
+        out.oneway.push(oneway);
         out.code.push(code[i]);
         out.flags.push(flags[i]);
         out.debug_id.push(did[i]);

@@ -1,10 +1,11 @@
 //! droidlag's native trace ingest (the `droidlag._native` module): raw trace bytes into columns for the
-//! TraceBuilder. Integer columns come back as little-endian int64 `bytes` (numpy reads them without a copy);
-//! strings and the few nullable records as Python lists.
+//! TraceBuilder. The tables made here whole (slices, thread states, counters, binder) go to polars as `Table`s
+//! through the Arrow C stream interface (arrow_table.rs); other integer columns come back as `Column`s, int64 buffers
+//! numpy views without a copy; strings and the few nullable records as Python lists.
 
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyDict, PyList};
 
 #[allow(dead_code)] // the table builder's methods are used one by one as the tables move to it
 mod arrow_table;
@@ -14,6 +15,7 @@ mod dump;
 mod hash;
 mod frametimeline;
 mod ftrace_text;
+mod order;
 mod perfetto;
 mod states;
 mod systrace_text;
@@ -25,8 +27,6 @@ use perfetto::{Decl, Decoder};
 /// (`np.frombuffer`) without a copy, and the memory goes when the last view does.
 enum Data {
     I64(Vec<i64>),
-    I32(Vec<i32>),
-    F64(Vec<f64>),
 }
 
 #[pyclass(module = "droidlag._native", frozen)]
@@ -38,8 +38,6 @@ impl Column {
     fn raw(&self) -> (*const u8, usize) {
         match &self.data {
             Data::I64(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
-            Data::I32(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
-            Data::F64(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
         }
     }
 }
@@ -73,34 +71,6 @@ impl Column {
 /// An int64 column handed over without a copy (native little-endian; the Python side makes a numpy view of it).
 fn col(py: Python<'_>, v: Vec<i64>) -> PyResult<Bound<'_, PyAny>> {
     Ok(Bound::new(py, Column { data: Data::I64(v) })?.into_any())
-}
-
-/// An int32 column handed over without a copy, as `col`.
-fn col32(py: Python<'_>, v: Vec<i32>) -> PyResult<Bound<'_, PyAny>> {
-    Ok(Bound::new(py, Column { data: Data::I32(v) })?.into_any())
-}
-
-/// A nullable int64 column as bytes, None as i64::MIN (the Python side makes it null).
-fn opt_col<'py>(py: Python<'py>, v: &[Option<i64>]) -> PyResult<Bound<'py, PyAny>> {
-    let plain: Vec<i64> = v.iter().map(|x| x.unwrap_or(i64::MIN)).collect();
-    col(py, plain)
-}
-
-/// A string column of string-table ids (0: None) in dict_col's form: (the strings this column uses, None for id 0,
-/// in first-use order; int64 codes into them). Only the used strings cross into Python: the table is shared by slice
-/// names, tracks and counter names, and handing all of it over for each column cost more than the column.
-fn ids_col<'py>(py: Python<'py>, strings: &atrace::Strings, ids: Vec<u32>) -> PyResult<Bound<'py, PyAny>> {
-    let mut code_of: Vec<i64> = vec![-1; strings.list.len() + 1];
-    let mut distinct: Vec<Option<&str>> = Vec::new();
-    let codes: Vec<i64> = ids.into_iter().map(|id| {
-        let slot = &mut code_of[id as usize];
-        if *slot < 0 {
-            *slot = distinct.len() as i64;
-            distinct.push(if id == 0 { None } else { Some(strings.list[id as usize - 1].as_str()) });
-        }
-        *slot
-    }).collect();
-    Ok((distinct, col(py, codes)?).into_pyobject(py)?.into_any())
 }
 
 /// Each thread's process, for the threads whose process is known (pids: None where it is not).
@@ -322,43 +292,35 @@ impl SliceEvents {
         self.ev.event(ts, self.seq, tid, None, atrace::K_END, None, None, None);
     }
 
-    /// What the payloads read so far imply beyond slices, handed over once: (thread pids [(tid, pid)], counter
-    /// samples in time order, ties in arrival order (ts bytes, names, values bytes, pids, cpus), warnings [(what,
-    /// payload head, line)], (min ts, max ts)).
+    /// What the payloads read so far imply beyond slices, handed over once: (thread pids [(tid, pid)], the counter
+    /// samples as a `Table` (COUNTER_SCHEMA's columns) in time order, ties in arrival order, warnings [(what, payload
+    /// head, line)], (min ts, max ts), the number of samples whose CPU number did not fit 32 bits (their cpu null)).
     #[allow(clippy::type_complexity)]
     fn take_effects<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let e = &mut self.ev;
-        e.sort_counters();
+        let (counters, bad_cpus) = py.detach(|| e.take_counters()).map_err(arrow_table::py_err)?;
         let threads = std::mem::take(&mut e.threads);
-        let values: Vec<f64> = std::mem::take(&mut e.c_value);
-        let counters = (col(py, std::mem::take(&mut e.c_ts))?, ids_col(py, &e.strings, std::mem::take(&mut e.c_name))?,
-                        Bound::new(py, Column { data: Data::F64(values) })?, opt_col(py, &std::mem::take(&mut e.c_pid))?,
-                        opt_col(py, &std::mem::take(&mut e.c_cpu))?);
         let warnings = std::mem::take(&mut e.warnings);
         let range = (e.min_ts.take(), e.max_ts.take());
-        Ok((threads, counters, warnings, range).into_pyobject(py)?.into_any())
+        Ok((threads, counters, warnings, range, bad_cpus).into_pyobject(py)?.into_any())
     }
 
-    /// The slice table's columns: events nested per thread (see atrace.rs), slices open at the end running to
-    /// `end`. tids/pids: each thread's process, for begin events that name none.
+    /// The slice table (a `Table`, SLICE_SCHEMA's columns) under "table": events nested per thread (see
+    /// atrace.rs), slices open at the end running to `end`; tids/pids: each thread's process, for begin events that
+    /// name none. Also "unmatched_ends", "unclosed" and "replaced_names" (rows whose name holds U+FFFD).
     fn nest<'py>(&mut self, py: Python<'py>, tids: Vec<i64>, pids: Vec<Option<i64>>, end: i64) -> PyResult<Bound<'py, PyDict>> {
         let thread_pid = known_pids(tids, pids);
         let ev = &self.ev;
-        let s = py.detach(|| atrace::nest(ev, &thread_pid, end));
+        let (table, unmatched, unclosed, replaced) = py.detach(|| {
+            let s = atrace::nest(ev, &thread_pid, end);
+            let (unmatched, unclosed, replaced) = (s.unmatched_ends, s.unclosed, s.replaced_names(&ev.strings));
+            s.table(&ev.strings).map(|t| (t, unmatched, unclosed, replaced))
+        }).map_err(arrow_table::py_err)?;
         let d = PyDict::new(py);
-        d.set_item("ts", col(py, s.ts)?)?;
-        d.set_item("dur", col(py, s.dur)?)?;
-        d.set_item("tid", col(py, s.tid)?)?;
-        d.set_item("pid", opt_col(py, &s.pid)?)?;
-        d.set_item("name", ids_col(py, &ev.strings, s.name)?)?;
-        d.set_item("depth", col(py, s.depth)?)?;
-        d.set_item("parent_id", opt_col(py, &s.parent)?)?;
-        d.set_item("kind", PyBytes::new(py, &s.kind))?;
-        d.set_item("cookie", opt_col(py, &s.cookie)?)?;
-        d.set_item("track", ids_col(py, &ev.strings, s.track)?)?;
-        d.set_item("closed", PyBytes::new(py, &s.closed.iter().map(|c| *c as u8).collect::<Vec<u8>>()))?;
-        d.set_item("unmatched_ends", s.unmatched_ends)?;
-        d.set_item("unclosed", s.unclosed)?;
+        d.set_item("table", table)?;
+        d.set_item("unmatched_ends", unmatched)?;
+        d.set_item("unclosed", unclosed)?;
+        d.set_item("replaced_names", replaced)?;
         Ok(d)
     }
 }
@@ -378,22 +340,23 @@ struct StateActions {
 
 #[pymethods]
 impl StateActions {
-    /// The interval columns, once: cat: each state code's category (0 runnable, 1 D, 2 other) as bytes; open
-    /// intervals run to `end`. A dict of columns: ts, dur, tid, waker (int64, i64 min for null), state (int32 code),
-    /// cpu (int32, i32 min for null), and the rows a blocked reason names with its payload index (int64 each).
-    fn derive<'py>(&mut self, py: Python<'py>, cat: &[u8], end: i64) -> PyResult<Bound<'py, PyDict>> {
+    /// The thread-state table (a `Table`, THREAD_STATE_SCHEMA's columns), once: cat: each state code's category (0
+    /// runnable, 1 D, 2 other) as bytes; names: each state code's name; blocked: the blocked reasons' (function,
+    /// io_wait) payloads, by the index the sched stream's aux gave them. Open intervals run to `end`.
+    fn derive(&mut self, py: Python<'_>, cat: &[u8], end: i64, names: Vec<String>, blocked: &Bound<'_, PyList>)
+              -> PyResult<arrow_table::Table> {
         let acts = self.inner.take().ok_or_else(|| pyo3::exceptions::PyValueError::new_err("already derived"))?;
         let r = py.detach(move || states::derive(&acts, cat, end));
-        let d = PyDict::new(py);
-        d.set_item("ts", col(py, r.ts)?)?;
-        d.set_item("dur", col(py, r.dur)?)?;
-        d.set_item("tid", col(py, r.tid)?)?;
-        d.set_item("state", col32(py, r.state)?)?;
-        d.set_item("cpu", col32(py, r.cpu)?)?;
-        d.set_item("waker", col(py, r.waker)?)?;
-        d.set_item("blocked_rows", col(py, r.blocked_rows)?)?;
-        d.set_item("blocked_payload", col(py, r.blocked_payload)?)?;
-        Ok(d)
+        // only the payloads the rows name cross from Python (a few per thread at most)
+        let payloads = r.blocked_payload.iter().map(|&i| {
+            let item = usize::try_from(i).ok().and_then(|i| blocked.get_item(i).ok())
+                .ok_or_else(|| pyo3::exceptions::PyValueError::new_err("blocked reason index out of range"))?;
+            item.extract::<(Option<String>, Option<bool>)>()
+        }).collect::<PyResult<Vec<_>>>()?;
+        py.detach(move || {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            r.table(&names, &payloads)
+        }).map_err(arrow_table::py_err)
     }
 }
 
@@ -486,7 +449,7 @@ impl FtraceText {
 
 /// Binder calls paired with receipt and reply (see binder.rs): tx = 8 int64 columns (ts, tid, debug_id, to_proc,
 /// to_thread, reply, flags, code; None as i64 min), rx = 3 (ts, tid, debug_id); tids/pids: known threads'
-/// processes. Returns the binder table's int64 columns (None as i64 min) and "unmatched_replies".
+/// processes. Returns the binder table (a `Table`, BINDER_SCHEMA's columns) under "table", and "unmatched_replies".
 #[pyfunction]
 fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i64>>, tids: Vec<i64>, pids: Vec<Option<i64>>)
                      -> PyResult<Bound<'py, PyDict>> {
@@ -501,15 +464,14 @@ fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i
     }
     let ev = binder::Events { tx: [t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]], rx: [r[0], r[1], r[2]] };
     let thread_pid = known_pids(tids, pids);
-    let c = py.detach(|| binder::pair(&ev, &thread_pid));
+    let (table, unmatched) = py.detach(|| {
+        let c = binder::pair(&ev, &thread_pid);
+        let unmatched = c.unmatched_replies;
+        c.table().map(|t| (t, unmatched))
+    }).map_err(arrow_table::py_err)?;
     let d = PyDict::new(py);
-    d.set_item("unmatched_replies", c.unmatched_replies)?;
-    for (k, v) in [("ts", c.ts), ("dur", c.dur), ("client_tid", c.client_tid), ("client_pid", c.client_pid),
-                   ("server_tid", c.server_tid), ("server_pid", c.server_pid), ("received_ts", c.received_ts),
-                   ("reply_ts", c.reply_ts), ("oneway", c.oneway), ("code", c.code), ("flags", c.flags),
-                   ("debug_id", c.debug_id)] {
-        d.set_item(k, col(py, v)?)?;
-    }
+    d.set_item("table", table)?;
+    d.set_item("unmatched_replies", unmatched)?;
     Ok(d)
 }
 
@@ -594,7 +556,7 @@ fn frame_timeline_pairing<'py>(py: Python<'py>, cookie: PyBuffer<i64>, ts: PyBuf
     let p = py.detach(|| frametimeline::pair(c, t, ec, et));
     let take = p.take.map(|v| col(py, v)).transpose()?;
     let found: Vec<u8> = p.found.into_iter().map(u8::from).collect();
-    Ok((take, col(py, p.end)?, PyBytes::new(py, &found)).into_pyobject(py)?.into_any())
+    Ok((take, col(py, p.end)?, pyo3::types::PyBytes::new(py, &found)).into_pyobject(py)?.into_any())
 }
 
 #[pymodule]

@@ -39,6 +39,39 @@ pub struct Rows {
     pub blocked_payload: Vec<i64>,
 }
 
+impl Rows {
+    /// The thread-state table (THREAD_STATE_SCHEMA's columns, in its order), the columns moved into it. names: each
+    /// state code's name (the categorical's values); payloads: (function, io_wait) of each of `blocked_payload`,
+    /// in its order (only those the rows name).
+    pub fn table(self, names: &[&str], payloads: &[(Option<String>, Option<bool>)])
+                 -> Result<crate::arrow_table::Table, arrow_schema::ArrowError> {
+        let n = self.ts.len();
+        // row -> 1 + its payload's place in `payloads`, 0 (null) for the rows no blocked reason names
+        let mut pick: Vec<u32> = vec![0; if self.blocked_rows.is_empty() { 0 } else { n }];
+        for (j, &row) in self.blocked_rows.iter().enumerate() {
+            if let Some(p) = pick.get_mut(row as usize) {
+                *p = j as u32 + 1;
+            }
+        }
+        let function = |c: u32| if c == 0 { None } else { payloads.get(c as usize - 1).and_then(|p| p.0.as_deref()) };
+        let io_wait = pick.iter().map(|&c| if c == 0 { None } else { payloads.get(c as usize - 1).and_then(|p| p.1) });
+        // state codes below 2^30 (Action keeps 30 bits); a code past the names is an error of the table, not UB
+        let state: Vec<u32> = self.state.iter().map(|&s| s as u32).collect();
+        let mut t = crate::arrow_table::TableBuilder::new();
+        t.int64("ts", self.ts).int64("dur", self.dur).int64("tid", self.tid);
+        t.categorical("state", names, state)?;
+        t.int32("cpu", self.cpu);
+        if self.blocked_rows.is_empty() {
+            // no blocked reason names a row (most traces): columns of nulls, nothing gathered
+            t.nulls("blocked_function", &arrow_schema::DataType::Utf8View, n).nulls("io_wait", &arrow_schema::DataType::Boolean, n);
+        } else {
+            t.strings("blocked_function", &pick, payloads.len() + 1, function).boolean("io_wait", io_wait);
+        }
+        t.int64("waker_tid", self.waker);
+        t.finish()
+    }
+}
+
 /// A multiplicative hash for integer keys (thread ids): the standard library's SipHash guards against crafted keys
 /// at a cost per lookup that dominates a pass over millions of events; a tid table needs none of that.
 #[derive(Default)]
@@ -100,49 +133,87 @@ pub struct Actions {
     runs: Vec<(i64, usize, usize)>, // (tid, start, end) in acts
 }
 
-/// running / runnable: the codes of "Running" and "R".
-pub fn actions(inp: &Input, running: i64, runnable: i64) -> Actions {
-    let n = inp.ts.len();
-    // events by (ts, kind), ties in insertion order: packed keys sorted in place (the index makes each key unique, so
-    // an unstable sort gives the stable order) rather than indices compared through the columns
-    let mut keys: Vec<(i64, u64)> = (0..n).map(|i| (inp.ts[i], ((inp.kind[i] as u64) << 32) | i as u64)).collect();
-    keys.sort_unstable();
-    let order: Vec<u32> = keys.iter().map(|k| k.1 as u32).collect();
-    drop(keys);
-    // one action per (thread, event): a switch gives prev an OUT and next an IN; tid 0 (idle) gets none. Actions
-    // go to per-thread runs (threads in tid order, each run in time order) by a counting sort: a first pass
-    // numbers the threads and counts their actions, a second writes each action to its thread's next slot.
-    let each_action = |f: &mut dyn FnMut(i64, Action)| {
-        for &i in &order {
-            let i = i as usize;
-            let (ts, kind) = (inp.ts[i], inp.kind[i]);
-            if kind as i64 == SWITCH {
-                if inp.a[i] != 0 {
-                    f(inp.a[i], Action::new(ts, kind, inp.aux[i], i32::MIN, 0));
-                }
-                if inp.b[i] != 0 {
-                    f(inp.b[i], Action::new(ts, kind, small(running), inp.cpu[i], 0));
-                }
-            } else if kind as i64 == WAKING {
-                f(inp.a[i], Action::new(ts, kind, small(runnable), inp.cpu[i], inp.b[i]));
-            } else {
-                f(inp.a[i], Action::new(ts, kind, small(runnable), i32::MIN, inp.aux[i] as i64));
+/// Thread ids numbered in first-seen order: by a direct table (4 bytes per tid up to the largest) when every tid of
+/// the stream is small and the table no larger than a few bytes per event (Android's tids are below pid_max, 32768 on
+/// most devices), else by a hash map (large pid_max, damaged input).
+enum ThreadNumbers {
+    Table(Vec<u32>), // tid -> number + 1, 0 for unseen
+    Map(IntMap<usize>),
+}
+
+const TABLE_TIDS: i64 = 1 << 20;
+
+impl ThreadNumbers {
+    fn new(inp: &Input) -> Self {
+        let small = |c: &[i64]| c.iter().all(|&t| (0..TABLE_TIDS).contains(&t));
+        if small(inp.a) && (0..inp.b.len()).all(|i| inp.kind[i] as i64 != SWITCH || (0..TABLE_TIDS).contains(&inp.b[i])) {
+            let top = inp.a.iter().chain(inp.b.iter()).filter(|&&t| (0..TABLE_TIDS).contains(&t)).max().copied().unwrap_or(0);
+            if (top as usize) < 4 * inp.ts.len() + (1 << 16) {
+                return ThreadNumbers::Table(vec![0; top as usize + 1]);
             }
         }
-    };
-    let mut thread_no: IntMap<usize> = IntMap::default();
+        ThreadNumbers::Map(IntMap::default())
+    }
+
+    #[inline(always)]
+    fn get(&mut self, tid: i64, new: impl FnOnce() -> usize) -> usize {
+        match self {
+            ThreadNumbers::Table(t) => {
+                let slot = &mut t[tid as usize];
+                if *slot == 0 {
+                    *slot = new() as u32 + 1;
+                }
+                *slot as usize - 1
+            }
+            ThreadNumbers::Map(m) => *m.entry(tid).or_insert_with(new),
+        }
+    }
+}
+
+/// The event's actions: a switch gives prev an OUT and next an IN (tid 0, idle, gets none); a waking or a blocked
+/// reason gives its thread one.
+#[inline(always)]
+fn event_actions(inp: &Input, i: usize, running: i32, runnable: i32, mut f: impl FnMut(i64, Action)) {
+    let (ts, kind) = (inp.ts[i], inp.kind[i]);
+    if kind as i64 == SWITCH {
+        if inp.a[i] != 0 {
+            f(inp.a[i], Action::new(ts, kind, inp.aux[i], i32::MIN, 0));
+        }
+        if inp.b[i] != 0 {
+            f(inp.b[i], Action::new(ts, kind, running, inp.cpu[i], 0));
+        }
+    } else if kind as i64 == WAKING {
+        f(inp.a[i], Action::new(ts, kind, runnable, inp.cpu[i], inp.b[i]));
+    } else {
+        f(inp.a[i], Action::new(ts, kind, runnable, i32::MIN, inp.aux[i] as i64));
+    }
+}
+
+/// running / runnable: the codes of "Running" and "R".
+pub fn actions(inp: &Input, running: i64, runnable: i64) -> Actions {
+    let (running, runnable) = (small(running), small(runnable));
+    // events by (ts, kind), ties in insertion order (a radix sort of the timestamps; equal ones, rare, by kind)
+    let order = crate::order::by_time_then(inp.ts, |i| inp.kind[i]);
+    // one action per (thread, event) to per-thread runs (threads in tid order, each run in time order) by a
+    // counting sort: a first pass numbers the threads and counts their actions, a second writes each action to its
+    // thread's next slot
     let mut tids: Vec<i64> = Vec::new();
     let mut counts: Vec<usize> = Vec::new();
-    let mut which: Vec<u32> = Vec::with_capacity(n + n / 2);
-    each_action(&mut |tid, _| {
-        let k = *thread_no.entry(tid).or_insert_with(|| {
-            tids.push(tid);
-            counts.push(0);
-            tids.len() - 1
-        });
-        counts[k] += 1;
-        which.push(k as u32);
-    });
+    let mut which: Vec<u32> = Vec::with_capacity(inp.ts.len() + inp.ts.len() / 2);
+    {
+        let mut no = ThreadNumbers::new(inp);
+        for &i in &order {
+            event_actions(inp, i as usize, running, runnable, |tid, _| {
+                let k = no.get(tid, || {
+                    tids.push(tid);
+                    counts.push(0);
+                    tids.len() - 1
+                });
+                counts[k] += 1;
+                which.push(k as u32);
+            });
+        }
+    }
     let mut by_tid: Vec<usize> = (0..tids.len()).collect();
     by_tid.sort_unstable_by_key(|&k| tids[k]);
     let mut next = vec![0usize; tids.len()]; // next free slot of each thread's run
@@ -155,12 +226,13 @@ pub fn actions(inp: &Input, running: i64, runnable: i64) -> Actions {
     }
     let mut acts = vec![Action::default(); at];
     let mut w = which.iter();
-    each_action(&mut |_, act| {
-        let k = *w.next().unwrap() as usize;
-        acts[next[k]] = act;
-        next[k] += 1;
-    });
-    drop(which);
+    for &i in &order {
+        event_actions(inp, i as usize, running, runnable, |_, act| {
+            let k = *w.next().unwrap() as usize;
+            acts[next[k]] = act;
+            next[k] += 1;
+        });
+    }
     Actions { acts, runs }
 }
 

@@ -13,12 +13,12 @@ NONE = np.iinfo(np.int64).min
 NONE32 = np.iinfo(np.int32).min     # the same in the native int32 columns (CPU numbers)
 
 
-def table(native: Any) -> pl.DataFrame:
-    """A polars table from a native `Table` (`droidlag._native.Table`, or any object with `__arrow_c_stream__`), in
-    one call through the Arrow C stream interface: its buffers are taken without a copy (integers, floats, booleans,
-    string views), nulls come from its validity bitmaps, a dictionary column becomes Categorical. The native side
-    builds the columns in the schema's order and types (models/trace.py); tests compare them."""
-    return pl.DataFrame(native)
+def table(native: Any, schema: dict[str, Any]) -> pl.DataFrame:
+    """A polars table from a native `Table` (`droidlag._native.Table`) in one call through the Arrow C stream
+    interface: its buffers are taken without a copy (integers, floats, booleans, string views), nulls come from its
+    validity bitmaps, a dictionary column becomes Categorical. The native side builds the columns in the schema's
+    order and types (models/trace.py; tests compare them); a table of no rows is the schema's cached empty frame."""
+    return pl.DataFrame(native) if len(native) else empty(schema)
 
 
 def int64(buf: Any) -> np.ndarray:

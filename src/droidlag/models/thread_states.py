@@ -39,27 +39,6 @@ def derive_thread_states(sched: list[np.ndarray], state_codes: dict[str, int], b
     sched.clear()
     actions = thread_state_actions(c[0], c[1], c[2], c[3], c[4], c[5], state_codes[RUNNING], state_codes["R"])
     del c       # the events are in the actions now: let them go before the intervals are written
-    r = actions.derive(cat, end)
+    table = actions.derive(cat, end, names, blocked_payload)
     del actions
-    if not r["ts"]:
-        return columns.empty(THREAD_STATE_SCHEMA)
-    n = len(r["ts"]) // 8
-    # the few rows a blocked reason names take their payload by a gather from the payloads with a null first (a
-    # scatter into all-null columns held as much once done, and its first use in a process cost megabytes more)
-    rows, payload = columns.int64(r["blocked_rows"]), columns.int64(r["blocked_payload"])
-    if len(rows):
-        pick = np.zeros(n, dtype=np.int64)
-        pick[rows] = np.arange(1, len(rows) + 1)
-        payloads = [blocked_payload[i] for i in payload.tolist()]
-        fn = columns.take(pl.Series("blocked_function", [None, *(p[0] for p in payloads)], dtype=pl.Utf8), pick)
-        io = columns.take(pl.Series("io_wait", [None, *(p[1] for p in payloads)], dtype=pl.Boolean), pick)
-    else:
-        fn = columns.nulls("blocked_function", pl.Utf8, n)
-        io = columns.nulls("io_wait", pl.Boolean, n)
-    return columns.frame({
-        "ts": pl.Series(columns.int64(r["ts"])), "dur": pl.Series(columns.int64(r["dur"])),
-        "tid": pl.Series(columns.int64(r["tid"])),
-        "state": columns.take(pl.Series(names, dtype=pl.Categorical), columns.int32(r["state"])),
-        "cpu": columns.nullable32(r["cpu"]), "blocked_function": fn, "io_wait": io,
-        "waker_tid": columns.nullable(columns.int64(r["waker"]), pl.Int64),
-    }, THREAD_STATE_SCHEMA)
+    return columns.table(table, THREAD_STATE_SCHEMA)

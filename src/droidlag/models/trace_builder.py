@@ -40,8 +40,6 @@ from droidlag.models.trace import (
 
 # binder_transaction flags
 TF_ONE_WAY = 0x01
-# slice kinds as the native nesting numbers them (0, 1, 2)
-_SLICE_KIND_NAMES = pl.Series(["thread", "async", "instant"], dtype=pl.Utf8)
 
 
 
@@ -135,6 +133,7 @@ class TraceBuilder:
         self._has_blocked = False
         # counter samples: per-event ones gather natively with atrace's, bulk calls add frames (in arrival order)
         self._counter_chunks: list[pl.DataFrame] = []
+        self._counters_sorted = False     # the one chunk is in time order
         self._binder_tx: list[tuple[int, int, int, int | None, int | None, bool, int, int]] = []        # (ts, tid, debug_id, to_proc, to_thread, reply, flags, code)
         self._binder_rx: list[tuple[int, int, int]] = []        # (ts, tid, debug_id)
         self._binder_tx_chunks: list[list[np.ndarray]] = []   # bulk events (binder_many), as columns
@@ -234,18 +233,21 @@ class TraceBuilder:
         self._apply_atrace_effects()
 
     def _apply_atrace_effects(self) -> None:
-        threads, (c_ts, c_names, c_values, c_pids, c_cpus), warnings, (lo, hi) = self._slice_ev.take_effects()
+        threads, counters, warnings, (lo, hi), bad_cpus = self._slice_ev.take_effects()
+        if bad_cpus:    # damaged input: a CPU number no device has (the column is 32-bit)
+            self.warn(f"{bad_cpus} counter sample(s) with a CPU number outside 32 bits; their cpu is left empty")
         if lo is not None and hi is not None:
             self._see(lo)
             self._see(hi)
-        for tid, pid in threads:
-            self.thread(tid, pid)
-        if c_ts:
-            self._counter_chunks.append(columns.frame({
-                "ts": columns.int64(c_ts), "name": columns.strings(c_names),
-                "value": columns.float64(c_values), "cpu": columns.nullable(c_cpus, pl.Int32),
-                "pid": columns.nullable(c_pids),
-            }, COUNTER_SCHEMA))
+        known = self._threads
+        for tid, pid in threads:    # (a thread whose pid is known already keeps it: `thread` would change nothing)
+            t = known.get(tid)
+            if t is None or t.pid is None:
+                self.thread(tid, pid)
+        if len(counters):
+            # the native samples come in time order (ties in arrival order): one chunk alone needs no sort
+            self._counter_chunks.append(columns.table(counters, COUNTER_SCHEMA))
+            self._counters_sorted = len(self._counter_chunks) == 1
         for what, head, line in warnings:
             text = "atrace payload too short" if what == "too short" else f"atrace payload with {what}"
             self.warn(f"{text}: {head!r}", line=line)
@@ -436,6 +438,7 @@ class TraceBuilder:
         self._see(int(ts.max()))
         self._apply_atrace_effects()     # samples before these keep their place
         self._counter_chunks.append(columns.frame(cols, COUNTER_SCHEMA))
+        self._counters_sorted = False
 
     def cpu_frequency(self, ts: int, cpu: int, khz: float) -> None:
         self.counter(ts, "cpufreq", khz, cpu=cpu)
@@ -568,10 +571,12 @@ class TraceBuilder:
         if not self._counter_chunks:
             return columns.empty(COUNTER_SCHEMA)
         counters = pl.concat(self._counter_chunks) if len(self._counter_chunks) > 1 else self._counter_chunks[0]
-        ts = counters.get_column("ts").to_numpy()
-        if len(ts) > 1 and (np.diff(ts) < 0).any():
-            counters = counters[np.argsort(ts, kind="stable")]
+        if not self._counters_sorted:
+            ts = counters.get_column("ts").to_numpy()
+            if len(ts) > 1 and (np.diff(ts) < 0).any():
+                counters = counters[np.argsort(ts, kind="stable")]
         self._counter_chunks = [counters]     # the table itself: a second build() finds it sorted
+        self._counters_sorted = True
         return counters
 
     @staticmethod
@@ -591,24 +596,8 @@ class TraceBuilder:
         """Slice events nested per thread natively (B/E stacks, S/F pairs by (pid, track, name, cookie), instants);
         slices still open at the end run to the trace end."""
         s = self._slice_ev.nest(*self._thread_pids(), self._end)
-        n = len(s["ts"]) // 8
-        distinct, codes = s["name"]
-        bad = [i for i, name in enumerate(distinct) if name and "\ufffd" in name]
-        self.replaced_slice_names = int(np.isin(columns.int64(codes), bad).sum()) if bad else 0
-        slices = columns.empty(SLICE_SCHEMA) if not n else columns.frame({
-            "id": np.arange(n, dtype=np.int64),
-            "ts": columns.int64(s["ts"]),
-            "dur": columns.int64(s["dur"]),
-            "tid": columns.int64(s["tid"]),
-            "pid": columns.nullable(s["pid"]),
-            "name": columns.strings(s["name"]),
-            "depth": columns.int64(s["depth"]).astype(np.int32),
-            "parent_id": columns.nullable(s["parent_id"]),
-            "kind": columns.take(_SLICE_KIND_NAMES, np.frombuffer(s["kind"], dtype=np.uint8)),
-            "cookie": columns.nullable(s["cookie"]),
-            "track": columns.strings(s["track"]),
-            "closed": np.frombuffer(s["closed"], dtype=np.uint8).astype(bool),
-        }, SLICE_SCHEMA)
+        self.replaced_slice_names = s["replaced_names"]
+        slices = columns.table(s["table"], SLICE_SCHEMA)
         if s["unmatched_ends"]:
             self.warn(f"{s['unmatched_ends']} slice end(s) without a begin on their thread, ignored: the begin was "
                       "before the trace started, or was written by another thread (kernel display and driver "
@@ -658,14 +647,11 @@ class TraceBuilder:
             return columns.empty(BINDER_SCHEMA)
         rx_cols = [c for c in [rx, *self._binder_rx_chunks] if c is not None and len(c[0])] or \
             [[np.zeros(0, dtype=np.int64)] * 3]
-        r = _binder_calls([np.concatenate(c) for c in zip(*tx_cols)], [np.concatenate(c) for c in zip(*rx_cols)],
-                          *self._thread_pids())
+        r = _binder_calls([np.concatenate(c) if len(c) > 1 else c[0] for c in zip(*tx_cols)],
+                          [np.concatenate(c) if len(c) > 1 else c[0] for c in zip(*rx_cols)], *self._thread_pids())
         if r["unmatched_replies"]:
             self.warn(f"{r['unmatched_replies']} binder repl(ies) whose transaction began before the trace")
-        return columns.frame({
-            k: (columns.int64(r[k]).astype(bool) if k == "oneway" else columns.nullable(r[k], BINDER_SCHEMA[k]))
-            for k in BINDER_SCHEMA
-        }, BINDER_SCHEMA)
+        return columns.table(r["table"], BINDER_SCHEMA)
 
     def _build_block(self) -> pl.DataFrame:
         if not self._block_issue:
