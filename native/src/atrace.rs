@@ -142,8 +142,13 @@ impl Parsed {
 
     /// A counter sample from another source, in arrival order with the atrace ones.
     pub fn counter(&mut self, ts: i64, name: &str, value: f64, cpu: Option<i64>, pid: Option<i64>) {
-        self.see(ts);
         let id = self.strings.id(name);
+        self.counter_id(ts, id, value, cpu, pid);
+    }
+
+    /// A counter sample whose name is already in the string table (id from `strings.id`).
+    pub fn counter_id(&mut self, ts: i64, id: u32, value: f64, cpu: Option<i64>, pid: Option<i64>) {
+        self.see(ts);
         self.c_ts.push(ts);
         self.c_name.push(id);
         self.c_value.push(value);
@@ -178,9 +183,28 @@ impl Parsed {
             self.event(ts, seq, tid, None, K_END, None, None, None);
             return;
         }
-        let parts: Vec<&str> = payload.split('|').collect();
-        let pid = if parts.len() > 1 && !parts[1].is_empty() {
-            match py_int(parts[1]) {
+        // the '|' separators: the first three and the last, and how many (the parts are the text between them;
+        // no list of parts is built: a print is read without allocating)
+        let bytes = payload.as_bytes();
+        let (mut first, mut count, mut last_sep) = ([0usize; 3], 0usize, 0usize);
+        for (i, &c) in bytes.iter().enumerate() {
+            if c == b'|' {
+                if count < 3 {
+                    first[count] = i;
+                }
+                count += 1;
+                last_sep = i;
+            }
+        }
+        let n = count + 1;
+        // part k (1..=2) in full; the last part
+        let part = |k: usize| -> &str {
+            let end = if k < count && k < 3 { first[k] } else { bytes.len() };
+            &payload[first[k - 1] + 1..end]
+        };
+        let last_part = || &payload[last_sep + 1..];
+        let pid = if n > 1 && !part(1).is_empty() {
+            match py_int(part(1)) {
                 Some(p) => Some(p),
                 None => {
                     self.warn("bad pid", payload, line);
@@ -195,25 +219,23 @@ impl Parsed {
                 self.threads.push((tid, p));
             }
         }
-        let n = parts.len();
-        // the text after the k-th '|' up to (not including) the last '|' when `drop_last`: a slice of the payload
-        let base = payload.as_ptr() as usize;
+        // the text from the start of part `from` (1..=3) to the end of the last part, or of the one before it when
+        // `drop_last`: a slice of the payload
         let join = |from: usize, drop_last: bool| -> &str {
-            let last = parts[if drop_last { n - 2 } else { n - 1 }];
-            let (a, b) = (parts[from].as_ptr() as usize - base, last.as_ptr() as usize - base + last.len());
+            let (a, b) = (first[from - 1] + 1, if drop_last { last_sep } else { bytes.len() });
             if a <= b { &payload[a..b] } else { "" }
         };
         let bad_number = |s: &mut Self| s.warn("bad number", payload, line);
         match kind {
             'B' if n >= 3 => self.event(ts, seq, tid, pid, K_BEGIN, Some(join(2, false)), None, None),
-            'S' | 'F' if n >= 4 => match py_int(parts[n - 1]) {
+            'S' | 'F' if n >= 4 => match py_int(last_part()) {
                 Some(c) => {
                     let k = if kind == 'S' { K_ASYNC_START } else { K_ASYNC_FINISH };
                     self.event(ts, seq, tid, pid, k, Some(join(2, true)), Some(c), None)
                 }
                 None => bad_number(self),
             },
-            'C' if n >= 4 => match py_float(parts[n - 1]) {
+            'C' if n >= 4 => match py_float(last_part()) {
                 Some(v) => {
                     let id = self.strings.id(join(2, true));
                     self.c_ts.push(ts);
@@ -224,15 +246,15 @@ impl Parsed {
                 }
                 None => bad_number(self),
             },
-            'G' | 'H' if n >= 5 => match py_int(parts[n - 1]) {
+            'G' | 'H' if n >= 5 => match py_int(last_part()) {
                 Some(c) => {
                     let k = if kind == 'G' { K_ASYNC_START } else { K_ASYNC_FINISH };
-                    self.event(ts, seq, tid, pid, k, Some(join(3, true)), Some(c), Some(parts[2]))
+                    self.event(ts, seq, tid, pid, k, Some(join(3, true)), Some(c), Some(part(2)))
                 }
                 None => bad_number(self),
             },
             'N' if n >= 4 => {
-                self.event(ts, seq, tid, pid, K_INSTANT, Some(join(3, false)), None, Some(parts[2]))
+                self.event(ts, seq, tid, pid, K_INSTANT, Some(join(3, false)), None, Some(part(2)))
             }
             'I' if n >= 3 => self.event(ts, seq, tid, pid, K_INSTANT, Some(join(2, false)), None, None),
             'B' | 'S' | 'F' | 'C' | 'G' | 'H' | 'N' | 'I' => self.warn("too short", payload, line),

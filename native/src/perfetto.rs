@@ -7,7 +7,7 @@
 use crate::hash::{FastMap as HashMap, FastSet as HashSet};
 
 use crate::atrace::Parsed;
-use crate::wire::{repeated, text, Reader, Val, WireResult};
+use crate::wire::{lossy, repeated, text, Reader, Val, WireResult};
 
 pub const BOOTTIME: u32 = 6;
 const FRAME_TIMELINE_FIELD: u32 = 76;
@@ -881,7 +881,7 @@ impl Decoder {
             }
             FE_PRINT => {
                 o.print_seq += 1;
-                let buf = String::from_utf8_lossy(f.bytes(2));
+                let buf = lossy(f.bytes(2));
                 o.atrace.payload(ts, pid, &buf, o.print_seq, None);
             }
             FE_CPU_IDLE => {
@@ -1108,14 +1108,21 @@ impl Decoder {
     fn cpu_counters(&mut self) {
         let o = &mut self.out;
         let cpu32 = |c: i64| (c <= i32::MAX as i64).then_some(c);
+        // each name is interned once, where its first sample would have interned it
         let [ts, state, cpu] = std::mem::take(&mut o.idle);
-        for i in 0..ts.len() {
-            let v = if state[i] == 0xFFFF_FFFF { -1.0 } else { state[i] as f64 };
-            o.atrace.counter(ts[i], "cpuidle", v, cpu32(cpu[i]), None);
+        if !ts.is_empty() {
+            let id = o.atrace.strings.id("cpuidle");
+            for i in 0..ts.len() {
+                let v = if state[i] == 0xFFFF_FFFF { -1.0 } else { state[i] as f64 };
+                o.atrace.counter_id(ts[i], id, v, cpu32(cpu[i]), None);
+            }
         }
         let [ts, khz, cpu] = std::mem::take(&mut o.freq);
-        for i in 0..ts.len() {
-            o.atrace.counter(ts[i], "cpufreq", khz[i] as f64, cpu32(cpu[i]), None);
+        if !ts.is_empty() {
+            let id = o.atrace.strings.id("cpufreq");
+            for i in 0..ts.len() {
+                o.atrace.counter_id(ts[i], id, khz[i] as f64, cpu32(cpu[i]), None);
+            }
         }
     }
 }
