@@ -86,7 +86,7 @@ fn opt_col<'py>(py: Python<'py>, v: &[Option<i64>]) -> PyResult<Bound<'py, PyAny
 /// A string column dictionary-coded: (distinct values, None included, in first-seen order; int64 codes as bytes).
 /// The Python side gathers the distinct values by the codes, so each string crosses into Python once.
 fn dict_col<'py, S: AsRef<str>>(py: Python<'py>, v: &[Option<S>]) -> PyResult<Bound<'py, PyAny>> {
-    let mut index: std::collections::HashMap<Option<&str>, i64> = std::collections::HashMap::new();
+    let mut index: hash::FastMap<Option<&str>, i64> = hash::FastMap::default();
     let mut distinct: Vec<Option<&str>> = Vec::new();
     let codes: Vec<i64> = v.iter().map(|x| {
         let key = x.as_ref().map(|s| s.as_ref());
@@ -130,8 +130,8 @@ fn cols<const N: usize>(py: Python<'_>, group: [Vec<i64>; N]) -> PyResult<Bound<
 /// tree (long captures, concatenated files) hands each process and thread over once.
 fn collapse_decls(decls: Vec<Decl>) -> Vec<Decl> {
     let mut out: Vec<Decl> = Vec::new();
-    let mut procs: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
-    let mut threads: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    let mut procs: hash::FastMap<i64, usize> = hash::FastMap::default();
+    let mut threads: hash::FastMap<i64, usize> = hash::FastMap::default();
     let named = |n: &Option<String>| n.as_deref().is_some_and(|s| !s.is_empty());
     for d in decls {
         match d {

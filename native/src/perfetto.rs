@@ -21,6 +21,24 @@ const DATA_ONEOF: [u32; 86] = [
     133, 134, 135, 138, 900,
 ];
 
+/// DATA_ONEOF as a bitmap (bit f of word f / 64): a packet's every unread field is looked up here.
+const DATA_ONEOF_BITS: [u64; 15] = {
+    let mut bits = [0u64; 15];
+    let mut i = 0;
+    while i < DATA_ONEOF.len() {
+        let f = DATA_ONEOF[i] as usize;
+        bits[f / 64] |= 1 << (f % 64);
+        i += 1;
+    }
+    bits
+};
+
+#[inline]
+fn in_data_oneof(f: u32) -> bool {
+    let f = f as usize;
+    f / 64 < DATA_ONEOF_BITS.len() && DATA_ONEOF_BITS[f / 64] & (1 << (f % 64)) != 0
+}
+
 // TracePacket fields read here.
 const P_FTRACE_EVENTS: u32 = 1;
 const P_PROCESS_TREE: u32 = 2;
@@ -343,7 +361,9 @@ impl Decoder {
         let mut interned: Option<&[u8]> = None;
         let mut defaults: Option<&[u8]> = None;
         let mut data: Option<(u32, Val)> = None;
-        let mut ft: Vec<&[u8]> = Vec::new();
+        // FrameTimeline events: nearly always one a packet (the rest only when there are more; no allocation)
+        let mut ft_first: Option<&[u8]> = None;
+        let mut ft_rest: Vec<&[u8]> = Vec::new();
         while let Some((f, v)) = r.field()? {
             match f {
                 P_TIMESTAMP => timestamp = Some(v.u64()),
@@ -355,16 +375,20 @@ impl Decoder {
                 P_TRACE_PACKET_DEFAULTS => defaults = Some(v.bytes()),
                 FRAME_TIMELINE_FIELD => {
                     if let Val::Bytes(b) = v {
-                        ft.push(b)
+                        if ft_first.is_none() {
+                            ft_first = Some(b);
+                        } else {
+                            ft_rest.push(b);
+                        }
                     }
                 }
-                _ if DATA_ONEOF.binary_search(&f).is_ok() => data = Some((f, v)),
+                _ if in_data_oneof(f) => data = Some((f, v)),
                 _ => {}
             }
         }
         if data.is_none() && timestamp.is_some() && interned.is_none() && defaults.is_none() {
             // FrameTimeline packets are numerous: no sequence state is touched
-            self.frame_timeline(&ft, timestamp.unwrap(), clock_id, seq_id);
+            self.frame_timeline(ft_first, &ft_rest, timestamp.unwrap(), clock_id, seq_id);
             return Ok(());
         }
         // the sequence's incremental state (cleared: interned data goes, defaults stay)
@@ -388,7 +412,7 @@ impl Decoder {
         });
         match data {
             Some((P_FTRACE_EVENTS, v)) => self.ftrace_bundle(v.bytes(), seq_id)?,
-            None if timestamp.is_some() => self.frame_timeline(&ft, timestamp.unwrap(), clock_id, seq_id),
+            None if timestamp.is_some() => self.frame_timeline(ft_first, &ft_rest, timestamp.unwrap(), clock_id, seq_id),
             Some((P_PROCESS_TREE, v)) => self.process_tree(v.bytes(), ts_raw, clock)?,
             Some((P_TRACK_EVENT, v)) => self.track_event(v.bytes(), ts_raw, clock_id, seq_id)?,
             Some((P_TRACK_DESCRIPTOR, v)) => self.track_descriptor(v.bytes())?,
@@ -419,10 +443,8 @@ impl Decoder {
         Ok(())
     }
 
-    fn frame_timeline(&mut self, ft: &[&[u8]], ts: u64, clock_id: Option<u32>, seq_id: u32) {
-        if ft.is_empty() {
-            return;
-        }
+    fn frame_timeline(&mut self, first: Option<&[u8]>, rest: &[&[u8]], ts: u64, clock_id: Option<u32>, seq_id: u32) {
+        let Some(first) = first else { return };
         let clock = match clock_id {
             Some(c) if c != 0 => c,
             _ => match self.seqs.get(&seq_id).and_then(|s| s.clock_id) {
@@ -430,7 +452,7 @@ impl Decoder {
                 _ => BOOTTIME,
             },
         };
-        for raw in ft {
+        for raw in std::iter::once(first).chain(rest.iter().copied()) {
             self.out.ft_events += 1;
             match decode_ft_event(raw) {
                 Ok(Some(FtEvent::End(cookie))) => self.out.ft_end.push((ts as i64, clock, cookie)),

@@ -119,37 +119,38 @@ impl<'a> Reader<'a> {
         if number == 0 {
             return Err("field number 0");
         }
-        let val = match tag & 7 {
-            0 => Val::Varint(self.varint()?),
-            1 => {
-                let end = self.pos + 8;
-                if end > self.buf.len() {
-                    return Err("fixed64 cut off");
-                }
-                let v = u64::from_le_bytes(self.buf[self.pos..end].try_into().unwrap());
-                self.pos = end;
-                Val::Fixed64(v)
+        // the wire types by how often they come (varints, then lengths): tests in that order cost less than the
+        // jump table a match made, whose indirect branch the CPU mispredicted
+        let wt = tag & 7;
+        let val = if wt == 0 {
+            Val::Varint(self.varint()?)
+        } else if wt == 2 {
+            let len = self.varint()? as usize;
+            let end = self.pos.checked_add(len).ok_or("length overflows")?;
+            if end > self.buf.len() {
+                return Err("length-delimited field runs past its message");
             }
-            2 => {
-                let len = self.varint()? as usize;
-                let end = self.pos.checked_add(len).ok_or("length overflows")?;
-                if end > self.buf.len() {
-                    return Err("length-delimited field runs past its message");
-                }
-                let v = &self.buf[self.pos..end];
-                self.pos = end;
-                Val::Bytes(v)
+            let v = &self.buf[self.pos..end];
+            self.pos = end;
+            Val::Bytes(v)
+        } else if wt == 1 {
+            let end = self.pos + 8;
+            if end > self.buf.len() {
+                return Err("fixed64 cut off");
             }
-            5 => {
-                let end = self.pos + 4;
-                if end > self.buf.len() {
-                    return Err("fixed32 cut off");
-                }
-                let v = u32::from_le_bytes(self.buf[self.pos..end].try_into().unwrap());
-                self.pos = end;
-                Val::Fixed32(v)
+            let v = u64::from_le_bytes(self.buf[self.pos..end].try_into().unwrap());
+            self.pos = end;
+            Val::Fixed64(v)
+        } else if wt == 5 {
+            let end = self.pos + 4;
+            if end > self.buf.len() {
+                return Err("fixed32 cut off");
             }
-            _ => return Err("unsupported wire type"),
+            let v = u32::from_le_bytes(self.buf[self.pos..end].try_into().unwrap());
+            self.pos = end;
+            Val::Fixed32(v)
+        } else {
+            return Err("unsupported wire type");
         };
         Ok(Some((number, val)))
     }
