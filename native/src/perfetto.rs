@@ -221,19 +221,40 @@ impl Decoder {
         if self.stopped.is_some() {
             return;
         }
-        if self.pending.is_empty() {
-            let used = self.frame(chunk, false);
-            if self.stopped.is_none() && used < chunk.len() {
-                self.pending.extend_from_slice(&chunk[used..]);
+        let mut used = 0;
+        if !self.pending.is_empty() {
+            // the record the last chunk cut is completed from this chunk's first bytes (its header, at most 11
+            // bytes, then the rest of its length) and framed alone; the chunk itself is framed where it lies rather
+            // than copied behind the pending bytes
+            if record_end(&self.pending).is_none() {
+                used = chunk.len().min(16);
+                self.pending.extend_from_slice(&chunk[..used]);
             }
-        } else {
-            let mut buf = std::mem::take(&mut self.pending);
-            buf.extend_from_slice(chunk);
-            let used = self.frame(&buf, false);
-            if self.stopped.is_none() {
-                buf.drain(..used);
+            if let Some(end) = record_end(&self.pending) {
+                let k = end.saturating_sub(self.pending.len()).min(chunk.len() - used);
+                self.pending.extend_from_slice(&chunk[used..used + k]);
+                used += k;
+            }
+            let buf = std::mem::take(&mut self.pending);
+            let framed = self.frame(&buf, false);
+            if self.stopped.is_some() {
+                return;
+            }
+            let left = buf.len() - framed; // a suffix of buf: bytes of this chunk if no more than `used`
+            if left > used {
+                // the record is still cut (the chunk ended first): all of the chunk is in it
                 self.pending = buf;
+                self.pending.drain(..framed);
+                return;
             }
+            used -= left;
+            self.pending = buf;
+            self.pending.clear();
+        }
+        let rest = &chunk[used..];
+        let framed = self.frame(rest, false);
+        if self.stopped.is_none() && framed < rest.len() {
+            self.pending.extend_from_slice(&rest[framed..]);
         }
     }
 
@@ -600,6 +621,21 @@ impl Decoder {
             }
         }
         Ok(())
+    }
+}
+
+/// Where the Trace.packet record at the start of buf ends (the bytes of its tag, length and body), when its header is
+/// complete; None while its length is cut off. A header `frame` refuses (another tag) ends at once: frame reads it
+/// and stops there.
+fn record_end(buf: &[u8]) -> Option<usize> {
+    if buf.first() != Some(&0x0A) {
+        return Some(0);
+    }
+    let mut r = Reader { buf, pos: 1 };
+    match r.varint() {
+        Ok(len) => Some(r.pos.saturating_add(usize::try_from(len).unwrap_or(usize::MAX))),
+        Err(_) if buf.len() > 11 => Some(0), // an overlong length: frame stops at it
+        Err(_) => None,
     }
 }
 
