@@ -4,7 +4,7 @@
 //! to the TraceBuilder. A packet that does not decode stops the reading; what it had added is rolled back, so the
 //! result holds exactly the packets before the byte offset reported.
 
-use crate::hash::{FastMap as HashMap, FastSet as HashSet};
+use crate::hash::{FastMap as HashMap, FastSet as HashSet, TidSet};
 
 use crate::atrace::Parsed;
 use crate::wire::{lossy, repeated, text, Reader, Val, WireResult};
@@ -183,15 +183,16 @@ pub struct Decoder {
     pub out: Out,
     seqs: HashMap<u32, Sequence>,
     running: HashMap<i64, i64>, // cpu -> tid last switched in (compact_sched has no prev_pid)
-    comm_seen: HashSet<i64>,
+    comm_seen: TidSet,
     track_threads: HashMap<u64, (i64, i64)>,
     track_events: Vec<TrackEvent>,
     snapshots: Vec<HashMap<u32, i64>>,
     // comms of sched_wakeup events, applied at the end when the trace had no sched_waking: the first per thread not
     // named before (a later one could change nothing), with the set of their tids
     wakeup_comms: Vec<(i64, Vec<u8>)>,
-    wakeup_comm_tids: HashSet<i64>,
+    wakeup_comm_tids: TidSet,
     pending: Vec<u8>,       // bytes of a packet cut by the chunk boundary
+    compact: CompactArrays, // scratch arrays of compact_sched
     pub offset: u64,        // file offset of the first byte not yet framed
     pub stopped: Option<(u64, String)>,
 }
@@ -202,13 +203,14 @@ impl Decoder {
             out: Out::default(),
             seqs: HashMap::default(),
             running: HashMap::default(),
-            comm_seen: HashSet::default(),
+            comm_seen: TidSet::default(),
             track_threads: HashMap::default(),
             track_events: Vec::new(),
             snapshots: Vec::new(),
             wakeup_comms: Vec::new(),
-            wakeup_comm_tids: HashSet::default(),
+            wakeup_comm_tids: TidSet::default(),
             pending: Vec::new(),
+            compact: CompactArrays::default(),
             offset: 0,
             stopped: None,
         }
@@ -342,13 +344,13 @@ impl Decoder {
         for (i, c) in o.wk.iter_mut().enumerate() { c.truncate(l[5 + i]); }
         for (i, c) in o.wakeup.iter_mut().enumerate() { c.truncate(l[9 + i]); }
         for (tid, _) in self.wakeup_comms.drain(m.wakeup_comms..) {
-            self.wakeup_comm_tids.remove(&tid);
+            self.wakeup_comm_tids.remove(tid);
         }
         for (i, c) in o.idle.iter_mut().enumerate() { c.truncate(l[13 + i]); }
         for (i, c) in o.freq.iter_mut().enumerate() { c.truncate(l[16 + i]); }
         o.atrace.truncate(l[19] & 0xFFFF_FFFF, l[19] >> 32, m.atrace_side);
         for (tid, _) in o.comms.drain(l[20]..) {
-            self.comm_seen.remove(&tid);
+            self.comm_seen.remove(tid);
         }
         o.renames.truncate(l[21]);
         o.names.truncate(l[22]);
@@ -781,16 +783,39 @@ fn bisect_right(a: &[i64], x: i64) -> usize {
     lo
 }
 
-/// Delta-encoded timestamps: the running sum, starting from shift.
-fn accumulate(deltas: &[i64], shift: i64) -> Vec<i64> {
+/// Delta-encoded timestamps: the running sum, starting from shift, into out.
+fn accumulate(deltas: &[i64], shift: i64, out: &mut Vec<i64>) {
     let mut acc = shift;
-    deltas
-        .iter()
-        .map(|d| {
-            acc = acc.wrapping_add(*d);
-            acc
-        })
-        .collect()
+    out.extend(deltas.iter().map(|d| {
+        acc = acc.wrapping_add(*d);
+        acc
+    }));
+}
+
+/// One compact_sched bundle's arrays, kept across bundles so that their memory is reused.
+#[derive(Default)]
+struct CompactArrays {
+    sw_dt: Vec<i64>,
+    states: Vec<i64>,
+    next: Vec<i64>,
+    sw_ci: Vec<usize>,
+    wk_dt: Vec<i64>,
+    pids: Vec<i64>,
+    targets: Vec<i64>,
+    wk_ci: Vec<usize>,
+    sw_ts: Vec<i64>,
+    wk_ts: Vec<i64>,
+}
+
+impl CompactArrays {
+    fn clear(&mut self) {
+        for v in [&mut self.sw_dt, &mut self.states, &mut self.next, &mut self.wk_dt, &mut self.pids, &mut self.targets,
+                  &mut self.sw_ts, &mut self.wk_ts] {
+            v.clear();
+        }
+        self.sw_ci.clear();
+        self.wk_ci.clear();
+    }
 }
 
 impl Decoder {
@@ -837,35 +862,43 @@ impl Decoder {
     /// bundle's intern_table. prev_pid is implicit: the thread the previous switch on this CPU ran. Arrays of
     /// unequal length (a damaged bundle) give as many events as the shortest holds.
     fn compact_sched(&mut self, cpu: i64, b: &[u8], shift: i64) -> WireResult<()> {
+        let mut s = std::mem::take(&mut self.compact);
+        let r = self.compact_sched_in(cpu, b, shift, &mut s);
+        self.compact = s;
+        r
+    }
+
+    fn compact_sched_in(&mut self, cpu: i64, b: &[u8], shift: i64, s: &mut CompactArrays) -> WireResult<()> {
+        s.clear();
         let mut comms: Vec<&[u8]> = Vec::new();
-        let (mut sw_dt, mut states, mut next, mut sw_ci) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let (mut wk_dt, mut pids, mut targets, mut wk_ci) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut r = Reader::new(b);
         while let Some((f, v)) = r.field()? {
             match f {
                 5 => comms.push(v.bytes()),
-                1 => repeated(v, &mut sw_dt, |x| x as i64)?,
-                2 => repeated(v, &mut states, |x| x as i64)?,
-                3 => repeated(v, &mut next, |x| x as u32 as i32 as i64)?,
-                6 => repeated(v, &mut sw_ci, |x| x as u32 as usize)?,
-                7 => repeated(v, &mut wk_dt, |x| x as i64)?,
-                8 => repeated(v, &mut pids, |x| x as u32 as i32 as i64)?,
-                9 => repeated(v, &mut targets, |x| x as u32 as i32 as i64)?,
-                11 => repeated(v, &mut wk_ci, |x| x as u32 as usize)?,
+                1 => repeated(v, &mut s.sw_dt, |x| x as i64)?,
+                2 => repeated(v, &mut s.states, |x| x as i64)?,
+                3 => repeated(v, &mut s.next, |x| x as u32 as i32 as i64)?,
+                6 => repeated(v, &mut s.sw_ci, |x| x as u32 as usize)?,
+                7 => repeated(v, &mut s.wk_dt, |x| x as i64)?,
+                8 => repeated(v, &mut s.pids, |x| x as u32 as i32 as i64)?,
+                9 => repeated(v, &mut s.targets, |x| x as u32 as i32 as i64)?,
+                11 => repeated(v, &mut s.wk_ci, |x| x as u32 as usize)?,
                 _ => {}
             }
         }
+        let (next, sw_ci, pids, targets, wk_ci) = (&s.next, &s.sw_ci, &s.pids, &s.targets, &s.wk_ci);
         let prev_in = *self.running.get(&cpu).unwrap_or(&0);
-        let sw_ts = accumulate(&sw_dt, shift);
+        accumulate(&s.sw_dt, shift, &mut s.sw_ts);
+        let sw_ts = &s.sw_ts;
         if !sw_ts.is_empty() {
-            let n = sw_ts.len().min(states.len()).min(next.len()).min(sw_ci.len());
+            let n = sw_ts.len().min(s.states.len()).min(next.len()).min(sw_ci.len());
             if n > 0 {
                 let o = &mut self.out.sw;
                 o[0].extend_from_slice(&sw_ts[..n]);
                 o[1].extend(std::iter::repeat_n(cpu, n));
                 o[2].push(prev_in);
                 o[2].extend_from_slice(&next[..n - 1]);
-                o[3].extend_from_slice(&states[..n]);
+                o[3].extend_from_slice(&s.states[..n]);
                 o[4].extend_from_slice(&next[..n]);
             }
             for i in 0..n {
@@ -877,13 +910,14 @@ impl Decoder {
                 self.running.insert(cpu, *last);
             }
         }
-        if !wk_dt.is_empty() {
+        if !s.wk_dt.is_empty() {
             // Compact wakings carry no waker: it is the thread running on the bundle's CPU at that instant.
             self.out.saw_waking = true;
-            let wk_ts = accumulate(&wk_dt, shift);
+            accumulate(&s.wk_dt, shift, &mut s.wk_ts);
+            let wk_ts = &s.wk_ts;
             let n = wk_ts.len().min(pids.len()).min(targets.len()).min(wk_ci.len());
             for &ts in &wk_ts[..n] {
-                let i = bisect_right(&sw_ts, ts);
+                let i = bisect_right(sw_ts, ts);
                 let waker = if i > 0 && i - 1 < next.len() { next[i - 1] } else { prev_in };
                 self.out.wk[3].push(waker);
             }
@@ -967,7 +1001,7 @@ impl Decoder {
                     o.wakeup[1].push(tid);
                     o.wakeup[2].push(f.i32(5));
                     o.wakeup[3].push(pid);
-                    if tid != 0 && !self.comm_seen.contains(&tid) && self.wakeup_comm_tids.insert(tid) {
+                    if tid != 0 && !self.comm_seen.contains(tid) && self.wakeup_comm_tids.insert(tid) {
                         self.wakeup_comms.push((tid, f.bytes(1).to_vec()));
                     }
                 }
