@@ -3,7 +3,7 @@
 //! nesting of slice events into slices. Used by every trace reader through the TraceBuilder.
 
 use std::collections::HashMap as StdHashMap;
-use crate::hash::FastMap as HashMap;
+use crate::hash::{FastMap as HashMap, TidSet};
 
 pub const K_BEGIN: u8 = 0;
 pub const K_END: u8 = 1;
@@ -53,7 +53,7 @@ pub struct Parsed {
     pub c_pid: Vec<Option<i64>>,
     pub c_cpu: Vec<Option<i64>>,
     pub threads: Vec<(i64, i64)>,
-    thread_seen: HashMap<i64, ()>,
+    thread_seen: TidSet,
     /// (what: "bad pid" | "too short" | "bad number", payload's first 80 characters, line)
     pub warnings: Vec<(&'static str, String, Option<i64>)>,
     pub min_ts: Option<i64>,
@@ -107,7 +107,7 @@ impl Parsed {
         self.c_pid.truncate(counters);
         self.c_cpu.truncate(counters);
         for (tid, _) in self.threads.drain(side.0..) {
-            self.thread_seen.remove(&tid);
+            self.thread_seen.remove(tid);
         }
         self.warnings.truncate(side.1);
         (self.min_ts, self.max_ts) = (side.2, side.3);
@@ -215,7 +215,7 @@ impl Parsed {
             None
         };
         if let Some(p) = pid {
-            if self.thread_seen.insert(tid, ()).is_none() {
+            if self.thread_seen.insert(tid) {
                 self.threads.push((tid, p));
             }
         }

@@ -297,9 +297,8 @@ impl Decoder {
                 self.stop(at, format!("record of {} bytes runs past the end of the file", len));
                 return pos;
             }
-            let mark = self.mark();
+            // a packet that fails leaves nothing behind: packet() rolls back what it had added
             if self.packet(&buf[start..start + len]).is_err() {
-                self.rollback(mark);
                 self.stop(at, "packet does not decode".into());
                 return pos;
             }
@@ -433,13 +432,40 @@ impl Decoder {
             Some(c) if c != 0 => c,
             _ => BOOTTIME,
         });
-        match data {
-            Some((P_FTRACE_EVENTS, v)) => self.ftrace_bundle(v.bytes(), seq_id)?,
-            None if timestamp.is_some() => self.frame_timeline(ft_first, &ft_rest, timestamp.unwrap(), clock_id, seq_id),
-            Some((P_PROCESS_TREE, v)) => self.process_tree(v.bytes(), ts_raw, clock)?,
-            Some((P_TRACK_EVENT, v)) => self.track_event(v.bytes(), ts_raw, clock_id, seq_id)?,
-            Some((P_TRACK_DESCRIPTOR, v)) => self.track_descriptor(v.bytes())?,
-            Some((P_THREAD_DESCRIPTOR, v)) => {
+        let Some((kind, v)) = data else {
+            if let Some(ts) = timestamp {
+                self.frame_timeline(ft_first, &ft_rest, ts, clock_id, seq_id);
+            }
+            return Ok(());
+        };
+        // the lengths of the outputs, taken only here: what comes before adds nothing to them (a packet's fields
+        // are all read before any is used; FrameTimeline events cannot fail), and most packets of some traces are
+        // FrameTimeline packets, for which taking them cost more than the event
+        if kind == P_TRACE_CONFIG {
+            self.out.trace_configs += 1;
+            return Ok(());
+        }
+        if !matches!(kind, P_FTRACE_EVENTS | P_PROCESS_TREE | P_TRACK_EVENT | P_TRACK_DESCRIPTOR | P_THREAD_DESCRIPTOR
+                     | P_CPU_INFO | P_CLOCK_SNAPSHOT | P_SYSTEM_INFO) {
+            return Ok(()); // not read here (perf samples, stats, logs...)
+        }
+        let mark = self.mark();
+        let r = self.packet_data(kind, v, ts_raw, clock, clock_id, seq_id);
+        if r.is_err() {
+            self.rollback(mark);
+        }
+        r
+    }
+
+    /// The data of a packet (the `data` oneof member `kind`); an error may leave part of it added.
+    fn packet_data(&mut self, kind: u32, v: Val, ts_raw: i64, clock: u32, clock_id: Option<u32>, seq_id: u32)
+                   -> WireResult<()> {
+        match kind {
+            P_FTRACE_EVENTS => self.ftrace_bundle(v.bytes(), seq_id)?,
+            P_PROCESS_TREE => self.process_tree(v.bytes(), ts_raw, clock)?,
+            P_TRACK_EVENT => self.track_event(v.bytes(), ts_raw, clock_id, seq_id)?,
+            P_TRACK_DESCRIPTOR => self.track_descriptor(v.bytes())?,
+            P_THREAD_DESCRIPTOR => {
                 let (mut tid, mut pid, mut name) = (0i64, 0i64, None);
                 let mut t = Reader::new(v.bytes());
                 while let Some((f, v)) = t.field()? {
@@ -457,10 +483,9 @@ impl Decoder {
                     name: name.filter(|s| !s.is_empty()),
                 });
             }
-            Some((P_CPU_INFO, v)) => self.cpu_info(v.bytes())?,
-            Some((P_CLOCK_SNAPSHOT, v)) => self.clock_snapshot(v.bytes())?,
-            Some((P_SYSTEM_INFO, v)) => self.system_info(v.bytes())?,
-            Some((P_TRACE_CONFIG, _)) => self.out.trace_configs += 1,
+            P_CPU_INFO => self.cpu_info(v.bytes())?,
+            P_CLOCK_SNAPSHOT => self.clock_snapshot(v.bytes())?,
+            P_SYSTEM_INFO => self.system_info(v.bytes())?,
             _ => {}
         }
         Ok(())
