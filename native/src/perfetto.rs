@@ -4,6 +4,8 @@
 //! to the TraceBuilder. A packet that does not decode stops the reading; what it had added is rolled back, so the
 //! result holds exactly the packets before the byte offset reported.
 
+use std::sync::Arc;
+
 use crate::hash::{FastMap as HashMap, FastSet as HashSet, TidSet};
 
 use crate::atrace::Parsed;
@@ -189,7 +191,7 @@ pub struct FtStart {
     pub pid: i64,
     pub token: i64,
     pub dft: Option<i64>,
-    pub layer: Option<String>,
+    pub layer: Option<Arc<str>>, // shared by the events of one layer
     pub jank: Option<u64>,
     pub present: Option<u64>,
     pub on_time: Option<bool>,
@@ -222,6 +224,7 @@ pub struct Decoder {
     wakeup_comm_tids: TidSet,
     pending: Vec<u8>,       // bytes of a packet cut by the chunk boundary
     compact: CompactArrays, // scratch arrays of compact_sched
+    layers: HashSet<Arc<str>>, // FrameTimeline layer names
     pub offset: u64,        // file offset of the first byte not yet framed
     pub stopped: Option<(u64, String)>,
 }
@@ -240,6 +243,7 @@ impl Decoder {
             wakeup_comm_tids: TidSet::default(),
             pending: Vec::new(),
             compact: CompactArrays::default(),
+            layers: HashSet::default(),
             offset: 0,
             stopped: None,
         }
@@ -535,7 +539,7 @@ impl Decoder {
         };
         for raw in std::iter::once(first).chain(rest.iter().copied()) {
             self.out.ft_events += 1;
-            match decode_ft_event(raw) {
+            match decode_ft_event(raw, &mut self.layers) {
                 Ok(Some(FtEvent::End(cookie))) => self.out.ft_end.push((ts as i64, clock, cookie)),
                 Ok(Some(FtEvent::Start(mut s))) => {
                     s.ts = ts as i64;
@@ -752,8 +756,9 @@ enum FtEvent {
 }
 
 /// One FrameTimelineEvent (its first field, a oneof member 1-5). Ok(None): a start or end without the cookie,
-/// token or pid it needs (trace processor drops these too).
-fn decode_ft_event(raw: &[u8]) -> WireResult<Option<FtEvent>> {
+/// token or pid it needs (trace processor drops these too). Layer names are shared through `layers` (a few dozen
+/// distinct names over thousands of events).
+fn decode_ft_event(raw: &[u8], layers: &mut HashSet<Arc<str>>) -> WireResult<Option<FtEvent>> {
     let mut r = Reader::new(raw);
     let tag = r.varint()?;
     if tag & 7 != 2 {
@@ -765,25 +770,6 @@ fn decode_ft_event(raw: &[u8]) -> WireResult<Option<FtEvent>> {
     if end > raw.len() {
         return Err("FrameTimelineEvent member runs past the event");
     }
-    // field number -> value (the last of a repeated scalar wins, as in proto2)
-    let mut vals: [Option<Val>; 16] = [None; 16];
-    let mut m = Reader::new(&raw[r.pos..end]);
-    while let Some((f, v)) = m.field()? {
-        if (f as usize) < vals.len() {
-            vals[f as usize] = Some(v);
-        }
-    }
-    let int = |f: usize| -> WireResult<Option<u64>> {
-        match vals[f] {
-            None => Ok(None),
-            Some(Val::Bytes(_)) => Err("number field holds bytes"),
-            Some(Val::Fixed32(_)) => Err("number field holds a float"),
-            Some(v) => Ok(Some(v.u64())),
-        }
-    };
-    if member == 5 {
-        return Ok(int(1)?.map(|c| FtEvent::End(c as i64)));
-    }
     // field numbers of (token, display_frame_token, pid, layer_name, present_type, on_time_finish,
     // gpu_composition, jank_type, prediction_type, jank_severity_type); 0 = absent in that member
     let layout: [usize; 10] = match member {
@@ -791,23 +777,59 @@ fn decode_ft_event(raw: &[u8]) -> WireResult<Option<FtEvent>> {
         2 => [2, 0, 3, 0, 4, 5, 6, 7, 8, 9],
         3 => [2, 3, 4, 5, 0, 0, 0, 0, 0, 0],
         4 => [2, 3, 4, 5, 6, 7, 8, 9, 10, 12],
+        5 => [0; 10],
         _ => return Err("unknown FrameTimelineEvent member"),
     };
+    // field number (below 16) -> its last value as a number (bytes: 0), whether it was there, whether it was not a
+    // number (bytes or a fixed32 float: an error where a number is read); the layer name's last bytes
+    let (mut num, mut present, mut not_int) = ([0u64; 16], 0u32, 0u32);
+    let mut layer_bytes: Option<&[u8]> = None;
+    let mut m = Reader::new(&raw[r.pos..end]);
+    while let Some((f, v)) = m.field()? {
+        let f = f as usize;
+        if f < num.len() {
+            let bit = 1u32 << f;
+            num[f] = v.u64();
+            present |= bit;
+            let bad = matches!(v, Val::Bytes(_) | Val::Fixed32(_)) as u32;
+            not_int = (not_int & !bit) | (bad << f);
+            if f == layout[3] {
+                layer_bytes = if let Val::Bytes(b) = v { Some(b) } else { None };
+            }
+        }
+    }
+    let int = |f: usize| -> WireResult<Option<u64>> {
+        if present & (1 << f) == 0 {
+            Ok(None)
+        } else if not_int & (1 << f) != 0 {
+            Err("number field holds bytes or a float")
+        } else {
+            Ok(Some(num[f]))
+        }
+    };
+    if member == 5 {
+        return Ok(int(1)?.map(|c| FtEvent::End(c as i64)));
+    }
     let (cookie, token, pid) = (int(1)?, int(layout[0])?, int(layout[2])?);
     let (Some(cookie), Some(token), Some(pid)) = (cookie, token, pid) else {
         return Ok(None);
     };
     let opt = |f: usize| -> WireResult<Option<u64>> { if f == 0 { Ok(None) } else { int(f) } };
     let actual = member == 2 || member == 4;
-    let flag = |f: usize| -> Option<bool> { vals[f].map(|v| v.u64() != 0) };
-    let layer = if layout[3] != 0 {
-        match vals[layout[3]] {
-            Some(Val::Bytes(b)) => Some(text(b)),
-            _ => None,
+    let flag = |f: usize| -> Option<bool> { (present & (1 << f) != 0).then_some(num[f] != 0) };
+    let (dft, jank, present_type, prediction, severity) = (opt(layout[1])?, opt(layout[7])?, opt(layout[4])?,
+                                                          opt(layout[8])?, opt(layout[9])?);
+    let layer = layer_bytes.map(|b| {
+        let s = lossy(b);
+        match layers.get(&*s) {
+            Some(a) => a.clone(),
+            None => {
+                let a: Arc<str> = Arc::from(&*s);
+                layers.insert(a.clone());
+                a
+            }
         }
-    } else {
-        None
-    };
+    });
     Ok(Some(FtEvent::Start(FtStart {
         ts: 0,
         clock: 0,
@@ -815,14 +837,14 @@ fn decode_ft_event(raw: &[u8]) -> WireResult<Option<FtEvent>> {
         member,
         pid: pid as i64,
         token: token as i64,
-        dft: opt(layout[1])?.map(|v| v as i64),
+        dft: dft.map(|v| v as i64),
         layer,
-        jank: if actual { Some(opt(layout[7])?.unwrap_or(0)) } else { None },
-        present: if actual { Some(opt(layout[4])?.unwrap_or(0)) } else { None },
+        jank: if actual { Some(jank.unwrap_or(0)) } else { None },
+        present: if actual { Some(present_type.unwrap_or(0)) } else { None },
         on_time: if actual { flag(layout[5]) } else { None },
         gpu: if actual { flag(layout[6]) } else { None },
-        prediction: if actual { Some(opt(layout[8])?.unwrap_or(0)) } else { None },
-        severity: if actual { opt(layout[9])? } else { None },
+        prediction: if actual { Some(prediction.unwrap_or(0)) } else { None },
+        severity: if actual { severity } else { None },
     })))
 }
 
