@@ -66,6 +66,11 @@ impl<'a> Reader<'a> {
             self.pos = pos + 1;
             return Ok(b[pos] as u64);
         }
+        // two bytes: tags of fields 16-2047 (most ftrace event kinds) and small lengths and numbers
+        if pos + 1 < b.len() && b[pos + 1] < 0x80 {
+            self.pos = pos + 2;
+            return Ok((b[pos] & 0x7f) as u64 | (b[pos + 1] as u64) << 7);
+        }
         if let Some(word) = b.get(pos..pos + 8) {
             // up to 8 bytes at once (timestamps take 6-8): the terminating byte is the first without its high bit;
             // each byte's 7 payload bits are then moved down into place
