@@ -146,6 +146,15 @@ impl Parsed {
         self.counter_id(ts, id, value, cpu, pid);
     }
 
+    /// Room for n more counter samples.
+    pub fn reserve_counters(&mut self, n: usize) {
+        self.c_ts.reserve(n);
+        self.c_name.reserve(n);
+        self.c_value.reserve(n);
+        self.c_pid.reserve(n);
+        self.c_cpu.reserve(n);
+    }
+
     /// A counter sample whose name is already in the string table (id from `strings.id`).
     pub fn counter_id(&mut self, ts: i64, id: u32, value: f64, cpu: Option<i64>, pid: Option<i64>) {
         self.see(ts);

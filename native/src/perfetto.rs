@@ -1281,6 +1281,7 @@ impl Decoder {
         let o = &mut self.out;
         let cpu32 = |c: i64| (c <= i32::MAX as i64).then_some(c);
         // each name is interned once, where its first sample would have interned it
+        o.atrace.reserve_counters(o.idle[0].len() + o.freq[0].len());
         let [ts, state, cpu] = std::mem::take(&mut o.idle);
         if !ts.is_empty() {
             let id = o.atrace.strings.id("cpuidle");
@@ -1385,7 +1386,7 @@ pub type ThreadRow = (i64, Option<i64>, Option<String>);
 pub fn fold_threads(declared: Vec<ThreadRow>, atrace_pids: &[(i64, i64)], names: Vec<(i64, i64, Option<i64>, String)>,
                     renames: Vec<(i64, i64, String)>, comms: Vec<(i64, String)>) -> Vec<ThreadRow> {
     let mut rows: Vec<ThreadRow> = Vec::with_capacity(declared.len());
-    let mut at: HashMap<i64, usize> = HashMap::default();
+    let mut at: HashMap<i64, usize> = HashMap::with_capacity_and_hasher(declared.len(), Default::default());
     let named = |n: &Option<String>| n.as_deref().is_some_and(|s| !s.is_empty());
     // TraceBuilder.thread(tid, pid, name, overwrite_name)
     let mut apply = |tid: i64, pid: Option<i64>, name: Option<String>, overwrite: bool| match at.get(&tid) {
