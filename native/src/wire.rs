@@ -197,6 +197,10 @@ pub fn text(b: &[u8]) -> String {
 /// path walks the bytes chunk by chunk, which cost more than the rest of reading a print).
 #[inline]
 pub fn lossy(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    if b.is_ascii() {
+        // SAFETY: bytes below 0x80 are each a complete UTF-8 character; the slice's bounds are the caller's slice
+        return std::borrow::Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(b) });
+    }
     match std::str::from_utf8(b) {
         Ok(s) => std::borrow::Cow::Borrowed(s),
         Err(_) => String::from_utf8_lossy(b),
