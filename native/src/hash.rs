@@ -1,65 +1,78 @@
-//! A multiplicative hash for the decoder's tables (thread ids, sequence ids, interned strings): the standard
+//! Hash tables for the decoder (thread ids, sequence ids, interned strings) with rustc-hash's Fx hash: the standard
 //! library's SipHash guards against crafted keys at a cost per lookup that dominated the per-event work of a trace
-//! read (comm tables, string interning, slice nesting); these tables need none of that.
+//! read (comm tables, string interning, slice nesting); these tables need none of that (no output depends on their
+//! iteration order). Thread-id sets asked per sched event are a bitmap (TidSet).
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 
-const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+pub type FastMap<K, V> = HashMap<K, V, rustc_hash::FxBuildHasher>;
+pub type FastSet<K> = HashSet<K, rustc_hash::FxBuildHasher>;
 
-#[derive(Default, Clone, Copy)]
-pub struct FastHasher(u64);
+/// A set of thread ids: a bitmap for ids below 2^22 (Linux's largest pid_max; 512 KB at most, grown as ids come),
+/// a hash set for any other value a damaged trace may hold. Asked once or twice per sched event, where a hash set's
+/// lookup cost more than the rest of the event.
+#[derive(Default)]
+pub struct TidSet {
+    bits: Vec<u64>,
+    other: FastSet<i64>,
+}
 
-impl FastHasher {
+const TID_BITS: i64 = 1 << 22;
+
+impl TidSet {
+    /// Adds tid; true if it was not there.
     #[inline]
-    fn add(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
+    pub fn insert(&mut self, tid: i64) -> bool {
+        if !(0..TID_BITS).contains(&tid) {
+            return self.other.insert(tid);
+        }
+        let (w, m) = ((tid >> 6) as usize, 1u64 << (tid & 63));
+        if w >= self.bits.len() {
+            self.bits.resize((w + 1).next_power_of_two(), 0);
+        }
+        let was = self.bits[w] & m != 0;
+        self.bits[w] |= m;
+        !was
+    }
+
+    #[inline]
+    pub fn contains(&self, tid: i64) -> bool {
+        if !(0..TID_BITS).contains(&tid) {
+            return self.other.contains(&tid);
+        }
+        self.bits.get((tid >> 6) as usize).is_some_and(|w| w & (1u64 << (tid & 63)) != 0)
+    }
+
+    pub fn remove(&mut self, tid: i64) {
+        if !(0..TID_BITS).contains(&tid) {
+            self.other.remove(&tid);
+        } else if let Some(w) = self.bits.get_mut((tid >> 6) as usize) {
+            *w &= !(1u64 << (tid & 63));
+        }
     }
 }
 
-impl Hasher for FastHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes(c.try_into().unwrap()));
+#[cfg(test)]
+mod tests {
+    use super::TidSet;
+
+    #[test]
+    fn tid_set_holds_what_was_inserted_and_not_what_was_removed() {
+        let mut s = TidSet::default();
+        let tids = [0i64, 1, 63, 64, 65, 4_194_303, 4_194_304, -1, i64::MIN, i64::MAX, 12_345];
+        for &t in &tids {
+            assert!(!s.contains(t));
+            assert!(s.insert(t), "{t} new");
+            assert!(!s.insert(t), "{t} again");
+            assert!(s.contains(t));
         }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut last = [0u8; 8];
-            last[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(last) ^ ((rest.len() as u64) << 59));
+        for &t in &tids[..5] {
+            s.remove(t);
+            assert!(!s.contains(t));
         }
-    }
-    #[inline]
-    fn write_u8(&mut self, v: u8) {
-        self.add(v as u64)
-    }
-    #[inline]
-    fn write_u32(&mut self, v: u32) {
-        self.add(v as u64)
-    }
-    #[inline]
-    fn write_u64(&mut self, v: u64) {
-        self.add(v)
-    }
-    #[inline]
-    fn write_i64(&mut self, v: i64) {
-        self.add(v as u64)
-    }
-    #[inline]
-    fn write_usize(&mut self, v: usize) {
-        self.add(v as u64)
-    }
-    #[inline]
-    fn write_isize(&mut self, v: isize) {
-        self.add(v as u64)
+        for &t in &tids[5..] {
+            assert!(s.contains(t), "{t} kept");
+        }
+        assert!(!s.contains(2) && !s.contains(1 << 40));
     }
 }
-
-pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
-pub type FastSet<K> = HashSet<K, BuildHasherDefault<FastHasher>>;

@@ -88,8 +88,8 @@ fn cols<const N: usize>(py: Python<'_>, group: [Vec<i64>; N]) -> PyResult<Bound<
 /// tree (long captures, concatenated files) hands each process and thread over once.
 fn collapse_decls(decls: Vec<Decl>) -> Vec<Decl> {
     let mut out: Vec<Decl> = Vec::new();
-    let mut procs: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
-    let mut threads: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    let mut procs: hash::FastMap<i64, usize> = hash::FastMap::with_capacity_and_hasher(decls.len(), Default::default());
+    let mut threads: hash::FastMap<i64, usize> = hash::FastMap::with_capacity_and_hasher(decls.len(), Default::default());
     let named = |n: &Option<String>| n.as_deref().is_some_and(|s| !s.is_empty());
     for d in decls {
         match d {

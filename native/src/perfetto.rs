@@ -4,10 +4,12 @@
 //! to the TraceBuilder. A packet that does not decode stops the reading; what it had added is rolled back, so the
 //! result holds exactly the packets before the byte offset reported.
 
-use crate::hash::{FastMap as HashMap, FastSet as HashSet};
+use std::sync::Arc;
+
+use crate::hash::{FastMap as HashMap, FastSet as HashSet, TidSet};
 
 use crate::atrace::Parsed;
-use crate::wire::{repeated, text, Reader, Val, WireResult};
+use crate::wire::{lossy, repeated, text, Reader, Val, WireResult};
 
 pub const BOOTTIME: u32 = 6;
 const FRAME_TIMELINE_FIELD: u32 = 76;
@@ -20,6 +22,53 @@ const DATA_ONEOF: [u32; 86] = [
     102, 103, 107, 109, 110, 111, 113, 115, 117, 118, 119, 120, 122, 123, 124, 125, 126, 127, 128, 129, 130, 131, 132,
     133, 134, 135, 138, 900,
 ];
+
+/// DATA_ONEOF as a bitmap (bit f of word f / 64), to build PACKET_SLOT.
+const DATA_ONEOF_BITS: [u64; 16] = {
+    let mut bits = [0u64; 16];
+    let mut i = 0;
+    while i < DATA_ONEOF.len() {
+        let f = DATA_ONEOF[i] as usize;
+        bits[f / 64] |= 1 << (f % 64);
+        i += 1;
+    }
+    bits
+};
+
+
+// Slots of the TracePacket fields read here (S_IGNORED: every other field).
+const S_IGNORED: usize = 0;
+const S_TIMESTAMP: usize = 1;
+const S_CLOCK_ID: usize = 2;
+const S_SEQ_ID: usize = 3;
+const S_CLEARED: usize = 4;
+const S_FLAGS: usize = 5;
+const S_INTERNED: usize = 6;
+const S_DEFAULTS: usize = 7;
+const S_FRAME_TIMELINE: usize = 8;
+const S_DATA: usize = 9; // any member of the data oneof
+const S_COUNT: usize = 10;
+
+/// A TracePacket field's slot by field number (numbers beyond the table share its last entry, which is ignored).
+const PACKET_SLOT: [u8; 1024] = {
+    let mut t = [S_IGNORED as u8; 1024];
+    let mut f = 0;
+    while f < 1023 {
+        if DATA_ONEOF_BITS[f / 64] & (1 << (f % 64)) != 0 {
+            t[f] = S_DATA as u8;
+        }
+        f += 1;
+    }
+    t[P_TIMESTAMP as usize] = S_TIMESTAMP as u8;
+    t[P_TIMESTAMP_CLOCK_ID as usize] = S_CLOCK_ID as u8;
+    t[P_TRUSTED_SEQ_ID as usize] = S_SEQ_ID as u8;
+    t[P_INCREMENTAL_STATE_CLEARED as usize] = S_CLEARED as u8;
+    t[P_SEQUENCE_FLAGS as usize] = S_FLAGS as u8;
+    t[P_INTERNED_DATA as usize] = S_INTERNED as u8;
+    t[P_TRACE_PACKET_DEFAULTS as usize] = S_DEFAULTS as u8;
+    t[FRAME_TIMELINE_FIELD as usize] = S_FRAME_TIMELINE as u8;
+    t
+};
 
 // TracePacket fields read here.
 const P_FTRACE_EVENTS: u32 = 1;
@@ -142,7 +191,7 @@ pub struct FtStart {
     pub pid: i64,
     pub token: i64,
     pub dft: Option<i64>,
-    pub layer: Option<String>,
+    pub layer: Option<Arc<str>>, // shared by the events of one layer
     pub jank: Option<u64>,
     pub present: Option<u64>,
     pub on_time: Option<bool>,
@@ -165,15 +214,17 @@ pub struct Decoder {
     pub out: Out,
     seqs: HashMap<u32, Sequence>,
     running: HashMap<i64, i64>, // cpu -> tid last switched in (compact_sched has no prev_pid)
-    comm_seen: HashSet<i64>,
+    comm_seen: TidSet,
     track_threads: HashMap<u64, (i64, i64)>,
     track_events: Vec<TrackEvent>,
     snapshots: Vec<HashMap<u32, i64>>,
     // comms of sched_wakeup events, applied at the end when the trace had no sched_waking: the first per thread not
     // named before (a later one could change nothing), with the set of their tids
     wakeup_comms: Vec<(i64, Vec<u8>)>,
-    wakeup_comm_tids: HashSet<i64>,
+    wakeup_comm_tids: TidSet,
     pending: Vec<u8>,       // bytes of a packet cut by the chunk boundary
+    compact: CompactArrays, // scratch arrays of compact_sched
+    layers: HashSet<Arc<str>>, // FrameTimeline layer names
     pub offset: u64,        // file offset of the first byte not yet framed
     pub stopped: Option<(u64, String)>,
 }
@@ -184,13 +235,15 @@ impl Decoder {
             out: Out::default(),
             seqs: HashMap::default(),
             running: HashMap::default(),
-            comm_seen: HashSet::default(),
+            comm_seen: TidSet::default(),
             track_threads: HashMap::default(),
             track_events: Vec::new(),
             snapshots: Vec::new(),
             wakeup_comms: Vec::new(),
-            wakeup_comm_tids: HashSet::default(),
+            wakeup_comm_tids: TidSet::default(),
             pending: Vec::new(),
+            compact: CompactArrays::default(),
+            layers: HashSet::default(),
             offset: 0,
             stopped: None,
         }
@@ -203,19 +256,40 @@ impl Decoder {
         if self.stopped.is_some() {
             return;
         }
-        if self.pending.is_empty() {
-            let used = self.frame(chunk, false);
-            if self.stopped.is_none() && used < chunk.len() {
-                self.pending.extend_from_slice(&chunk[used..]);
+        let mut used = 0;
+        if !self.pending.is_empty() {
+            // the record the last chunk cut is completed from this chunk's first bytes (its header, at most 11
+            // bytes, then the rest of its length) and framed alone; the chunk itself is framed where it lies rather
+            // than copied behind the pending bytes
+            if record_end(&self.pending).is_none() {
+                used = chunk.len().min(16);
+                self.pending.extend_from_slice(&chunk[..used]);
             }
-        } else {
-            let mut buf = std::mem::take(&mut self.pending);
-            buf.extend_from_slice(chunk);
-            let used = self.frame(&buf, false);
-            if self.stopped.is_none() {
-                buf.drain(..used);
+            if let Some(end) = record_end(&self.pending) {
+                let k = end.saturating_sub(self.pending.len()).min(chunk.len() - used);
+                self.pending.extend_from_slice(&chunk[used..used + k]);
+                used += k;
+            }
+            let buf = std::mem::take(&mut self.pending);
+            let framed = self.frame(&buf, false);
+            if self.stopped.is_some() {
+                return;
+            }
+            let left = buf.len() - framed; // a suffix of buf: bytes of this chunk if no more than `used`
+            if left > used {
+                // the record is still cut (the chunk ended first): all of the chunk is in it
                 self.pending = buf;
+                self.pending.drain(..framed);
+                return;
             }
+            used -= left;
+            self.pending = buf;
+            self.pending.clear();
+        }
+        let rest = &chunk[used..];
+        let framed = self.frame(rest, false);
+        if self.stopped.is_none() && framed < rest.len() {
+            self.pending.extend_from_slice(&rest[framed..]);
         }
     }
 
@@ -256,9 +330,8 @@ impl Decoder {
                 self.stop(at, format!("record of {} bytes runs past the end of the file", len));
                 return pos;
             }
-            let mark = self.mark();
+            // a packet that fails leaves nothing behind: packet() rolls back what it had added
             if self.packet(&buf[start..start + len]).is_err() {
-                self.rollback(mark);
                 self.stop(at, "packet does not decode".into());
                 return pos;
             }
@@ -303,13 +376,13 @@ impl Decoder {
         for (i, c) in o.wk.iter_mut().enumerate() { c.truncate(l[5 + i]); }
         for (i, c) in o.wakeup.iter_mut().enumerate() { c.truncate(l[9 + i]); }
         for (tid, _) in self.wakeup_comms.drain(m.wakeup_comms..) {
-            self.wakeup_comm_tids.remove(&tid);
+            self.wakeup_comm_tids.remove(tid);
         }
         for (i, c) in o.idle.iter_mut().enumerate() { c.truncate(l[13 + i]); }
         for (i, c) in o.freq.iter_mut().enumerate() { c.truncate(l[16 + i]); }
         o.atrace.truncate(l[19] & 0xFFFF_FFFF, l[19] >> 32, m.atrace_side);
         for (tid, _) in o.comms.drain(l[20]..) {
-            self.comm_seen.remove(&tid);
+            self.comm_seen.remove(tid);
         }
         o.renames.truncate(l[21]);
         o.names.truncate(l[22]);
@@ -335,36 +408,46 @@ impl Decoder {
     // ---- packets ---------------------------------------------------------------------------------------------
     fn packet(&mut self, buf: &[u8]) -> WireResult<()> {
         let mut r = Reader::new(buf);
-        let mut timestamp: Option<u64> = None;
-        let mut clock_id: Option<u32> = None;
-        let mut seq_id = 0u32;
-        let mut cleared = false;
-        let mut flags = 0u64;
-        let mut interned: Option<&[u8]> = None;
-        let mut defaults: Option<&[u8]> = None;
-        let mut data: Option<(u32, Val)> = None;
-        let mut ft: Vec<&[u8]> = Vec::new();
+        // each field is put in its slot (the last of a field wins, as in protobuf) without branching on its number:
+        // a packet's fields come in no order a branch predictor learns, and a match on them compiled to an indirect
+        // jump that was the costliest instruction of a FrameTimeline packet
+        let mut slots: [Option<(u32, Val)>; S_COUNT] = [None; S_COUNT];
+        let mut ft_count = 0usize;
         while let Some((f, v)) = r.field()? {
-            match f {
-                P_TIMESTAMP => timestamp = Some(v.u64()),
-                P_TIMESTAMP_CLOCK_ID => clock_id = Some(v.u64() as u32),
-                P_TRUSTED_SEQ_ID => seq_id = v.u64() as u32,
-                P_INCREMENTAL_STATE_CLEARED => cleared = v.u64() != 0,
-                P_SEQUENCE_FLAGS => flags = v.u64() as u32 as u64,
-                P_INTERNED_DATA => interned = Some(v.bytes()),
-                P_TRACE_PACKET_DEFAULTS => defaults = Some(v.bytes()),
-                FRAME_TIMELINE_FIELD => {
-                    if let Val::Bytes(b) = v {
-                        ft.push(b)
+            slots[PACKET_SLOT[(f as usize).min(PACKET_SLOT.len() - 1)] as usize] = Some((f, v));
+            ft_count += (f == FRAME_TIMELINE_FIELD) as usize;
+        }
+        let val = |slot: usize| slots[slot].map(|(_, v)| v);
+        let timestamp: Option<u64> = val(S_TIMESTAMP).map(|v| v.u64());
+        let clock_id: Option<u32> = val(S_CLOCK_ID).map(|v| v.u64() as u32);
+        let seq_id = val(S_SEQ_ID).map_or(0, |v| v.u64() as u32);
+        let cleared = val(S_CLEARED).is_some_and(|v| v.u64() != 0);
+        let flags = val(S_FLAGS).map_or(0, |v| v.u64() as u32 as u64);
+        let interned: Option<&[u8]> = val(S_INTERNED).map(|v| v.bytes());
+        let defaults: Option<&[u8]> = val(S_DEFAULTS).map(|v| v.bytes());
+        let data: Option<(u32, Val)> = slots[S_DATA];
+        // FrameTimeline events: nearly always one a packet (the others, in order, only when there are more)
+        let mut ft_first: Option<&[u8]> = None;
+        let mut ft_rest: Vec<&[u8]> = Vec::new();
+        if ft_count == 1 {
+            if let Some(Val::Bytes(b)) = val(S_FRAME_TIMELINE) {
+                ft_first = Some(b);
+            }
+        } else if ft_count > 1 {
+            let mut r = Reader::new(buf);
+            while let Some((f, v)) = r.field()? {
+                if let (FRAME_TIMELINE_FIELD, Val::Bytes(b)) = (f, v) {
+                    if ft_first.is_none() {
+                        ft_first = Some(b);
+                    } else {
+                        ft_rest.push(b);
                     }
                 }
-                _ if DATA_ONEOF.binary_search(&f).is_ok() => data = Some((f, v)),
-                _ => {}
             }
         }
         if data.is_none() && timestamp.is_some() && interned.is_none() && defaults.is_none() {
             // FrameTimeline packets are numerous: no sequence state is touched
-            self.frame_timeline(&ft, timestamp.unwrap(), clock_id, seq_id);
+            self.frame_timeline(ft_first, &ft_rest, timestamp.unwrap(), clock_id, seq_id);
             return Ok(());
         }
         // the sequence's incremental state (cleared: interned data goes, defaults stay)
@@ -386,13 +469,40 @@ impl Decoder {
             Some(c) if c != 0 => c,
             _ => BOOTTIME,
         });
-        match data {
-            Some((P_FTRACE_EVENTS, v)) => self.ftrace_bundle(v.bytes(), seq_id)?,
-            None if timestamp.is_some() => self.frame_timeline(&ft, timestamp.unwrap(), clock_id, seq_id),
-            Some((P_PROCESS_TREE, v)) => self.process_tree(v.bytes(), ts_raw, clock)?,
-            Some((P_TRACK_EVENT, v)) => self.track_event(v.bytes(), ts_raw, clock_id, seq_id)?,
-            Some((P_TRACK_DESCRIPTOR, v)) => self.track_descriptor(v.bytes())?,
-            Some((P_THREAD_DESCRIPTOR, v)) => {
+        let Some((kind, v)) = data else {
+            if let Some(ts) = timestamp {
+                self.frame_timeline(ft_first, &ft_rest, ts, clock_id, seq_id);
+            }
+            return Ok(());
+        };
+        // the lengths of the outputs, taken only here: what comes before adds nothing to them (a packet's fields
+        // are all read before any is used; FrameTimeline events cannot fail), and most packets of some traces are
+        // FrameTimeline packets, for which taking them cost more than the event
+        if kind == P_TRACE_CONFIG {
+            self.out.trace_configs += 1;
+            return Ok(());
+        }
+        if !matches!(kind, P_FTRACE_EVENTS | P_PROCESS_TREE | P_TRACK_EVENT | P_TRACK_DESCRIPTOR | P_THREAD_DESCRIPTOR
+                     | P_CPU_INFO | P_CLOCK_SNAPSHOT | P_SYSTEM_INFO) {
+            return Ok(()); // not read here (perf samples, stats, logs...)
+        }
+        let mark = self.mark();
+        let r = self.packet_data(kind, v, ts_raw, clock, clock_id, seq_id);
+        if r.is_err() {
+            self.rollback(mark);
+        }
+        r
+    }
+
+    /// The data of a packet (the `data` oneof member `kind`); an error may leave part of it added.
+    fn packet_data(&mut self, kind: u32, v: Val, ts_raw: i64, clock: u32, clock_id: Option<u32>, seq_id: u32)
+                   -> WireResult<()> {
+        match kind {
+            P_FTRACE_EVENTS => self.ftrace_bundle(v.bytes(), seq_id)?,
+            P_PROCESS_TREE => self.process_tree(v.bytes(), ts_raw, clock)?,
+            P_TRACK_EVENT => self.track_event(v.bytes(), ts_raw, clock_id, seq_id)?,
+            P_TRACK_DESCRIPTOR => self.track_descriptor(v.bytes())?,
+            P_THREAD_DESCRIPTOR => {
                 let (mut tid, mut pid, mut name) = (0i64, 0i64, None);
                 let mut t = Reader::new(v.bytes());
                 while let Some((f, v)) = t.field()? {
@@ -410,19 +520,16 @@ impl Decoder {
                     name: name.filter(|s| !s.is_empty()),
                 });
             }
-            Some((P_CPU_INFO, v)) => self.cpu_info(v.bytes())?,
-            Some((P_CLOCK_SNAPSHOT, v)) => self.clock_snapshot(v.bytes())?,
-            Some((P_SYSTEM_INFO, v)) => self.system_info(v.bytes())?,
-            Some((P_TRACE_CONFIG, _)) => self.out.trace_configs += 1,
+            P_CPU_INFO => self.cpu_info(v.bytes())?,
+            P_CLOCK_SNAPSHOT => self.clock_snapshot(v.bytes())?,
+            P_SYSTEM_INFO => self.system_info(v.bytes())?,
             _ => {}
         }
         Ok(())
     }
 
-    fn frame_timeline(&mut self, ft: &[&[u8]], ts: u64, clock_id: Option<u32>, seq_id: u32) {
-        if ft.is_empty() {
-            return;
-        }
+    fn frame_timeline(&mut self, first: Option<&[u8]>, rest: &[&[u8]], ts: u64, clock_id: Option<u32>, seq_id: u32) {
+        let Some(first) = first else { return };
         let clock = match clock_id {
             Some(c) if c != 0 => c,
             _ => match self.seqs.get(&seq_id).and_then(|s| s.clock_id) {
@@ -430,9 +537,9 @@ impl Decoder {
                 _ => BOOTTIME,
             },
         };
-        for raw in ft {
+        for raw in std::iter::once(first).chain(rest.iter().copied()) {
             self.out.ft_events += 1;
-            match decode_ft_event(raw) {
+            match decode_ft_event(raw, &mut self.layers) {
                 Ok(Some(FtEvent::End(cookie))) => self.out.ft_end.push((ts as i64, clock, cookie)),
                 Ok(Some(FtEvent::Start(mut s))) => {
                     s.ts = ts as i64;
@@ -581,6 +688,21 @@ impl Decoder {
     }
 }
 
+/// Where the Trace.packet record at the start of buf ends (the bytes of its tag, length and body), when its header is
+/// complete; None while its length is cut off. A header `frame` refuses (another tag) ends at once: frame reads it
+/// and stops there.
+fn record_end(buf: &[u8]) -> Option<usize> {
+    if buf.first() != Some(&0x0A) {
+        return Some(0);
+    }
+    let mut r = Reader { buf, pos: 1 };
+    match r.varint() {
+        Ok(len) => Some(r.pos.saturating_add(usize::try_from(len).unwrap_or(usize::MAX))),
+        Err(_) if buf.len() > 11 => Some(0), // an overlong length: frame stops at it
+        Err(_) => None,
+    }
+}
+
 fn nonzero(v: i64) -> Option<i64> {
     (v != 0).then_some(v)
 }
@@ -634,8 +756,9 @@ enum FtEvent {
 }
 
 /// One FrameTimelineEvent (its first field, a oneof member 1-5). Ok(None): a start or end without the cookie,
-/// token or pid it needs (trace processor drops these too).
-fn decode_ft_event(raw: &[u8]) -> WireResult<Option<FtEvent>> {
+/// token or pid it needs (trace processor drops these too). Layer names are shared through `layers` (a few dozen
+/// distinct names over thousands of events).
+fn decode_ft_event(raw: &[u8], layers: &mut HashSet<Arc<str>>) -> WireResult<Option<FtEvent>> {
     let mut r = Reader::new(raw);
     let tag = r.varint()?;
     if tag & 7 != 2 {
@@ -647,25 +770,6 @@ fn decode_ft_event(raw: &[u8]) -> WireResult<Option<FtEvent>> {
     if end > raw.len() {
         return Err("FrameTimelineEvent member runs past the event");
     }
-    // field number -> value (the last of a repeated scalar wins, as in proto2)
-    let mut vals: [Option<Val>; 16] = [None; 16];
-    let mut m = Reader::new(&raw[r.pos..end]);
-    while let Some((f, v)) = m.field()? {
-        if (f as usize) < vals.len() {
-            vals[f as usize] = Some(v);
-        }
-    }
-    let int = |f: usize| -> WireResult<Option<u64>> {
-        match vals[f] {
-            None => Ok(None),
-            Some(Val::Bytes(_)) => Err("number field holds bytes"),
-            Some(Val::Fixed32(_)) => Err("number field holds a float"),
-            Some(v) => Ok(Some(v.u64())),
-        }
-    };
-    if member == 5 {
-        return Ok(int(1)?.map(|c| FtEvent::End(c as i64)));
-    }
     // field numbers of (token, display_frame_token, pid, layer_name, present_type, on_time_finish,
     // gpu_composition, jank_type, prediction_type, jank_severity_type); 0 = absent in that member
     let layout: [usize; 10] = match member {
@@ -673,23 +777,59 @@ fn decode_ft_event(raw: &[u8]) -> WireResult<Option<FtEvent>> {
         2 => [2, 0, 3, 0, 4, 5, 6, 7, 8, 9],
         3 => [2, 3, 4, 5, 0, 0, 0, 0, 0, 0],
         4 => [2, 3, 4, 5, 6, 7, 8, 9, 10, 12],
+        5 => [0; 10],
         _ => return Err("unknown FrameTimelineEvent member"),
     };
+    // field number (below 16) -> its last value as a number (bytes: 0), whether it was there, whether it was not a
+    // number (bytes or a fixed32 float: an error where a number is read); the layer name's last bytes
+    let (mut num, mut present, mut not_int) = ([0u64; 16], 0u32, 0u32);
+    let mut layer_bytes: Option<&[u8]> = None;
+    let mut m = Reader::new(&raw[r.pos..end]);
+    while let Some((f, v)) = m.field()? {
+        let f = f as usize;
+        if f < num.len() {
+            let bit = 1u32 << f;
+            num[f] = v.u64();
+            present |= bit;
+            let bad = matches!(v, Val::Bytes(_) | Val::Fixed32(_)) as u32;
+            not_int = (not_int & !bit) | (bad << f);
+            if f == layout[3] {
+                layer_bytes = if let Val::Bytes(b) = v { Some(b) } else { None };
+            }
+        }
+    }
+    let int = |f: usize| -> WireResult<Option<u64>> {
+        if present & (1 << f) == 0 {
+            Ok(None)
+        } else if not_int & (1 << f) != 0 {
+            Err("number field holds bytes or a float")
+        } else {
+            Ok(Some(num[f]))
+        }
+    };
+    if member == 5 {
+        return Ok(int(1)?.map(|c| FtEvent::End(c as i64)));
+    }
     let (cookie, token, pid) = (int(1)?, int(layout[0])?, int(layout[2])?);
     let (Some(cookie), Some(token), Some(pid)) = (cookie, token, pid) else {
         return Ok(None);
     };
     let opt = |f: usize| -> WireResult<Option<u64>> { if f == 0 { Ok(None) } else { int(f) } };
     let actual = member == 2 || member == 4;
-    let flag = |f: usize| -> Option<bool> { vals[f].map(|v| v.u64() != 0) };
-    let layer = if layout[3] != 0 {
-        match vals[layout[3]] {
-            Some(Val::Bytes(b)) => Some(text(b)),
-            _ => None,
+    let flag = |f: usize| -> Option<bool> { (present & (1 << f) != 0).then_some(num[f] != 0) };
+    let (dft, jank, present_type, prediction, severity) = (opt(layout[1])?, opt(layout[7])?, opt(layout[4])?,
+                                                          opt(layout[8])?, opt(layout[9])?);
+    let layer = layer_bytes.map(|b| {
+        let s = lossy(b);
+        match layers.get(&*s) {
+            Some(a) => a.clone(),
+            None => {
+                let a: Arc<str> = Arc::from(&*s);
+                layers.insert(a.clone());
+                a
+            }
         }
-    } else {
-        None
-    };
+    });
     Ok(Some(FtEvent::Start(FtStart {
         ts: 0,
         clock: 0,
@@ -697,14 +837,14 @@ fn decode_ft_event(raw: &[u8]) -> WireResult<Option<FtEvent>> {
         member,
         pid: pid as i64,
         token: token as i64,
-        dft: opt(layout[1])?.map(|v| v as i64),
+        dft: dft.map(|v| v as i64),
         layer,
-        jank: if actual { Some(opt(layout[7])?.unwrap_or(0)) } else { None },
-        present: if actual { Some(opt(layout[4])?.unwrap_or(0)) } else { None },
+        jank: if actual { Some(jank.unwrap_or(0)) } else { None },
+        present: if actual { Some(present_type.unwrap_or(0)) } else { None },
         on_time: if actual { flag(layout[5]) } else { None },
         gpu: if actual { flag(layout[6]) } else { None },
-        prediction: if actual { Some(opt(layout[8])?.unwrap_or(0)) } else { None },
-        severity: if actual { opt(layout[9])? } else { None },
+        prediction: if actual { Some(prediction.unwrap_or(0)) } else { None },
+        severity: if actual { severity } else { None },
     })))
 }
 
@@ -723,16 +863,39 @@ fn bisect_right(a: &[i64], x: i64) -> usize {
     lo
 }
 
-/// Delta-encoded timestamps: the running sum, starting from shift.
-fn accumulate(deltas: &[i64], shift: i64) -> Vec<i64> {
+/// Delta-encoded timestamps: the running sum, starting from shift, into out.
+fn accumulate(deltas: &[i64], shift: i64, out: &mut Vec<i64>) {
     let mut acc = shift;
-    deltas
-        .iter()
-        .map(|d| {
-            acc = acc.wrapping_add(*d);
-            acc
-        })
-        .collect()
+    out.extend(deltas.iter().map(|d| {
+        acc = acc.wrapping_add(*d);
+        acc
+    }));
+}
+
+/// One compact_sched bundle's arrays, kept across bundles so that their memory is reused.
+#[derive(Default)]
+struct CompactArrays {
+    sw_dt: Vec<i64>,
+    states: Vec<i64>,
+    next: Vec<i64>,
+    sw_ci: Vec<usize>,
+    wk_dt: Vec<i64>,
+    pids: Vec<i64>,
+    targets: Vec<i64>,
+    wk_ci: Vec<usize>,
+    sw_ts: Vec<i64>,
+    wk_ts: Vec<i64>,
+}
+
+impl CompactArrays {
+    fn clear(&mut self) {
+        for v in [&mut self.sw_dt, &mut self.states, &mut self.next, &mut self.wk_dt, &mut self.pids, &mut self.targets,
+                  &mut self.sw_ts, &mut self.wk_ts] {
+            v.clear();
+        }
+        self.sw_ci.clear();
+        self.wk_ci.clear();
+    }
 }
 
 impl Decoder {
@@ -779,35 +942,43 @@ impl Decoder {
     /// bundle's intern_table. prev_pid is implicit: the thread the previous switch on this CPU ran. Arrays of
     /// unequal length (a damaged bundle) give as many events as the shortest holds.
     fn compact_sched(&mut self, cpu: i64, b: &[u8], shift: i64) -> WireResult<()> {
+        let mut s = std::mem::take(&mut self.compact);
+        let r = self.compact_sched_in(cpu, b, shift, &mut s);
+        self.compact = s;
+        r
+    }
+
+    fn compact_sched_in(&mut self, cpu: i64, b: &[u8], shift: i64, s: &mut CompactArrays) -> WireResult<()> {
+        s.clear();
         let mut comms: Vec<&[u8]> = Vec::new();
-        let (mut sw_dt, mut states, mut next, mut sw_ci) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let (mut wk_dt, mut pids, mut targets, mut wk_ci) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut r = Reader::new(b);
         while let Some((f, v)) = r.field()? {
             match f {
                 5 => comms.push(v.bytes()),
-                1 => repeated(v, &mut sw_dt, |x| x as i64)?,
-                2 => repeated(v, &mut states, |x| x as i64)?,
-                3 => repeated(v, &mut next, |x| x as u32 as i32 as i64)?,
-                6 => repeated(v, &mut sw_ci, |x| x as u32 as usize)?,
-                7 => repeated(v, &mut wk_dt, |x| x as i64)?,
-                8 => repeated(v, &mut pids, |x| x as u32 as i32 as i64)?,
-                9 => repeated(v, &mut targets, |x| x as u32 as i32 as i64)?,
-                11 => repeated(v, &mut wk_ci, |x| x as u32 as usize)?,
+                1 => repeated(v, &mut s.sw_dt, |x| x as i64)?,
+                2 => repeated(v, &mut s.states, |x| x as i64)?,
+                3 => repeated(v, &mut s.next, |x| x as u32 as i32 as i64)?,
+                6 => repeated(v, &mut s.sw_ci, |x| x as u32 as usize)?,
+                7 => repeated(v, &mut s.wk_dt, |x| x as i64)?,
+                8 => repeated(v, &mut s.pids, |x| x as u32 as i32 as i64)?,
+                9 => repeated(v, &mut s.targets, |x| x as u32 as i32 as i64)?,
+                11 => repeated(v, &mut s.wk_ci, |x| x as u32 as usize)?,
                 _ => {}
             }
         }
+        let (next, sw_ci, pids, targets, wk_ci) = (&s.next, &s.sw_ci, &s.pids, &s.targets, &s.wk_ci);
         let prev_in = *self.running.get(&cpu).unwrap_or(&0);
-        let sw_ts = accumulate(&sw_dt, shift);
+        accumulate(&s.sw_dt, shift, &mut s.sw_ts);
+        let sw_ts = &s.sw_ts;
         if !sw_ts.is_empty() {
-            let n = sw_ts.len().min(states.len()).min(next.len()).min(sw_ci.len());
+            let n = sw_ts.len().min(s.states.len()).min(next.len()).min(sw_ci.len());
             if n > 0 {
                 let o = &mut self.out.sw;
                 o[0].extend_from_slice(&sw_ts[..n]);
                 o[1].extend(std::iter::repeat_n(cpu, n));
                 o[2].push(prev_in);
                 o[2].extend_from_slice(&next[..n - 1]);
-                o[3].extend_from_slice(&states[..n]);
+                o[3].extend_from_slice(&s.states[..n]);
                 o[4].extend_from_slice(&next[..n]);
             }
             for i in 0..n {
@@ -819,13 +990,14 @@ impl Decoder {
                 self.running.insert(cpu, *last);
             }
         }
-        if !wk_dt.is_empty() {
+        if !s.wk_dt.is_empty() {
             // Compact wakings carry no waker: it is the thread running on the bundle's CPU at that instant.
             self.out.saw_waking = true;
-            let wk_ts = accumulate(&wk_dt, shift);
+            accumulate(&s.wk_dt, shift, &mut s.wk_ts);
+            let wk_ts = &s.wk_ts;
             let n = wk_ts.len().min(pids.len()).min(targets.len()).min(wk_ci.len());
             for &ts in &wk_ts[..n] {
-                let i = bisect_right(&sw_ts, ts);
+                let i = bisect_right(sw_ts, ts);
                 let waker = if i > 0 && i - 1 < next.len() { next[i - 1] } else { prev_in };
                 self.out.wk[3].push(waker);
             }
@@ -881,7 +1053,7 @@ impl Decoder {
             }
             FE_PRINT => {
                 o.print_seq += 1;
-                let buf = String::from_utf8_lossy(f.bytes(2));
+                let buf = lossy(f.bytes(2));
                 o.atrace.payload(ts, pid, &buf, o.print_seq, None);
             }
             FE_CPU_IDLE => {
@@ -909,7 +1081,7 @@ impl Decoder {
                     o.wakeup[1].push(tid);
                     o.wakeup[2].push(f.i32(5));
                     o.wakeup[3].push(pid);
-                    if tid != 0 && !self.comm_seen.contains(&tid) && self.wakeup_comm_tids.insert(tid) {
+                    if tid != 0 && !self.comm_seen.contains(tid) && self.wakeup_comm_tids.insert(tid) {
                         self.wakeup_comms.push((tid, f.bytes(1).to_vec()));
                     }
                 }
@@ -1108,14 +1280,22 @@ impl Decoder {
     fn cpu_counters(&mut self) {
         let o = &mut self.out;
         let cpu32 = |c: i64| (c <= i32::MAX as i64).then_some(c);
+        // each name is interned once, where its first sample would have interned it
+        o.atrace.reserve_counters(o.idle[0].len() + o.freq[0].len());
         let [ts, state, cpu] = std::mem::take(&mut o.idle);
-        for i in 0..ts.len() {
-            let v = if state[i] == 0xFFFF_FFFF { -1.0 } else { state[i] as f64 };
-            o.atrace.counter(ts[i], "cpuidle", v, cpu32(cpu[i]), None);
+        if !ts.is_empty() {
+            let id = o.atrace.strings.id("cpuidle");
+            for i in 0..ts.len() {
+                let v = if state[i] == 0xFFFF_FFFF { -1.0 } else { state[i] as f64 };
+                o.atrace.counter_id(ts[i], id, v, cpu32(cpu[i]), None);
+            }
         }
         let [ts, khz, cpu] = std::mem::take(&mut o.freq);
-        for i in 0..ts.len() {
-            o.atrace.counter(ts[i], "cpufreq", khz[i] as f64, cpu32(cpu[i]), None);
+        if !ts.is_empty() {
+            let id = o.atrace.strings.id("cpufreq");
+            for i in 0..ts.len() {
+                o.atrace.counter_id(ts[i], id, khz[i] as f64, cpu32(cpu[i]), None);
+            }
         }
     }
 }
@@ -1206,7 +1386,7 @@ pub type ThreadRow = (i64, Option<i64>, Option<String>);
 pub fn fold_threads(declared: Vec<ThreadRow>, atrace_pids: &[(i64, i64)], names: Vec<(i64, i64, Option<i64>, String)>,
                     renames: Vec<(i64, i64, String)>, comms: Vec<(i64, String)>) -> Vec<ThreadRow> {
     let mut rows: Vec<ThreadRow> = Vec::with_capacity(declared.len());
-    let mut at: HashMap<i64, usize> = HashMap::default();
+    let mut at: HashMap<i64, usize> = HashMap::with_capacity_and_hasher(declared.len(), Default::default());
     let named = |n: &Option<String>| n.as_deref().is_some_and(|s| !s.is_empty());
     // TraceBuilder.thread(tid, pid, name, overwrite_name)
     let mut apply = |tid: i64, pid: Option<i64>, name: Option<String>, overwrite: bool| match at.get(&tid) {
@@ -1242,4 +1422,25 @@ pub fn fold_threads(declared: Vec<ThreadRow>, atrace_pids: &[(i64, i64)], names:
         }
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_slots_send_each_field_where_the_field_list_says() {
+        let read = [(P_TIMESTAMP, S_TIMESTAMP), (P_TIMESTAMP_CLOCK_ID, S_CLOCK_ID), (P_TRUSTED_SEQ_ID, S_SEQ_ID),
+                    (P_INCREMENTAL_STATE_CLEARED, S_CLEARED), (P_SEQUENCE_FLAGS, S_FLAGS),
+                    (P_INTERNED_DATA, S_INTERNED), (P_TRACE_PACKET_DEFAULTS, S_DEFAULTS),
+                    (FRAME_TIMELINE_FIELD, S_FRAME_TIMELINE)];
+        for f in 0u32..5000 {
+            let want = match read.iter().find(|r| r.0 == f) {
+                Some(r) => r.1,
+                None if DATA_ONEOF.contains(&f) => S_DATA,
+                None => S_IGNORED,
+            };
+            assert_eq!(PACKET_SLOT[(f as usize).min(PACKET_SLOT.len() - 1)] as usize, want, "field {f}");
+        }
+    }
 }
