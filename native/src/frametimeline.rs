@@ -196,7 +196,7 @@ pub struct Pairing {
 
 pub fn pair(cookie: &[i64], ts: &[i64], end_cookie: &[i64], end_ts: &[i64]) -> Pairing {
     // each cookie's row (first place) and the start it takes its values from (its last)
-    let mut row_of: FastMap<i64, usize> = FastMap::default();
+    let mut row_of: FastMap<i64, usize> = FastMap::with_capacity_and_hasher(cookie.len(), Default::default());
     let mut src: Vec<usize> = Vec::with_capacity(cookie.len());
     for (i, c) in cookie.iter().enumerate() {
         match row_of.get(c) {
@@ -210,7 +210,7 @@ pub fn pair(cookie: &[i64], ts: &[i64], end_cookie: &[i64], end_ts: &[i64]) -> P
     if !(1..src.len()).all(|k| ts[src[k - 1]] <= ts[src[k]]) {
         src.sort_by_key(|&i| ts[i]); // stable
     }
-    let mut last_end: FastMap<i64, i64> = FastMap::default();
+    let mut last_end: FastMap<i64, i64> = FastMap::with_capacity_and_hasher(end_cookie.len(), Default::default());
     for (c, t) in end_cookie.iter().zip(end_ts) {
         last_end.insert(*c, *t);
     }

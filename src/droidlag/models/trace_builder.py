@@ -143,7 +143,7 @@ class TraceBuilder:
         self._ft_start: dict[int, tuple[Any, ...]] = {}   # cookie -> row in FRAME_TIMELINE_SCHEMA order, dur left out
         self._ft_end: dict[int, int] = {}
         self._ft_chunks: list[pl.DataFrame] = []        # bulk starts (frame_timeline_many), after the single ones
-        self._ft_end_chunks: list[pl.DataFrame] = []
+        self._ft_end_chunks: list[tuple[np.ndarray, np.ndarray]] = []     # bulk ends as (cookie, ts) columns
         self._cpu_max_freq: dict[int, int] = {}
         self._known_pids: tuple[list[int], list[int | None]] | None = None    # (tids, pids) of the threads
         # slices whose name holds U+FFFD (undecodable bytes replaced), counted when the slices are built
@@ -516,14 +516,17 @@ class TraceBuilder:
         "cookie"; ends as ts (ns) and cookie sequences. As with the single calls, a later start or end of a cookie
         replaces an earlier one."""
         end_ts, end_cookie = _int64(end_ts), _int64(end_cookie)
-        for ts in (starts.get_column("ts").to_numpy() if starts.height else end_ts[:0], end_ts):
-            if len(ts):
-                self._see(int(ts.min()))
-                self._see(int(ts.max()))
+        if len(end_cookie) != len(end_ts):
+            raise ValueError(f"{len(end_cookie)} end cookies for {len(end_ts)} end times")
         if starts.height:
+            ts = starts.get_column("ts")
+            self._see(cast(int, ts.min()))
+            self._see(cast(int, ts.max()))
             self._ft_chunks.append(starts)
         if len(end_ts):
-            self._ft_end_chunks.append(pl.DataFrame({"cookie": end_cookie, "end": end_ts}))
+            self._see(int(end_ts.min()))
+            self._see(int(end_ts.max()))
+            self._ft_end_chunks.append((end_cookie, end_ts))
 
     # ---- build --------------------------------------------------------------------------------------------
     def build(self) -> Trace:
@@ -693,38 +696,37 @@ class TraceBuilder:
     def _build_frame_timeline(self) -> pl.DataFrame:
         """Starts and ends paired by cookie natively (a cookie's row keeps its first place and takes its last values;
         it ends at its cookie's last end event; rows in time order); frames without an end run to the trace end."""
-        names = ["cookie", *(k for k in FRAME_TIMELINE_SCHEMA if k not in ("dur", "ended"))]
-        schema = pl.Schema({"cookie": pl.Int64,
-                            **{k: v for k, v in FRAME_TIMELINE_SCHEMA.items() if k not in ("dur", "ended")}})
         starts = list(self._ft_chunks)
         if self._ft_start:
+            names = ["cookie", *(k for k in FRAME_TIMELINE_SCHEMA if k not in ("dur", "ended"))]
+            schema = pl.Schema({k: pl.Int64 if k == "cookie" else FRAME_TIMELINE_SCHEMA[k] for k in names})
             rows = [(cookie, *row) for cookie, row in self._ft_start.items()]
             starts.insert(0, pl.DataFrame(rows, schema=schema, orient="row"))
         if not starts:
             return columns.empty(FRAME_TIMELINE_SCHEMA)
         ends = list(self._ft_end_chunks)
         if self._ft_end:
-            ends.insert(0, pl.DataFrame({"cookie": list(self._ft_end), "end": list(self._ft_end.values())},
-                                        schema={"cookie": pl.Int64, "end": pl.Int64}))
-        # columns picked by name, not through select (each select plans a query)
-        parts = [pl.DataFrame([s.get_column(k) for k in names]) for s in starts]
-        start = pl.concat(parts) if len(parts) > 1 else parts[0]
-        no_end = np.zeros(0, dtype=np.int64)
-        end_cookie = np.concatenate([e.get_column("cookie").to_numpy() for e in ends]) if ends else no_end
-        end_ts = np.concatenate([e.get_column("end").to_numpy() for e in ends]) if ends else no_end
-        take, end, found = _frame_timeline_pairing(np.ascontiguousarray(start.get_column("cookie").to_numpy()),
-                                                   np.ascontiguousarray(start.get_column("ts").to_numpy()),
-                                                   np.ascontiguousarray(end_cookie), np.ascontiguousarray(end_ts))
+            ends.insert(0, (np.fromiter(self._ft_end, dtype=np.int64, count=len(self._ft_end)),
+                            np.fromiter(self._ft_end.values(), dtype=np.int64, count=len(self._ft_end))))
+        if len(starts) > 1:     # columns picked by name into one order, not through select (each plans a query)
+            order = starts[0].columns
+            start = pl.concat([pl.DataFrame([s.get_column(k) for k in order]) for s in starts])
+        else:
+            start = starts[0]
+        end_cookie = np.concatenate([c for c, _ in ends]) if ends else np.zeros(0, dtype=np.int64)
+        end_ts = np.concatenate([t for _, t in ends]) if ends else end_cookie
+        take, end, found = _frame_timeline_pairing(start.get_column("cookie").to_numpy(),
+                                                   start.get_column("ts").to_numpy(), end_cookie, end_ts)
         if take is not None:
             start = start[columns.int64(take)]
         ts = start.get_column("ts").to_numpy()
-        ended = np.frombuffer(found, dtype=np.uint8).astype(bool)
+        ended = np.frombuffer(found, dtype=np.bool_)
         dur = np.maximum(np.where(ended, columns.int64(end), self._end) - ts, 0)
-        unended = int((~ended).sum())
+        unended = len(ended) - int(np.count_nonzero(ended))
         if unended:
             self.warn(f"{unended} FrameTimeline frame(s) without an end event; marked incomplete (their duration "
                       "runs to the trace end and is not counted)")
-        computed = {"dur": pl.Series("dur", dur, dtype=pl.Int64), "ended": pl.Series("ended", ended, dtype=pl.Boolean)}
+        computed = {"dur": pl.Series("dur", dur), "ended": pl.Series("ended", ended)}
         return pl.DataFrame([computed[k] if k in computed else start.get_column(k) for k in FRAME_TIMELINE_SCHEMA])
 
 
