@@ -123,6 +123,9 @@ def test_cpu_classes_from_max_frequencies():
     b.cpu_frequency(0, 0, 300000)
     b.cpu_frequency(5, 0, 1700000)
     b.cpu_frequency(5, 7, 2800000)
+    b.cpu_frequency(6, 7, 1000000)
+    b.counter(7, "cpufreq", 9000000, pid=12)      # no CPU: not any CPU's frequency
+    b.counter(8, "cpuidle", 5000000, cpu=3)       # not a frequency
     t = b.build()
     assert t.cpu_max_freq_khz == {0: 1700000, 7: 2800000}
     assert t.cpu_class == {0: "little", 7: "big"}
