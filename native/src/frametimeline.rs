@@ -74,114 +74,85 @@ fn severity_name(v: i64) -> String {
 
 /// A string column dictionary-coded: the distinct values (None for null) in first-use order, and each row's code.
 #[derive(Default)]
-pub struct Coded {
-    pub distinct: Vec<Option<String>>,
-    pub codes: Vec<i64>,
+struct Coded {
+    distinct: Vec<Option<String>>,
+    codes: Vec<u32>,
 }
 
 impl Coded {
     /// Codes each row's key, naming a key the first time it is seen (`name` returns None for a null).
     fn build<K: std::hash::Hash + Eq + Copy>(keys: impl Iterator<Item = K>, name: impl Fn(K) -> Option<String>) -> Coded {
         let mut out = Coded::default();
-        let mut seen: FastMap<K, i64> = FastMap::default();
+        let mut seen: FastMap<K, u32> = FastMap::default();
         out.codes = keys.map(|k| {
             *seen.entry(k).or_insert_with(|| {
                 out.distinct.push(name(k));
-                out.distinct.len() as i64 - 1
+                out.distinct.len() as u32 - 1
             })
         }).collect();
         out
     }
-}
 
-/// The start events as columns of the FrameTimeline table (ints with i64::MIN for null, booleans as 0/1/null),
-/// enum fields named for actual frames and null for expected ones.
-pub struct StartColumns {
-    pub ts: Vec<i64>,
-    pub cookie: Vec<i64>,
-    pub pid: Vec<i64>,
-    pub token: Vec<i64>,
-    pub display_frame_token: Vec<i64>,
-    pub on_time_finish: Vec<i64>,
-    pub gpu_composition: Vec<i64>,
-    pub kind: Coded,
-    pub scope: Coded,
-    pub layer_name: Coded,
-    pub jank_type: Coded,
-    pub present_type: Coded,
-    pub prediction_type: Coded,
-    pub jank_severity: Coded,
+    fn add_to(self, b: &mut TableBuilder, name: &str) {
+        b.strings(name, &self.codes, self.distinct.len(), |c| self.distinct[c as usize].as_deref());
+    }
 }
 
 fn as_i64(v: Option<u64>) -> i64 {
     v.map_or(NONE, |x| x as i64)
 }
 
-pub fn start_columns(s: &[FtStart]) -> StartColumns {
+/// The start events as a native table of TraceBuilder.frame_timeline_many's columns (the FrameTimeline table's but
+/// dur and ended, plus the cookie; ints with null for an absent field, enum fields named for actual frames and null
+/// for expected ones), in the table's row order (`pair` with the end events: a repeated cookie's earlier starts
+/// dropped, rows in time order), so that the TraceBuilder's pairing finds them in order and gathers nothing. The
+/// columns are written straight from the events in that order: no copy of the events.
+pub fn start_table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64]) -> Result<Table, arrow_schema::ArrowError> {
+    let order: Option<Vec<i64>> = {
+        let cookie: Vec<i64> = starts.iter().map(|e| e.cookie).collect();
+        let ts: Vec<i64> = starts.iter().map(|e| e.ts).collect();
+        pair(&cookie, &ts, end_cookie, end_ts).take
+    };
+    let rows = || -> Box<dyn Iterator<Item = &FtStart> + '_> {
+        match &order {
+            Some(o) => Box::new(o.iter().map(|&i| &starts[i as usize])),
+            None => Box::new(starts.iter()),
+        }
+    };
     let actual = |e: &FtStart| e.member == 2 || e.member == 4;
     // an enum of an actual frame, or None (null) for an expected one
     let enum_of = |f: fn(&FtStart) -> Option<u64>| move |e: &FtStart| actual(e).then(|| as_i64(f(e)));
     let named = |v: i64, name: fn(i64) -> String| (v != NONE).then(|| name(v));
     let jank = enum_of(|e| e.jank);
-    let flag = |v: Option<bool>| v.map_or(NONE, i64::from);
-    StartColumns {
-        ts: s.iter().map(|e| e.ts).collect(),
-        cookie: s.iter().map(|e| e.cookie).collect(),
-        pid: s.iter().map(|e| e.pid).collect(),
-        token: s.iter().map(|e| e.token).collect(),
-        display_frame_token: s.iter().map(|e| e.dft.unwrap_or(NONE)).collect(),
-        on_time_finish: s.iter().map(|e| flag(e.on_time)).collect(),
-        gpu_composition: s.iter().map(|e| flag(e.gpu)).collect(),
-        kind: Coded::build(s.iter().map(|e| e.member), |m| {
-            Some(["", "expected", "actual", "expected", "actual"].get(m as usize).unwrap_or(&"").to_string())
+    let ints = |f: fn(&FtStart) -> i64| -> Vec<i64> { rows().map(f).collect() };
+    // ts and cookie are never null (i64::MIN is a value there)
+    let plain = |f: fn(&FtStart) -> i64| -> Vec<Option<i64>> { rows().map(|e| Some(f(e))).collect() };
+    let mut b = TableBuilder::new();
+    b.int64_opt("ts", &plain(|e| e.ts)).int64_opt("cookie", &plain(|e| e.cookie));
+    Coded::build(rows().map(|e| e.member), |m| {
+        Some(["", "expected", "actual", "expected", "actual"].get(m as usize).unwrap_or(&"").to_string())
+    }).add_to(&mut b, "kind");
+    Coded::build(rows().map(|e| e.member), |m| {
+        Some(["", "display", "display", "surface", "surface"].get(m as usize).unwrap_or(&"").to_string())
+    }).add_to(&mut b, "scope");
+    b.int64("pid", ints(|e| e.pid));
+    Coded::build(rows().map(|e| e.layer.as_deref()), |l| l.map(str::to_string)).add_to(&mut b, "layer_name");
+    b.int64("token", ints(|e| e.token)).int64("display_frame_token", ints(|e| e.dft.unwrap_or(NONE)));
+    Coded::build(rows().map(&jank), |v| v.and_then(|v| named(v, jank_type_name))).add_to(&mut b, "jank_type");
+    Coded::build(rows().map(enum_of(|e| e.present)), |v| v.and_then(|v| named(v, |v| enum_name(&PRESENT_TYPE_NAMES, v))))
+        .add_to(&mut b, "present_type");
+    b.boolean("on_time_finish", rows().map(|e| e.on_time).collect::<Vec<_>>().into_iter());
+    b.boolean("gpu_composition", rows().map(|e| e.gpu).collect::<Vec<_>>().into_iter());
+    Coded::build(rows().map(enum_of(|e| e.prediction)),
+                 |v| v.and_then(|v| named(v, |v| enum_name(&PREDICTION_TYPE_NAMES, v))))
+        .add_to(&mut b, "prediction_type");
+    Coded::build(
+        rows().map(|e| {
+            enum_of(|e| e.severity)(e).map(|v| if v == NONE && jank(e) == Some(JANK_NONE) { NO_SEVERITY_JANK_NONE } else { v })
         }),
-        scope: Coded::build(s.iter().map(|e| e.member), |m| {
-            Some(["", "display", "display", "surface", "surface"].get(m as usize).unwrap_or(&"").to_string())
-        }),
-        layer_name: Coded::build(s.iter().map(|e| e.layer.as_deref()), |l| l.map(str::to_string)),
-        jank_type: Coded::build(s.iter().map(&jank), |v| v.and_then(|v| named(v, jank_type_name))),
-        present_type: Coded::build(s.iter().map(enum_of(|e| e.present)),
-                                   |v| v.and_then(|v| named(v, |v| enum_name(&PRESENT_TYPE_NAMES, v)))),
-        prediction_type: Coded::build(s.iter().map(enum_of(|e| e.prediction)),
-                                      |v| v.and_then(|v| named(v, |v| enum_name(&PREDICTION_TYPE_NAMES, v)))),
-        jank_severity: Coded::build(
-            s.iter().map(|e| {
-                enum_of(|e| e.severity)(e).map(|v| if v == NONE && jank(e) == Some(JANK_NONE) { NO_SEVERITY_JANK_NONE } else { v })
-            }),
-            |v| v.map(severity_name),
-        ),
-    }
-}
-
-impl Coded {
-    fn add_to(&self, b: &mut TableBuilder, name: &str) {
-        let codes: Vec<u32> = self.codes.iter().map(|&c| c as u32).collect();
-        b.strings(name, &codes, self.distinct.len(), |c| self.distinct[c as usize].as_deref());
-    }
-}
-
-impl StartColumns {
-    /// The start rows as a native table (TraceBuilder.frame_timeline_many's columns: the FrameTimeline table's
-    /// but dur and ended, plus the cookie), in the order and types of its schema.
-    pub fn table(self) -> Result<Table, arrow_schema::ArrowError> {
-        let flag = |v: &[i64]| -> Vec<Option<bool>> { v.iter().map(|&x| (x != NONE).then_some(x != 0)).collect() };
-        let mut b = TableBuilder::new();
-        // ts and cookie are never null (i64::MIN is a value there)
-        let plain = |v: Vec<i64>| -> Vec<Option<i64>> { v.into_iter().map(Some).collect() };
-        b.int64_opt("ts", &plain(self.ts)).int64_opt("cookie", &plain(self.cookie));
-        self.kind.add_to(&mut b, "kind");
-        self.scope.add_to(&mut b, "scope");
-        b.int64("pid", self.pid);
-        self.layer_name.add_to(&mut b, "layer_name");
-        b.int64("token", self.token).int64("display_frame_token", self.display_frame_token);
-        self.jank_type.add_to(&mut b, "jank_type");
-        self.present_type.add_to(&mut b, "present_type");
-        b.boolean("on_time_finish", flag(&self.on_time_finish).into_iter());
-        b.boolean("gpu_composition", flag(&self.gpu_composition).into_iter());
-        self.prediction_type.add_to(&mut b, "prediction_type");
-        self.jank_severity.add_to(&mut b, "jank_severity");
-        b.finish()
-    }
+        |v| v.map(severity_name),
+    ).add_to(&mut b, "jank_severity");
+    b.finish()
 }
 
 /// How the start rows become the table's rows: a repeated cookie keeps its first place and takes its last start's
@@ -221,18 +192,6 @@ pub fn pair(cookie: &[i64], ts: &[i64], end_cookie: &[i64], end_ts: &[i64]) -> P
         end: ends.iter().map(|e| e.unwrap_or(0)).collect(),
         found: ends.iter().map(Option::is_some).collect(),
     }
-}
-
-/// The start events in the table's row order (see `pair`): a repeated cookie's earlier starts dropped, rows in time
-/// order. The decoder hands them over so, and the TraceBuilder's pairing then finds them in order (no gather of the
-/// built table, which cost more than the rest of a small trace's FrameTimeline).
-pub fn in_table_order(starts: Vec<FtStart>, end_cookie: &[i64], end_ts: &[i64]) -> Vec<FtStart> {
-    let cookie: Vec<i64> = starts.iter().map(|e| e.cookie).collect();
-    let ts: Vec<i64> = starts.iter().map(|e| e.ts).collect();
-    let Some(take) = pair(&cookie, &ts, end_cookie, end_ts).take else { return starts };
-    let mut slots: Vec<Option<FtStart>> = starts.into_iter().map(Some).collect();
-    // each index is taken once (one per cookie)
-    take.iter().filter_map(|&i| slots[i as usize].take()).collect()
 }
 
 #[cfg(test)]

@@ -232,8 +232,8 @@ impl PerfettoDecoder {
         // dictionary-coded), not yet paired with their ends (the TraceBuilder does that: frame_timeline_pairing)
         let end_ts: Vec<i64> = o.ft_end.iter().map(|e| e.0).collect();
         let end_cookie: Vec<i64> = o.ft_end.iter().map(|e| e.2).collect();
-        let starts = frametimeline::start_columns(&frametimeline::in_table_order(o.ft_start, &end_cookie, &end_ts));
-        let ft = starts.table().map_err(arrow_table::py_err)?;
+        let ft = frametimeline::start_table(&o.ft_start, &end_cookie, &end_ts).map_err(arrow_table::py_err)?;
+        drop(o.ft_start);
         d.set_item("frame_timeline_start", ft)?;
         d.set_item("frame_timeline_end", (col(py, end_ts)?, col(py, end_cookie)?))?;
         d.set_item("frame_timeline_counts", (o.ft_events, o.ft_broken, o.ft_incomplete))?;
