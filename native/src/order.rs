@@ -1,11 +1,10 @@
 //! The time order of an event stream: indices sorted by timestamp, ties in insertion order, by a stable LSD radix
-//! sort of the timestamps' offsets from their minimum (11 bits a pass; the passes whose digit is the same for every
-//! event are skipped, so a trace's nanosecond span of minutes costs four passes). A trace's streams come in runs
+//! sort of the timestamps' offsets from their minimum (at most 12 bits a pass, as few passes as the span needs: a
+//! trace of a minute, 36 bits of nanoseconds, costs three; a pass whose digit is the same for every event is skipped). A trace's streams come in runs
 //! sorted per CPU, which a comparison sort merges at log(runs) per event; the radix sort costs the same few passes
 //! whatever the order.
 
-const BITS: u32 = 11;
-const BUCKETS: usize = 1 << BITS;
+const MAX_BITS: u32 = 12;
 /// Below this many events a comparison sort is as cheap as the radix passes' fixed cost.
 const SMALL: usize = 256;
 
@@ -27,14 +26,17 @@ pub fn by_time_then<K: Ord>(ts: &[i64], second: impl Fn(usize) -> K) -> Vec<u32>
     let lo = *ts.iter().min().unwrap_or(&0);
     let hi = *ts.iter().max().unwrap_or(&0);
     let span = hi.wrapping_sub(lo) as u64;
-    let passes = (64 - span.leading_zeros()).div_ceil(BITS);
+    let span_bits = 64 - span.leading_zeros();
+    let passes = span_bits.div_ceil(MAX_BITS);
+    let bits = span_bits.div_ceil(passes.max(1));
+    let buckets = 1usize << bits;
     let mut key: Vec<u64> = ts.iter().map(|&t| t.wrapping_sub(lo) as u64).collect();
     let mut key_tmp: Vec<u64> = vec![0; n];
     let mut order_tmp: Vec<u32> = vec![0; n];
-    let mut count = vec![0usize; BUCKETS];
+    let mut count = vec![0usize; buckets];
     for pass in 0..passes {
-        let shift = pass * BITS;
-        let digit = |k: u64| ((k >> shift) as usize) & (BUCKETS - 1);
+        let shift = pass * bits;
+        let digit = |k: u64| ((k >> shift) as usize) & (buckets - 1);
         count.iter_mut().for_each(|c| *c = 0);
         for &k in &key {
             count[digit(k)] += 1;

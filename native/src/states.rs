@@ -192,27 +192,21 @@ fn event_actions(inp: &Input, i: usize, running: i32, runnable: i32, mut f: impl
 /// running / runnable: the codes of "Running" and "R".
 pub fn actions(inp: &Input, running: i64, runnable: i64) -> Actions {
     let (running, runnable) = (small(running), small(runnable));
-    // events by (ts, kind), ties in insertion order (a radix sort of the timestamps; equal ones, rare, by kind)
-    let order = crate::order::by_time_then(inp.ts, |i| inp.kind[i]);
     // one action per (thread, event) to per-thread runs (threads in tid order, each run in time order) by a
-    // counting sort: a first pass numbers the threads and counts their actions, a second writes each action to its
-    // thread's next slot
+    // counting sort: a first pass over the events as they are (in order of memory) numbers the threads and counts
+    // their actions, a second in time order writes each action to its thread's next slot
+    let mut no = ThreadNumbers::new(inp);
     let mut tids: Vec<i64> = Vec::new();
     let mut counts: Vec<usize> = Vec::new();
-    let mut which: Vec<u32> = Vec::with_capacity(inp.ts.len() + inp.ts.len() / 2);
-    {
-        let mut no = ThreadNumbers::new(inp);
-        for &i in &order {
-            event_actions(inp, i as usize, running, runnable, |tid, _| {
-                let k = no.get(tid, || {
-                    tids.push(tid);
-                    counts.push(0);
-                    tids.len() - 1
-                });
-                counts[k] += 1;
-                which.push(k as u32);
+    for i in 0..inp.ts.len() {
+        event_actions(inp, i, running, runnable, |tid, _| {
+            let k = no.get(tid, || {
+                tids.push(tid);
+                counts.push(0);
+                tids.len() - 1
             });
-        }
+            counts[k] += 1;
+        });
     }
     let mut by_tid: Vec<usize> = (0..tids.len()).collect();
     by_tid.sort_unstable_by_key(|&k| tids[k]);
@@ -224,11 +218,12 @@ pub fn actions(inp: &Input, running: i64, runnable: i64) -> Actions {
         runs.push((tids[k], at, at + counts[k]));
         at += counts[k];
     }
+    // events by (ts, kind), ties in insertion order (a radix sort of the timestamps; equal ones, rare, by kind)
+    let order = crate::order::by_time_then(inp.ts, |i| inp.kind[i]);
     let mut acts = vec![Action::default(); at];
-    let mut w = which.iter();
     for &i in &order {
-        event_actions(inp, i as usize, running, runnable, |_, act| {
-            let k = *w.next().unwrap() as usize;
+        event_actions(inp, i as usize, running, runnable, |tid, act| {
+            let k = no.get(tid, || unreachable!("every thread was numbered by the first pass"));
             acts[next[k]] = act;
             next[k] += 1;
         });
