@@ -755,6 +755,27 @@ enum FtEvent {
     End(i64),
 }
 
+/// A FrameTimelineEvent member's fields below 16: each one's last value as a number (bytes: 0), whether it was
+/// there, whether it was not a number (bytes or a fixed32 float: an error where a number is read).
+struct Fields16 {
+    num: [u64; 16],
+    present: u32,
+    not_int: u32,
+}
+
+impl Fields16 {
+    #[inline(always)]
+    fn int(&self, f: usize) -> WireResult<Option<u64>> {
+        if self.present & (1 << f) == 0 {
+            Ok(None)
+        } else if self.not_int & (1 << f) != 0 {
+            Err("number field holds bytes or a float")
+        } else {
+            Ok(Some(self.num[f]))
+        }
+    }
+}
+
 /// One FrameTimelineEvent (its first field, a oneof member 1-5). Ok(None): a start or end without the cookie,
 /// token or pid it needs (trace processor drops these too). Layer names are shared through `layers` (a few dozen
 /// distinct names over thousands of events).
@@ -780,33 +801,24 @@ fn decode_ft_event(raw: &[u8], layers: &mut HashSet<Arc<str>>) -> WireResult<Opt
         5 => [0; 10],
         _ => return Err("unknown FrameTimelineEvent member"),
     };
-    // field number (below 16) -> its last value as a number (bytes: 0), whether it was there, whether it was not a
-    // number (bytes or a fixed32 float: an error where a number is read); the layer name's last bytes
-    let (mut num, mut present, mut not_int) = ([0u64; 16], 0u32, 0u32);
+    // fields below 16 (Fields16); the layer name's last bytes
+    let mut v16 = Fields16 { num: [0u64; 16], present: 0, not_int: 0 };
     let mut layer_bytes: Option<&[u8]> = None;
     let mut m = Reader::new(&raw[r.pos..end]);
     while let Some((f, v)) = m.field()? {
         let f = f as usize;
-        if f < num.len() {
+        if f < v16.num.len() {
             let bit = 1u32 << f;
-            num[f] = v.u64();
-            present |= bit;
+            v16.num[f] = v.u64();
+            v16.present |= bit;
             let bad = matches!(v, Val::Bytes(_) | Val::Fixed32(_)) as u32;
-            not_int = (not_int & !bit) | (bad << f);
+            v16.not_int = (v16.not_int & !bit) | (bad << f);
             if f == layout[3] {
                 layer_bytes = if let Val::Bytes(b) = v { Some(b) } else { None };
             }
         }
     }
-    let int = |f: usize| -> WireResult<Option<u64>> {
-        if present & (1 << f) == 0 {
-            Ok(None)
-        } else if not_int & (1 << f) != 0 {
-            Err("number field holds bytes or a float")
-        } else {
-            Ok(Some(num[f]))
-        }
-    };
+    let int = |f: usize| v16.int(f);
     if member == 5 {
         return Ok(int(1)?.map(|c| FtEvent::End(c as i64)));
     }
@@ -816,7 +828,7 @@ fn decode_ft_event(raw: &[u8], layers: &mut HashSet<Arc<str>>) -> WireResult<Opt
     };
     let opt = |f: usize| -> WireResult<Option<u64>> { if f == 0 { Ok(None) } else { int(f) } };
     let actual = member == 2 || member == 4;
-    let flag = |f: usize| -> Option<bool> { (present & (1 << f) != 0).then_some(num[f] != 0) };
+    let flag = |f: usize| -> Option<bool> { (v16.present & (1 << f) != 0).then_some(v16.num[f] != 0) };
     let (dft, jank, present_type, prediction, severity) = (opt(layout[1])?, opt(layout[7])?, opt(layout[4])?,
                                                           opt(layout[8])?, opt(layout[9])?);
     let layer = layer_bytes.map(|b| {
