@@ -72,25 +72,45 @@ fn severity_name(v: i64) -> String {
     }
 }
 
-/// A string column dictionary-coded: the distinct values (None for null) in first-use order, and each row's code.
-#[derive(Default)]
-struct Coded {
+/// Keys below this index a table in `Codes` (enum values, FrameTimeline members); any other goes through a map.
+const SMALL: usize = 64;
+
+/// The dictionary codes of one string column, made row by row: each distinct key named once (its code: its place
+/// among the distinct values, in first-use order). Small keys index a table, others a map; null rows share one code.
+struct Codes {
+    small: [u32; SMALL],
+    map: FastMap<i64, u32>,
+    null: u32,
     distinct: Vec<Option<String>>,
     codes: Vec<u32>,
 }
 
-impl Coded {
-    /// Codes each row's key, naming a key the first time it is seen (`name` returns None for a null).
-    fn build<K: std::hash::Hash + Eq + Copy>(keys: impl Iterator<Item = K>, name: impl Fn(K) -> Option<String>) -> Coded {
-        let mut out = Coded::default();
-        let mut seen: FastMap<K, u32> = FastMap::default();
-        out.codes = keys.map(|k| {
-            *seen.entry(k).or_insert_with(|| {
-                out.distinct.push(name(k));
-                out.distinct.len() as u32 - 1
-            })
-        }).collect();
-        out
+impl Codes {
+    fn new(rows: usize) -> Self {
+        Codes { small: [u32::MAX; SMALL], map: FastMap::default(), null: u32::MAX, distinct: Vec::new(),
+                codes: Vec::with_capacity(rows) }
+    }
+
+    #[inline]
+    fn push(&mut self, key: i64, name: impl FnOnce() -> Option<String>) {
+        let slot = match usize::try_from(key) {
+            Ok(k) if k < SMALL => &mut self.small[k],
+            _ => self.map.entry(key).or_insert(u32::MAX),
+        };
+        if *slot == u32::MAX {
+            *slot = self.distinct.len() as u32;
+            self.distinct.push(name());
+        }
+        self.codes.push(*slot);
+    }
+
+    #[inline]
+    fn push_null(&mut self) {
+        if self.null == u32::MAX {
+            self.null = self.distinct.len() as u32;
+            self.distinct.push(None);
+        }
+        self.codes.push(self.null);
     }
 
     fn add_to(self, b: &mut TableBuilder, name: &str) {
@@ -102,56 +122,88 @@ fn as_i64(v: Option<u64>) -> i64 {
     v.map_or(NONE, |x| x as i64)
 }
 
+const KINDS: [&str; 5] = ["", "expected", "actual", "expected", "actual"];
+const SCOPES: [&str; 5] = ["", "display", "display", "surface", "surface"];
+
 /// The start events as a native table of TraceBuilder.frame_timeline_many's columns (the FrameTimeline table's but
 /// dur and ended, plus the cookie; ints with null for an absent field, enum fields named for actual frames and null
 /// for expected ones), in the table's row order (`pair` with the end events: a repeated cookie's earlier starts
-/// dropped, rows in time order), so that the TraceBuilder's pairing finds them in order and gathers nothing. The
-/// columns are written straight from the events in that order: no copy of the events.
+/// dropped, rows in time order), so that the TraceBuilder's pairing finds them in order and gathers nothing. One
+/// pass over the events in that order writes every column.
 pub fn start_table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64]) -> Result<Table, arrow_schema::ArrowError> {
-    let order: Option<Vec<i64>> = {
-        let cookie: Vec<i64> = starts.iter().map(|e| e.cookie).collect();
-        let ts: Vec<i64> = starts.iter().map(|e| e.ts).collect();
-        pair(&cookie, &ts, end_cookie, end_ts).take
-    };
-    let rows = || -> Box<dyn Iterator<Item = &FtStart> + '_> {
-        match &order {
-            Some(o) => Box::new(o.iter().map(|&i| &starts[i as usize])),
-            None => Box::new(starts.iter()),
+    let cookie: Vec<i64> = starts.iter().map(|e| e.cookie).collect();
+    let ts: Vec<i64> = starts.iter().map(|e| e.ts).collect();
+    let order = pair(&cookie, &ts, end_cookie, end_ts).take;
+    let n = order.as_ref().map_or(starts.len(), Vec::len);
+    let (mut ts, mut cookie) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut pid, mut token, mut dft) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut on_time, mut gpu) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let [mut kind, mut scope, mut jank, mut present, mut prediction, mut severity] =
+        std::array::from_fn(|_| Codes::new(n));
+    // layers: by the shared name's address (the decoder shares one Arc per distinct name), the last one remembered
+    let mut layer = Codes::new(n);
+    let mut last_layer: Option<(usize, u32)> = None;
+    let mut row = |e: &FtStart| {
+        ts.push(Some(e.ts));
+        cookie.push(Some(e.cookie));
+        pid.push(e.pid);
+        token.push(e.token);
+        dft.push(e.dft.unwrap_or(NONE));
+        on_time.push(e.on_time);
+        gpu.push(e.gpu);
+        let m = e.member as usize;
+        kind.push(m as i64, || Some(KINDS.get(m).unwrap_or(&"").to_string()));
+        scope.push(m as i64, || Some(SCOPES.get(m).unwrap_or(&"").to_string()));
+        match &e.layer {
+            None => layer.push_null(),
+            Some(l) => {
+                let addr = l.as_ptr() as usize;
+                match last_layer {
+                    Some((a, code)) if a == addr => layer.codes.push(code),
+                    _ => {
+                        layer.push(addr as i64, || Some(l.to_string()));
+                        last_layer = Some((addr, *layer.codes.last().unwrap()));
+                    }
+                }
+            }
         }
+        if e.member != 2 && e.member != 4 {
+            // an expected frame: its enum fields are null
+            for c in [&mut jank, &mut present, &mut prediction, &mut severity] {
+                c.push_null();
+            }
+            return;
+        }
+        let bits = as_i64(e.jank);
+        jank.push(bits, || (bits != NONE).then(|| jank_type_name(bits)));
+        let p = as_i64(e.present);
+        present.push(p, || (p != NONE).then(|| enum_name(&PRESENT_TYPE_NAMES, p)));
+        let q = as_i64(e.prediction);
+        prediction.push(q, || (q != NONE).then(|| enum_name(&PREDICTION_TYPE_NAMES, q)));
+        let mut v = as_i64(e.severity);
+        if v == NONE && bits == JANK_NONE {
+            v = NO_SEVERITY_JANK_NONE;
+        }
+        severity.push(v, || Some(severity_name(v)));
     };
-    let actual = |e: &FtStart| e.member == 2 || e.member == 4;
-    // an enum of an actual frame, or None (null) for an expected one
-    let enum_of = |f: fn(&FtStart) -> Option<u64>| move |e: &FtStart| actual(e).then(|| as_i64(f(e)));
-    let named = |v: i64, name: fn(i64) -> String| (v != NONE).then(|| name(v));
-    let jank = enum_of(|e| e.jank);
-    let ints = |f: fn(&FtStart) -> i64| -> Vec<i64> { rows().map(f).collect() };
-    // ts and cookie are never null (i64::MIN is a value there)
-    let plain = |f: fn(&FtStart) -> i64| -> Vec<Option<i64>> { rows().map(|e| Some(f(e))).collect() };
+    match &order {
+        Some(o) => o.iter().for_each(|&i| row(&starts[i as usize])),
+        None => starts.iter().for_each(&mut row),
+    }
     let mut b = TableBuilder::new();
-    b.int64_opt("ts", &plain(|e| e.ts)).int64_opt("cookie", &plain(|e| e.cookie));
-    Coded::build(rows().map(|e| e.member), |m| {
-        Some(["", "expected", "actual", "expected", "actual"].get(m as usize).unwrap_or(&"").to_string())
-    }).add_to(&mut b, "kind");
-    Coded::build(rows().map(|e| e.member), |m| {
-        Some(["", "display", "display", "surface", "surface"].get(m as usize).unwrap_or(&"").to_string())
-    }).add_to(&mut b, "scope");
-    b.int64("pid", ints(|e| e.pid));
-    Coded::build(rows().map(|e| e.layer.as_deref()), |l| l.map(str::to_string)).add_to(&mut b, "layer_name");
-    b.int64("token", ints(|e| e.token)).int64("display_frame_token", ints(|e| e.dft.unwrap_or(NONE)));
-    Coded::build(rows().map(&jank), |v| v.and_then(|v| named(v, jank_type_name))).add_to(&mut b, "jank_type");
-    Coded::build(rows().map(enum_of(|e| e.present)), |v| v.and_then(|v| named(v, |v| enum_name(&PRESENT_TYPE_NAMES, v))))
-        .add_to(&mut b, "present_type");
-    b.boolean("on_time_finish", rows().map(|e| e.on_time).collect::<Vec<_>>().into_iter());
-    b.boolean("gpu_composition", rows().map(|e| e.gpu).collect::<Vec<_>>().into_iter());
-    Coded::build(rows().map(enum_of(|e| e.prediction)),
-                 |v| v.and_then(|v| named(v, |v| enum_name(&PREDICTION_TYPE_NAMES, v))))
-        .add_to(&mut b, "prediction_type");
-    Coded::build(
-        rows().map(|e| {
-            enum_of(|e| e.severity)(e).map(|v| if v == NONE && jank(e) == Some(JANK_NONE) { NO_SEVERITY_JANK_NONE } else { v })
-        }),
-        |v| v.map(severity_name),
-    ).add_to(&mut b, "jank_severity");
+    // ts and cookie are never null (i64::MIN is a value there)
+    b.int64_opt("ts", &ts).int64_opt("cookie", &cookie);
+    kind.add_to(&mut b, "kind");
+    scope.add_to(&mut b, "scope");
+    b.int64("pid", pid);
+    layer.add_to(&mut b, "layer_name");
+    b.int64("token", token).int64("display_frame_token", dft);
+    jank.add_to(&mut b, "jank_type");
+    present.add_to(&mut b, "present_type");
+    b.boolean("on_time_finish", on_time.into_iter());
+    b.boolean("gpu_composition", gpu.into_iter());
+    prediction.add_to(&mut b, "prediction_type");
+    severity.add_to(&mut b, "jank_severity");
     b.finish()
 }
 
@@ -165,27 +217,76 @@ pub struct Pairing {
     pub found: Vec<bool>,
 }
 
+/// Slots per cookie: SurfaceFlinger numbers its cookies from a counter, so a trace's cookies mostly fill a range
+/// barely wider than their count, and a table indexed by cookie replaces a hash map (a tenth of the cost); cookies
+/// spread wider (or a damaged trace's) go through a map.
+enum CookieSlots {
+    Dense { lo: i64, slot: Vec<u32> },
+    Sparse(FastMap<i64, u32>),
+}
+
+impl CookieSlots {
+    fn new(cookie: &[i64]) -> Self {
+        let (Some(&lo), Some(&hi)) = (cookie.iter().min(), cookie.iter().max()) else {
+            return CookieSlots::Sparse(FastMap::default());
+        };
+        let span = hi as i128 - lo as i128 + 1;
+        if span <= (4 * cookie.len() + 1024) as i128 {
+            CookieSlots::Dense { lo, slot: vec![u32::MAX; span as usize] }
+        } else {
+            CookieSlots::Sparse(FastMap::with_capacity_and_hasher(cookie.len(), Default::default()))
+        }
+    }
+
+    /// The slot of a cookie (u32::MAX while unset); None for a cookie outside a dense range.
+    #[inline]
+    fn get(&mut self, c: i64) -> Option<&mut u32> {
+        match self {
+            CookieSlots::Dense { lo, slot } => {
+                let k = (c as i128 - *lo as i128) as usize;
+                if c < *lo { None } else { slot.get_mut(k) }
+            }
+            CookieSlots::Sparse(m) => Some(m.entry(c).or_insert(u32::MAX)),
+        }
+    }
+}
+
 pub fn pair(cookie: &[i64], ts: &[i64], end_cookie: &[i64], end_ts: &[i64]) -> Pairing {
     // each cookie's row (first place) and the start it takes its values from (its last)
-    let mut row_of: FastMap<i64, usize> = FastMap::with_capacity_and_hasher(cookie.len(), Default::default());
+    let mut row_of = CookieSlots::new(cookie);
     let mut src: Vec<usize> = Vec::with_capacity(cookie.len());
-    for (i, c) in cookie.iter().enumerate() {
-        match row_of.get(c) {
-            Some(&r) => src[r] = i,
-            None => {
-                row_of.insert(*c, src.len());
-                src.push(i);
-            }
+    for (i, &c) in cookie.iter().enumerate() {
+        let slot = row_of.get(c).expect("every start cookie is in the range");
+        if *slot == u32::MAX {
+            *slot = src.len() as u32;
+            src.push(i);
+        } else {
+            src[*slot as usize] = i;
         }
     }
     if !(1..src.len()).all(|k| ts[src[k - 1]] <= ts[src[k]]) {
         src.sort_by_key(|&i| ts[i]); // stable
     }
-    let mut last_end: FastMap<i64, i64> = FastMap::with_capacity_and_hasher(end_cookie.len(), Default::default());
-    for (c, t) in end_cookie.iter().zip(end_ts) {
-        last_end.insert(*c, *t);
+    // each cookie's last end, by the same slots: end_of[slot] (an end whose cookie no start has is not needed)
+    let mut end_of: Vec<Option<i64>> = vec![None; src.len()];
+    let mut first_row = row_of;
+    for (&c, &t) in end_cookie.iter().zip(end_ts) {
+        let slot = match &mut first_row {
+            CookieSlots::Sparse(m) => m.get(&c).copied(),
+            dense => dense.get(c).map(|s| *s),
+        };
+        if let Some(s) = slot.filter(|&s| s != u32::MAX) {
+            end_of[s as usize] = Some(t);
+        }
     }
-    let ends: Vec<Option<i64>> = src.iter().map(|&i| last_end.get(&cookie[i]).copied()).collect();
+    // rows were numbered by first place before the sort: a row's end is its first-place number's
+    let ends: Vec<Option<i64>> = src.iter().map(|&i| {
+        let slot = match &mut first_row {
+            CookieSlots::Sparse(m) => m.get(&cookie[i]).copied(),
+            dense => dense.get(cookie[i]).map(|s| *s),
+        };
+        slot.and_then(|s| end_of[s as usize])
+    }).collect();
     let identity = src.len() == cookie.len() && src.iter().enumerate().all(|(k, &i)| k == i);
     Pairing {
         take: (!identity).then(|| src.iter().map(|&i| i as i64).collect()),
@@ -215,6 +316,11 @@ mod tests {
         assert_eq!(p.take, Some(vec![2, 1]));
         assert_eq!(p.end, vec![50, 40]);
         assert_eq!(p.found, vec![true, true]);
+        // the same with cookies spread too wide for a table (the map path), and an end of a cookie no start has
+        let (a, b) = (-(1i64 << 62), 1i64 << 61);
+        let p = pair(&[a, b, a], &[10, 20, 5], &[a, b, a, 12345], &[30, 40, 50, 60]);
+        assert_eq!(p.take, Some(vec![2, 1]));
+        assert_eq!(p.end, vec![50, 40]);
         let q = pair(&[1, 2], &[10, 20], &[3], &[99]);
         assert_eq!(q.take, None);
         assert_eq!(q.found, vec![false, false]);
