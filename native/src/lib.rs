@@ -27,6 +27,8 @@ use perfetto::{Decl, Decoder};
 /// (`np.frombuffer`) without a copy, and the memory goes when the last view does.
 enum Data {
     I64(Vec<i64>),
+    I32(Vec<i32>),
+    U8(Vec<u8>),
 }
 
 #[pyclass(module = "droidlag._native", frozen)]
@@ -38,6 +40,8 @@ impl Column {
     fn raw(&self) -> (*const u8, usize) {
         match &self.data {
             Data::I64(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
+            Data::I32(v) => (v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice())),
+            Data::U8(v) => (v.as_ptr(), v.len()),
         }
     }
 }
@@ -202,9 +206,20 @@ impl PerfettoDecoder {
         d.set_item("packets", o.packets)?;
         d.set_item("trace_configs", o.trace_configs)?;
         d.set_item("stopped", self.inner.stopped.clone())?;
-        d.set_item("sched_switch", cols(py, o.sw)?)?;
-        d.set_item("sched_waking", cols(py, o.wk)?)?;
-        d.set_item("sched_wakeup", cols(py, o.wakeup)?)?;
+        // the sched stream in the thread-state pass's narrow columns (perfetto::sched_stream)
+        let st = perfetto::sched_stream(o.sw, o.wk, o.wakeup, o.blocked_ts, o.blocked_tid);
+        let sched = PyDict::new(py);
+        sched.set_item("ts", col(py, st.ts)?)?;
+        sched.set_item("kind", Column { data: Data::U8(st.kind) })?;
+        sched.set_item("cpu", Column { data: Data::I32(st.cpu) })?;
+        sched.set_item("a", col(py, st.a)?)?;
+        sched.set_item("b", col(py, st.b)?)?;
+        sched.set_item("switch_state", col(py, st.switch_state)?)?;
+        sched.set_item("blocked_index", Column { data: Data::I32(st.blocked_index) })?;
+        sched.set_item("bad_cpu", st.bad_cpu)?;
+        sched.set_item("range", st.range)?;
+        sched.set_item("counts", st.counts)?;
+        d.set_item("sched", sched)?;
         let seq = o.print_seq;
         // processes as declared; threads with every fact about them applied (perfetto::fold_threads)
         let (mut processes, mut declared) = (Vec::new(), Vec::new());
@@ -223,8 +238,6 @@ impl PerfettoDecoder {
         d.set_item("kernel", o.kernel)?;
         d.set_item("binder_transaction", cols(py, o.binder_tx)?)?;
         d.set_item("binder_transaction_received", cols(py, o.binder_rx)?)?;
-        d.set_item("blocked_ts", col(py, o.blocked_ts)?)?;
-        d.set_item("blocked_tid", col(py, o.blocked_tid)?)?;
         d.set_item("blocked", o.blocked)?;
         d.set_item("block_rq_issue", o.block_issue)?;
         d.set_item("block_rq_complete", o.block_complete)?;

@@ -1456,3 +1456,77 @@ mod tests {
         }
     }
 }
+
+/// Largest CPU number the thread-state table's 32-bit cpu column takes for an event (models/trace_builder.MAX_CPU).
+pub const MAX_CPU: i64 = (1 << 16) - 1;
+
+/// The trace's scheduling events as one stream in the narrow columns of the thread-state pass (states.rs's input;
+/// models/thread_states.SCHED_DTYPES): switches, then wakings, then sched_wakeup (empty when the trace had
+/// sched_waking), then blocked reasons, each group in file order (the order breaks ties at equal time and kind).
+/// For a switch a = prev tid, b = next tid; for a waking a = tid, b = waker; for a blocked reason a = tid and b
+/// none. `switch_state` holds each switch's raw prev_state (decoded by the reader, which knows the kernel's
+/// encoding); a blocked reason's aux is its index among the blocked payloads. Events on a CPU number no device has
+/// (damaged input) are left out and counted.
+pub struct SchedStream {
+    pub ts: Vec<i64>,
+    pub kind: Vec<u8>,
+    pub cpu: Vec<i32>,
+    pub a: Vec<i64>,
+    pub b: Vec<i64>,
+    pub switch_state: Vec<i64>,
+    pub blocked_index: Vec<i32>,
+    pub bad_cpu: i64,
+    /// (first, last) time of every event, those left out included (they widen the trace's time range)
+    pub range: Option<(i64, i64)>,
+    /// switches, wakings (sched_waking and sched_wakeup) and blocked reasons in the trace, those left out included
+    pub counts: (usize, usize, usize),
+}
+
+pub fn sched_stream(sw: [Vec<i64>; 5], wk: [Vec<i64>; 4], wakeup: [Vec<i64>; 4], blocked_ts: Vec<i64>,
+                    blocked_tid: Vec<i64>) -> SchedStream {
+    let n = sw[0].len() + wk[0].len() + wakeup[0].len() + blocked_ts.len();
+    let mut s = SchedStream {
+        ts: Vec::with_capacity(n), kind: Vec::with_capacity(n), cpu: Vec::with_capacity(n), a: Vec::with_capacity(n),
+        b: Vec::with_capacity(n), switch_state: Vec::with_capacity(sw[0].len()), blocked_index: Vec::new(),
+        bad_cpu: 0, range: None, counts: (sw[0].len(), wk[0].len() + wakeup[0].len(), blocked_ts.len()),
+    };
+    for t in [&sw[0], &wk[0], &wakeup[0], &blocked_ts] {
+        if let (Some(&lo), Some(&hi)) = (t.iter().min(), t.iter().max()) {
+            s.range = Some(s.range.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        }
+    }
+    let cpu_ok = |c: i64| (0..=MAX_CPU).contains(&c);
+    let [ts, cpu, prev, state, next] = sw;
+    for i in 0..ts.len() {
+        if !cpu_ok(cpu[i]) {
+            s.bad_cpu += 1;
+            continue;
+        }
+        s.ts.push(ts[i]);
+        s.kind.push(0);
+        s.cpu.push(cpu[i] as i32);
+        s.a.push(prev[i]);
+        s.b.push(next[i]);
+        s.switch_state.push(state[i]);
+    }
+    for [ts, tid, target, waker] in [wk, wakeup] {
+        for i in 0..ts.len() {
+            if !cpu_ok(target[i]) {
+                s.bad_cpu += 1;
+                continue;
+            }
+            s.ts.push(ts[i]);
+            s.kind.push(1);
+            s.cpu.push(target[i] as i32);
+            s.a.push(tid[i]);
+            s.b.push(waker[i]);
+        }
+    }
+    s.blocked_index = (0..blocked_ts.len() as i32).collect();
+    s.ts.extend_from_slice(&blocked_ts);
+    s.kind.extend(std::iter::repeat_n(2u8, blocked_ts.len()));
+    s.cpu.extend(std::iter::repeat_n(i32::MIN, blocked_ts.len()));
+    s.a.extend_from_slice(&blocked_tid);
+    s.b.extend(std::iter::repeat_n(i64::MIN, blocked_ts.len()));
+    s
+}

@@ -336,3 +336,30 @@ def test_cpu_info_keys_max_frequency_by_cpu_position_not_processor_name():
     tr = read_perfetto(t.SerializeToString(), "mem")
     assert tr.cpu_max_freq_khz == {0: 1800000, 1: 2800000}
     assert tr.cpu_class == {0: "little", 1: "big"}
+
+
+def test_sched_stream_keeps_the_time_range_and_flags_of_events_on_an_impossible_cpu():
+    """A hand-made bundle: thread 5 runs on cpu 0 from 100, switches out asleep (S) at 200 to thread 6; a waking of
+    thread 5 at 300 names target cpu 70000 (no device has it: left out with a warning, but its time still ends the
+    trace); a waking at 250 onto cpu 1 is read. Worked by hand: thread 5 is Running 100-200, S 200-250, R 250-300
+    (the trace's end); thread 6 Running 200-300; the trace spans 100-300 and has sched_waking."""
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+    t = pb.Trace()
+    bundle = t.packet.add().ftrace_events
+    bundle.cpu = 0
+    e = bundle.event.add(timestamp=100, pid=0)
+    e.sched_switch.prev_pid, e.sched_switch.next_pid, e.sched_switch.next_comm = 0, 5, "worker"
+    e = bundle.event.add(timestamp=200, pid=5)
+    e.sched_switch.prev_pid, e.sched_switch.prev_state, e.sched_switch.next_pid = 5, 1, 6
+    e.sched_switch.prev_comm, e.sched_switch.next_comm = "worker", "other"
+    e = bundle.event.add(timestamp=250, pid=6)
+    e.sched_waking.pid, e.sched_waking.target_cpu, e.sched_waking.comm = 5, 1, "worker"
+    e = bundle.event.add(timestamp=300, pid=6)
+    e.sched_waking.pid, e.sched_waking.target_cpu, e.sched_waking.comm = 5, 70000, "worker"
+    tr = read_perfetto(t.SerializeToString(), "mem")
+    assert (tr.start_ns, tr.end_ns, tr.has_sched, tr.has_waking) == (100, 300, True, True)
+    rows = sorted(tr.thread_states.select("tid", "ts", "dur", "state", "cpu").rows())
+    assert rows == [(5, 100, 100, "Running", 0), (5, 200, 50, "S", None), (5, 250, 50, "R", 1),
+                    (6, 200, 100, "Running", 0)]
+    assert [w.message for w in tr.warnings if "CPU number" in w.message] == \
+        ["1 scheduling event(s) with a CPU number outside 0..65535 skipped"]

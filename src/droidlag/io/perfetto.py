@@ -122,25 +122,13 @@ def fill_builder(b: TraceBuilder, cols: dict[str, Any]) -> None:
 
 def _ftrace_events(b: TraceBuilder, cols: dict[str, Any]) -> None:
     b.binder_many(cols["binder_transaction"], cols["binder_transaction_received"])
-    blocked_ts = _i64(cols["blocked_ts"])
-    if len(blocked_ts):
-        b.sched_blocked_reason_many(blocked_ts, _i64(cols["blocked_tid"]), cols["blocked"])
     b.block_many(cols["block_rq_issue"], cols["block_rq_complete"])
 
 
 def _sched(b: TraceBuilder, cols: dict[str, Any]) -> None:
-    """Scheduling columns in bulk: switches (prev_state decoded per the kernel's encoding), wakings, then
-    sched_wakeup only when the trace had no sched_waking (the decoder leaves them empty otherwise)."""
-    sw = [_i64(c) for c in cols["sched_switch"]]
-    if len(sw[0]):
-        encoding = prev_state_encoding(b.metadata.get("kernel"))
-        b.sched_switch_many(sw[0], sw[1], sw[2], sw[3], sw[4], decode_state=encoding.state)
-    wk = [_i64(c) for c in cols["sched_waking"]]
-    if len(wk[0]):
-        b.sched_waking_many(wk[0], wk[1], wk[2], wk[3])
-    wu = [_i64(c) for c in cols["sched_wakeup"]]
-    if len(wu[0]):
-        b.sched_waking_many(wu[0], wu[1], wu[2], wu[3])
+    """The scheduling stream in bulk, as the decoder merged it: switches (prev_state decoded per the kernel's
+    encoding), wakings (sched_wakeup only when the trace had no sched_waking), blocked reasons."""
+    b.sched_stream(cols["sched"], prev_state_encoding(b.metadata.get("kernel")).state, cols["blocked"])
     if cols["lost_bundles"]:
         b.warn(f"{cols['lost_bundles']} ftrace bundle(s) report lost events (kernel buffer overrun); "
                "scheduling data has gaps")

@@ -340,19 +340,57 @@ class TraceBuilder:
             states = cast("Sequence[str | None]", prev_state)
             codes = np.fromiter((self._state_code(s or "R") for s in states), dtype=np.int64, count=n)
         else:
-            raw = _int64(cast(IntColumn, prev_state))
-            lo, hi = int(raw.min()), int(raw.max())
-            if 0 <= lo and hi < 1 << 20:     # kernel state bits and code tables: a direct lookup, no sort
-                present = np.flatnonzero(np.bincount(raw, minlength=hi + 1))
-                lut = np.zeros(hi + 1, dtype=np.int64)
-                lut[present] = [self._state_code(decode_state(int(v)) or "R") for v in present]
-                codes = lut[raw]
-            else:
-                distinct, inverse = np.unique(raw, return_inverse=True)
-                lut = np.array([self._state_code(decode_state(int(v)) or "R") for v in distinct], dtype=np.int64)
-                codes = lut[inverse.reshape(-1)]
+            codes = self._decoded_state_codes(_int64(cast(IntColumn, prev_state)), decode_state)
         self._add_sched_chunk(ts, _SWITCH, _column(cpu, n), _column(prev_tid, n), _column(next_tid, n), codes)
         self._has_switch = True
+
+    def _decoded_state_codes(self, raw: np.ndarray, decode_state: Callable[[int], str]) -> np.ndarray:
+        """The state code of each raw prev_state value, `decode_state` called once per distinct value."""
+        if not len(raw):
+            return np.zeros(0, dtype=np.int64)
+        lo, hi = int(raw.min()), int(raw.max())
+        if 0 <= lo and hi < 1 << 20:     # kernel state bits and code tables: a direct lookup, no sort
+            present = np.flatnonzero(np.bincount(raw, minlength=hi + 1))
+            lut = np.zeros(hi + 1, dtype=np.int64)
+            lut[present] = [self._state_code(decode_state(int(v)) or "R") for v in present]
+            return lut[raw]
+        distinct, inverse = np.unique(raw, return_inverse=True)
+        lut = np.array([self._state_code(decode_state(int(v)) or "R") for v in distinct], dtype=np.int64)
+        return lut[inverse.reshape(-1)]
+
+    def sched_stream(self, cols: dict[str, Any], decode_state: Callable[[int], str],
+                     blocked_payloads: list[tuple[str | None, bool | None]]) -> None:
+        """A decoder's whole sched stream at once, already in the thread-state pass's narrow columns (ts int64, kind
+        uint8, cpu int32 with its minimum for none, a and b int64, as buffers): its switches, then wakings, then
+        blocked reasons, each group in file order, events on a CPU number no device has left out ("bad_cpu" of
+        them). "switch_state" holds each switch's raw prev_state, which decode_state names; "blocked_index" each
+        blocked reason's index into blocked_payloads [(function, io_wait)]; "range" the (first, last) time of every
+        event, those left out included; "counts" the (switches, wakings, blocked reasons) there were. The same
+        events through sched_switch_many, sched_waking_many and sched_blocked_reason_many make the same table."""
+        n_switch, n_waking, n_blocked = cols["counts"]
+        if cols["range"] is not None:
+            self._see(cols["range"][0])
+            self._see(cols["range"][1])
+        self._has_switch |= n_switch > 0
+        self._has_waking |= n_waking > 0
+        self._has_blocked |= n_blocked > 0
+        self._bad_cpu_events += cols["bad_cpu"]
+        kind = np.frombuffer(cols["kind"], dtype=np.uint8)
+        if not len(kind):
+            return
+        if len(blocked_payloads) != len(cols["blocked_index"]) // 4:
+            raise ValueError(f"{len(blocked_payloads)} payloads for {len(cols['blocked_index']) // 4} blocked reasons")
+        first = len(self._blocked)
+        self._blocked.extend(blocked_payloads)
+        codes = self._decoded_state_codes(columns.int64(cols["switch_state"]), decode_state)
+        blocked = columns.int32(cols["blocked_index"])
+        aux = np.zeros(len(kind), dtype=np.int32)
+        aux[:len(codes)] = codes
+        if len(blocked):
+            aux[len(kind) - len(blocked):] = blocked + first
+        self._flush_sched_lists()
+        self._sched_chunks.append((columns.int64(cols["ts"]), kind, columns.int32(cols["cpu"]), columns.int64(cols["a"]),
+                                   columns.int64(cols["b"]), aux))
 
     def sched_waking_many(self, ts: IntColumn, tid: IntColumn, target_cpu: IntColumn | int | None = None,
                           waker_tid: IntColumn | int | None = None) -> None:
