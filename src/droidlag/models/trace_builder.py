@@ -353,7 +353,8 @@ class TraceBuilder:
             present = np.flatnonzero(np.bincount(raw, minlength=hi + 1))
             lut = np.zeros(hi + 1, dtype=np.int64)
             lut[present] = [self._state_code(decode_state(int(v)) or "R") for v in present]
-            return lut[raw]
+            codes: np.ndarray = lut[raw]
+            return codes
         distinct, inverse = np.unique(raw, return_inverse=True)
         lut = np.array([self._state_code(decode_state(int(v)) or "R") for v in distinct], dtype=np.int64)
         return lut[inverse.reshape(-1)]
