@@ -42,6 +42,13 @@ impl TableBuilder {
         Self::default()
     }
 
+    /// A column's Vec as a buffer, its spare capacity given back first (the table lives as long as the trace; the
+    /// shrink is in place, no copy).
+    fn buffer<T: arrow_buffer::ArrowNativeType>(mut values: Vec<T>) -> ScalarBuffer<T> {
+        values.shrink_to_fit();
+        ScalarBuffer::from(values)
+    }
+
     fn push(&mut self, name: &str, array: ArrayRef) -> &mut Self {
         self.fields.push(Field::new(name, array.data_type().clone(), true));
         self.columns.push(array);
@@ -51,7 +58,7 @@ impl TableBuilder {
     /// An Int64 column, `i64::MIN` as null (the Vec becomes the column's buffer).
     pub fn int64(&mut self, name: &str, values: Vec<i64>) -> &mut Self {
         let nulls = validity(&values, i64::MIN);
-        self.push(name, Arc::new(PrimitiveArray::<Int64Type>::new(ScalarBuffer::from(values), nulls)))
+        self.push(name, Arc::new(PrimitiveArray::<Int64Type>::new(Self::buffer(values), nulls)))
     }
 
     /// An Int64 column from optional values.
@@ -68,12 +75,12 @@ impl TableBuilder {
     /// An Int32 column, `i32::MIN` as null.
     pub fn int32(&mut self, name: &str, values: Vec<i32>) -> &mut Self {
         let nulls = validity(&values, i32::MIN);
-        self.push(name, Arc::new(PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(values), nulls)))
+        self.push(name, Arc::new(PrimitiveArray::<Int32Type>::new(Self::buffer(values), nulls)))
     }
 
     /// A Float64 column (no nulls).
     pub fn float64(&mut self, name: &str, values: Vec<f64>) -> &mut Self {
-        self.push(name, Arc::new(PrimitiveArray::<Float64Type>::new(ScalarBuffer::from(values), None)))
+        self.push(name, Arc::new(PrimitiveArray::<Float64Type>::new(Self::buffer(values), None)))
     }
 
     /// A Boolean column from optional values.

@@ -7,7 +7,7 @@ use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-#[allow(dead_code)] // the table builder's methods are used one by one as the tables move to it
+#[allow(dead_code)] // a general table builder: some of its column kinds wait for the tables still to move to it
 mod arrow_table;
 mod atrace;
 mod binder;

@@ -41,7 +41,7 @@ pub fn by_time_then<K: Ord>(ts: &[i64], second: impl Fn(usize) -> K) -> Vec<u32>
         for &k in &key {
             count[digit(k)] += 1;
         }
-        if count.iter().any(|&c| c == n) {
+        if count.contains(&n) {
             continue; // every key has this digit: the pass would move nothing
         }
         let mut at = 0;

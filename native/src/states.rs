@@ -242,7 +242,8 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
         blocked_rows: Vec::new(), blocked_payload: Vec::new(),
     };
     for &(tid, j, stop) in runs {
-        let first_row = out.ts.len();
+        // the row opened last on this thread: (row, its start, whether it is a D row)
+        let mut open: Option<(usize, i64, bool)> = None;
         let mut seg_cat = CAT_OTHER;
         let mut triggered = false;
         let mut latest_d: Option<usize> = None;
@@ -261,13 +262,13 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
                 triggered = true;
             }
             if effective {
-                if out.ts.len() > first_row {
-                    let prev = out.ts.len() - 1;
-                    out.dur[prev] = x_ts - out.ts[prev];
-                    if cat_of(out.state[prev] as i64) == CAT_D {
+                if let Some((prev, prev_ts, prev_d)) = open {
+                    out.dur[prev] = x_ts - prev_ts;
+                    if prev_d {
                         latest_d = Some(prev);
                     }
                 }
+                open = Some((out.ts.len(), x_ts, cat_of(x_state) == CAT_D));
                 out.ts.push(x_ts);
                 out.dur.push(end - x_ts);
                 out.tid.push(tid);
