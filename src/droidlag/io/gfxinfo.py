@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from droidlag.errors import InputError, ReadWarning
-from droidlag.io.source import bytes_blocks, file_blocks, text_chunks
+from droidlag.io.source import GZIP_MAGIC, bytes_blocks, file_blocks, gunzip, text_chunks, utf8_text
 from droidlag.models.gfxinfo import GfxinfoDump, GfxProcess, GfxWindow
 
 _PROCESS_RE = re.compile(r"^\*\* Graphics info for pid (\d+) \[(.*)\] \*\*\s*$")
@@ -319,8 +319,11 @@ def read_gfxinfo(data: bytes | bytearray | str, path: str = "<gfxinfo>") -> Gfxi
     """Read `dumpsys gfxinfo` (with or without `framestats`) text.
 
     Returns the dump with warnings for skipped rows; raises InputError when the text holds no gfxinfo section.
-    Bytes are decoded a few MiB at a time (source.text_chunks): the whole text is never held beside them."""
+    Bytes are decoded a few MiB at a time (source.text_chunks): the whole text is never held beside them. Gzip'd
+    bytes are undone and UTF-16 text transcoded first, as for a file (source.gunzip / utf8_text)."""
     warnings: list[ReadWarning] = []
+    if not isinstance(data, str):
+        data = gunzip(bytes(data), path, warnings) if data[:2] == GZIP_MAGIC else utf8_text(bytes(data))
     chunks: Iterable[str] = [data] if isinstance(data, str) else text_chunks(bytes_blocks(data), path, warnings)
     return _read_chunks(chunks, path, warnings)
 
