@@ -63,6 +63,40 @@ _GFXINFO_LITERALS = ("** Graphics info for pid ", "Applications Graphics Acceler
                      "DUMP OF SERVICE graphicsstats:", "Total frames rendered: ")
 
 
+# `dumpsys gfxinfo framestats` rows pasted on their own (no `---PROFILEDATA---`, no header line): 14+ integer fields.
+_FRAMESTATS_MIN_FIELDS = 14
+
+
+def _framestats_rows_only(text: str) -> bool:
+    """Two or more framestats rows of one width (14+ integer fields, the first a small flags value), making at least
+    half of the text's non-blank lines: a paste of rows whose header line was left out. The gfxinfo reader reads
+    them when their width fixes the columns, and otherwise says why it cannot."""
+    if text.count(",") < 2 * (_FRAMESTATS_MIN_FIELDS - 1):
+        return False
+    from droidlag.io.gfxinfo import is_framestats_row
+    rows = other = 0
+    widths: set[int] = set()
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if len(line) <= _MAX_SNIFF_LINE and is_framestats_row(line):
+            fields = line.rstrip(",").split(",")
+            if len(fields) >= _FRAMESTATS_MIN_FIELDS and 0 <= int(fields[0]) < 1 << 16:
+                rows += 1
+                widths.add(len(fields))
+                continue
+        other += 1
+    return rows >= 2 and len(widths) == 1 and rows >= other
+
+
+def _is_gfxinfo(text: str) -> bool:
+    """gfxinfo's marks (a process line, the section titles, a summary's first counts), or framestats rows alone."""
+    if any(lit in text for lit in _GFXINFO_LITERALS) and _GFXINFO_MARK.search(text):
+        return True
+    return _framestats_rows_only(text)
+
+
 # Every ftrace line holds its CPU field `[NNN]`: lines without one are not tried (a thread dump has few).
 _CPU_FIELD = re.compile(r"\[\d{1,4}\]")
 
@@ -132,7 +166,7 @@ def sniff_bytes(data: bytes) -> str | None:
         return CHROME_JSON
     if _has_ftrace_lines(text, 5) or _all_ftrace_lines(text):   # prose quotes a line or two, a trace many
         return SYSTRACE
-    if any(lit in text for lit in _GFXINFO_LITERALS) and _GFXINFO_MARK.search(text):
+    if _is_gfxinfo(text):
         return GFXINFO
     if _ANR_MARK.search(text):
         return ANR
