@@ -43,6 +43,10 @@ def looks_like_perfetto(data: bytes) -> bool:
 _FTRACE_LINE = re.compile(r"\s{0,40}.{1,64}?-\d{1,10}\s{1,8}(?:\(\s{0,8}[\d-]{1,10}\)\s{1,8})?\[\d{1,4}\]\s{1,8}"
                           r"(?:\S{1,8}\s{1,8})?\d{1,12}\.\d{1,9}:\s{1,8}[\w:]{1,64}:")
 _MAX_SNIFF_LINE = 4096
+# An event head anywhere in a line, after whitespace: a trace whose newlines were lost (a web page, a paste) runs its
+# events together on one line; each head counts as an event line.
+_FTRACE_HEAD = re.compile(r"(?<!\S)[^\s\[\]]{1,64}-\d{1,10}\s{1,8}(?:\(\s{0,8}[\d-]{1,10}\)\s{1,8})?\[\d{1,4}\]\s{1,8}"
+                          r"(?:\S{1,8}\s{1,8})?\d{1,12}\.\d{1,9}:\s{1,8}[\w:]{1,64}:")
 _ANR_MARK = re.compile(
     r"^(----- pid \d+ at |----- Waiting Channels: pid \d+|\"[^\"\n]*\" (daemon )?prio=\d+ tid=\d+|DALVIK THREADS"
     r"|Crash type: 'anr'|Subject: (Input dispatching|Broadcast of|executing service|ContentProvider)"
@@ -101,30 +105,40 @@ def _is_gfxinfo(text: str) -> bool:
 _CPU_FIELD = re.compile(r"\[\d{1,4}\]")
 
 
+def _events_on(line: str) -> int:
+    """Event heads on an ftrace event line (its first _MAX_SNIFF_LINE characters): 1, or more when events were run
+    together on it (newlines lost); 0 when the line is not an event line."""
+    line = line[:_MAX_SNIFF_LINE]
+    if "[" not in line or not _FTRACE_LINE.match(line):
+        return 0
+    return max(1, len(_FTRACE_HEAD.findall(line))) if line.count("[") > 1 else 1
+
+
 def _has_ftrace_lines(text: str, need: int) -> bool:
     if len(_CPU_FIELD.findall(text)) < need:
         return False
     seen = 0
     for line in text.splitlines():
-        if len(line) <= _MAX_SNIFF_LINE and "[" in line and _FTRACE_LINE.match(line):
-            seen += 1
-            if seen >= need:
-                return True
+        seen += _events_on(line)
+        if seen >= need:
+            return True
     return False
 
 
 def _all_ftrace_lines(text: str) -> bool:
     """A short snippet of ftrace lines with no `# tracer:` header (copied from a trace, a question, a bug): at least
-    two event lines, and no other line but blank and `#` ones. Prose that quotes a line or two has other lines."""
-    if not 2 <= len(_CPU_FIELD.findall(text)) < 5:
+    two events (on lines of their own, or run together on one line), and no other line but blank and `#` ones.
+    Prose that quotes a line or two has other lines."""
+    if len(_CPU_FIELD.findall(text)) < 2:
         return False
     seen = 0
     for line in text.splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        if len(line) > _MAX_SNIFF_LINE or "[" not in line or not _FTRACE_LINE.match(line):
+        n = _events_on(line)
+        if not n:
             return False
-        seen += 1
+        seen += n
     return seen >= 2
 
 
