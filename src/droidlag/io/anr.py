@@ -542,6 +542,7 @@ def read_anr(path: str | Path, data: bytes | None = None) -> list[DumpUnit]:
         # a pasted report (Play Console, Crashlytics, APM, logcat, markdown...): rewritten into traces.txt form
         pasted = canonicalize(text)
         text = pasted.text
+        warnings.extend(ReadWarning(source, n, line=k) for k, n in pasted.line_notes)
         warnings.extend(ReadWarning(source, n) for n in pasted.notes)
     units = parse_text(text, source)
     if not any(u.processes or u.wait_channels or not u.header.is_empty() for u in units):
