@@ -568,7 +568,7 @@ def canonicalize(text: str) -> Paste:
         _line(w, s, nxt, hdr)
         i += 2 if w.consumed_next else 1
     p = w.paste
-    p.text = "\n".join(_header_lines(text, hdr) + w.out) + "\n"
+    p.text = "\n".join(_header_lines(text, hdr, bool(p.threads or p.frames)) + w.out) + "\n"
     if p.implied_main:
         p.notes.append("frames without a thread header taken as the main thread's (tid=1)")
     if w.skipped_log_frames:
@@ -625,9 +625,12 @@ def _cleaned_lines(text: str, line_notes: list[tuple[int, str]] | None = None) -
     return [x for x in kept if x]
 
 
-def _header_lines(text: str, hdr: dict[str, str]) -> list[str]:
-    """Header lines in io.anr's words for the facts the paste said in its own (process, pid, reason, watchdog)."""
-    if not hdr.get("process") and "ANR in " not in text and "Cmd line:" not in text:
+def _header_lines(text: str, hdr: dict[str, str], stacks: bool) -> list[str]:
+    """Header lines in io.anr's words for the facts the paste said in its own (process, pid, reason, watchdog).
+    A package named anywhere names the app only beside other ANR evidence (a stack, a reason, a pid): alone it made
+    an "ANR in <package>" out of any text that mentions an app path (a `dumpsys gfxinfo` output read by `hangs`)."""
+    evidence = stacks or any(hdr.get(k) for k in ("reason", "pid", "watchdog"))
+    if evidence and not hdr.get("process") and "ANR in " not in text and "Cmd line:" not in text:
         for m in _PACKAGE_ANYWHERE.finditer(text):   # a package named anywhere: an app path, a component, a tombstone
             pkg = next(g for g in m.groups() if g)
             if not pkg.startswith(SHARED_PACKAGES):   # WebView, Play services: loaded into every app, not the app

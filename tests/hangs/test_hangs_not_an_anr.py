@@ -1,0 +1,34 @@
+"""A text with no ANR evidence is not an ANR because it names an app: `droidlag hangs` on a `dumpsys gfxinfo` output
+(which names `com.android.launcher3` in a window path) reported "ANR in com.android.launcher3 ... no stacks", made
+up from the package mention alone (found while trying the trial's inputs, 2026-11-28)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from droidlag.cli import main
+from droidlag.findings import analyze_hangs
+
+
+def test_gfxinfo_text_given_to_hangs_is_no_event(corpus: Path, capsys):
+    gfx = corpus / "gfxinfo" / "sailfish_android10_dumpsys_gfxinfo.txt"
+    assert "com.android.launcher3" in gfx.read_text()
+    assert main(["hangs", str(gfx)]) == 3     # nothing usable: the reason, not an event
+    d = analyze_hangs([gfx]).to_dict()
+    assert d["events"] == []
+    assert "no thread header" in capsys.readouterr().err + str(d["errors"])
+
+
+def test_a_package_path_alone_is_not_an_anr(tmp_path: Path):
+    note = tmp_path / "install.txt"
+    note.write_text("Installed to /data/app/~~abc==/com.example.shop-XYZ==/base.apk\nAll good after a reboot.\n")
+    assert analyze_hangs([note]).to_dict()["events"] == []
+
+
+def test_a_package_path_beside_a_stack_still_names_the_app(tmp_path: Path):
+    """The rule it narrows: frames plus a package named in a path give the app its name."""
+    paste = tmp_path / "anr.txt"
+    paste.write_text('"main" prio=5 tid=1 Native\n'
+                     "  #00 pc 0000000000051050  /data/app/~~abc==/com.example.shop-XYZ==/lib/arm64/libshop.so (x+1)\n"
+                     "  at com.example.shop.Cart.load(Cart.java:10)\n")
+    [event] = analyze_hangs([paste]).to_dict()["events"]
+    assert event["process"] == "com.example.shop"
