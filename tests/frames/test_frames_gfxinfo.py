@@ -197,3 +197,41 @@ def test_a_csv_of_other_numbers_is_not_framestats(tmp_path):
     assert sniff_bytes(prose.encode()) is None
     mixed = "\n".join(["1,2,3,4,5,6,7,8,9,10,11,12,13,14", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16"])
     assert sniff_bytes(mixed.encode()) is None   # two widths: not rows of one dump
+
+
+def test_android12_header_with_interval_and_start_time_swapped_is_read_by_the_values():
+    """Android 12+ print `...,FrameDeadline,FrameInterval,FrameStartTime,...` while the values come in the order
+    FrameStartTime, FrameInterval (libhwui's names list against its index enum; seen in a real Android 13 paste,
+    smart-test-ti/SoloX#249, where `FrameInterval` held 268809780365 and `FrameStartTime` 16653828). The vsync
+    period was then taken from a timestamp: "vsync 268908.46 ms, 0 Hz"."""
+    t0 = 10_000_000_000
+    rows = []
+    for k, dur in enumerate((8, 20, 25)):
+        start = t0 + k * 17 * MS
+        vals = _row(0, start, dur, 16.6).rstrip(",").split(",")
+        vals[10], vals[11] = str(start - 5000), "16666667"   # the data's order under the printed names
+        rows.append(",".join(vals) + ",")
+    dump = read_gfxinfo(_a12_text(rows))
+    fs = dump.framestats()
+    assert fs["FrameInterval"].to_list() == [16_666_667] * 3
+    assert fs["FrameStartTime"].to_list() == [t0 - 5000, t0 + 17 * MS - 5000, t0 + 34 * MS - 5000]
+    assert any("FrameInterval and FrameStartTime in the wrong order" in w.message for w in dump.warnings)
+    s = summary_dict(analyze_gfxinfo(dump).summary)
+    assert s["frames"] == 3 and s["sr_naive"] == 2   # 20 and 25 ms over 16.67 ms, by hand
+    # the header's own order, when the values fit it, is kept (test_android12_columns_by_header_and_deadline_signal)
+    plain = read_gfxinfo(_a12_text([_row(0, t0, 8, 16.6)]))
+    assert plain.framestats()["FrameInterval"].to_list() == [16_666_667]
+    assert not any("wrong order" in w.message for w in plain.warnings)
+
+
+def test_headerless_rows_whose_last_row_is_cut_are_still_framestats(tmp_path):
+    """A paste cut mid-row (SoloX#249's last row lost a field): the one shorter row does not hide the rest."""
+    rows = _headerless_rows()
+    text = "\n".join(rows[:-1] + [rows[-1].rstrip(",").rsplit(",", 1)[0]]) + "\n"
+    path = tmp_path / "rows.txt"
+    path.write_text(text)
+    from droidlag.io.detect import load
+    assert load(path)[0] == "gfxinfo"
+    dump = read_gfxinfo(path.read_bytes(), str(path))
+    assert dump.framestats().height == 3   # the cut row skipped, with the warning naming it
+    assert any(w.line == 4 and "skipped" in w.message for w in dump.warnings)

@@ -72,14 +72,14 @@ _FRAMESTATS_MIN_FIELDS = 14
 
 
 def _framestats_rows_only(text: str) -> bool:
-    """Two or more framestats rows of one width (14+ integer fields, the first a small flags value), making at least
-    half of the text's non-blank lines: a paste of rows whose header line was left out. The gfxinfo reader reads
+    """Two or more framestats rows of one width (14+ integer fields, the first a small flags value; one row of
+    another width, a paste cut mid-row, allowed), making at least half of the text's non-blank lines: a paste of rows whose header line was left out. The gfxinfo reader reads
     them when their width fixes the columns, and otherwise says why it cannot."""
     if text.count(",") < 2 * (_FRAMESTATS_MIN_FIELDS - 1):
         return False
     from droidlag.io.gfxinfo import is_framestats_row
     rows = other = 0
-    widths: set[int] = set()
+    widths: dict[int, int] = {}
     for line in text.splitlines():
         line = line.strip()
         if not line:
@@ -88,10 +88,11 @@ def _framestats_rows_only(text: str) -> bool:
             fields = line.rstrip(",").split(",")
             if len(fields) >= _FRAMESTATS_MIN_FIELDS and 0 <= int(fields[0]) < 1 << 16:
                 rows += 1
-                widths.add(len(fields))
+                widths[len(fields)] = widths.get(len(fields), 0) + 1
                 continue
         other += 1
-    return rows >= 2 and len(widths) == 1 and rows >= other
+    # one width (a paste cut in its last row may leave one shorter row)
+    return rows >= 2 and max(widths.values(), default=0) >= max(2, rows - 1) and rows >= other
 
 
 def _is_gfxinfo(text: str) -> bool:

@@ -90,6 +90,34 @@ def _parse_value(key: str, raw: str) -> Any:
     return num
 
 
+# A frame interval is a display period (8-50 ms in practice); a frame start time is a timestamp like IntendedVsync.
+_MAX_INTERVAL_NS = 1_000_000_000
+
+
+def _swap_mislabelled_interval(table: pl.DataFrame, path: str, line: int,
+                               warnings: list[ReadWarning]) -> pl.DataFrame:
+    """Android 12+'s framestats header names the FrameInterval and FrameStartTime columns in the wrong order:
+    libhwui's FrameInfoNames lists `FrameInterval,FrameStartTime` while its FrameInfoIndex (the data) has
+    FrameStartTime first. When the values show it -- the column named FrameInterval holds timestamps (as large as
+    IntendedVsync) and the one named FrameStartTime holds periods under a second -- the two names are swapped back,
+    with a warning; a header whose values fit its names is left as it is."""
+    names = ("FrameInterval", "FrameStartTime", "IntendedVsync")
+    if not table.height or not all(n in table.columns for n in names):
+        return table
+    ok = table.filter((pl.col("IntendedVsync") > 0) & (pl.col("FrameStartTime") > 0))
+    if not ok.height:
+        return table
+    interval, start, vsync = (ok[n].median() for n in names)
+    if not (isinstance(interval, (int, float)) and isinstance(start, (int, float)) and isinstance(vsync, (int, float))):
+        return table
+    if start < _MAX_INTERVAL_NS <= interval and interval >= vsync / 2:
+        warnings.append(ReadWarning(path, "framestats header names FrameInterval and FrameStartTime in the wrong "
+                                    "order (Android 12+'s header; the values show it): the two columns are read "
+                                    "the other way round", line=line + 1))
+        return table.rename({"FrameInterval": "FrameStartTime", "FrameStartTime": "FrameInterval"})
+    return table
+
+
 class _Block:
     """A framestats block being read: its header, then its rows in pieces of _BULK_ROWS parsed as they come."""
 
@@ -169,6 +197,7 @@ class _Block:
                                               "(or numbers beyond 64 bits) skipped", line=self.first_bad))
         table = pl.concat(self.parts) if len(self.parts) > 1 else self.parts[0]
         self.parts = []
+        table = _swap_mislabelled_interval(table, path, self.marker_line, warnings)
         win = self.win
         if win.framestats.height and table.height:
             win.framestats = pl.concat([win.framestats, table], how="diagonal")
