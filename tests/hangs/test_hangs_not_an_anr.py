@@ -32,3 +32,24 @@ def test_a_package_path_beside_a_stack_still_names_the_app(tmp_path: Path):
                      "  at com.example.shop.Cart.load(Cart.java:10)\n")
     [event] = analyze_hangs([paste]).to_dict()["events"]
     assert event["process"] == "com.example.shop"
+
+
+def test_a_paste_cut_inside_a_worker_thread_is_not_the_main_thread(tmp_path: Path):
+    """A paste that begins inside a thread (mousebird-consulting-inc/WhirlyGlobe#902 quoted an ANR from the middle
+    of a Crashlytics executor's stack): its frames end in `java.lang.Thread.run`, a started thread's bottom frame,
+    never the main thread's. They were taken for main's stack and gave main a made-up wait (cause app_specific)."""
+    paste = tmp_path / "anr.txt"
+    paste.write_text(
+        "  at sun.misc.Unsafe.park(Unsafe.java:325)\n"
+        "  at java.util.concurrent.locks.LockSupport.park(LockSupport.java:157)\n"
+        "  at java.util.concurrent.LinkedBlockingQueue.take(LinkedBlockingQueue.java:410)\n"
+        "  at java.util.concurrent.ThreadPoolExecutor.getTask(ThreadPoolExecutor.java:1035)\n"
+        "  at java.util.concurrent.ThreadPoolExecutor.runWorker(ThreadPoolExecutor.java:1097)\n"
+        "  at java.lang.Thread.run(Thread.java:841)\n"
+        '"Events Handler1" prio=5 tid=17 TIMED_WAIT\n'
+        "  at java.lang.Object.wait(Native Method)\n"
+        "  at java.lang.Thread.parkFor(Thread.java:1205)\n")
+    d = analyze_hangs([paste]).to_dict()
+    [event] = d["events"]
+    assert event["blocked_thread"]["name"] == "main" and event["cause"] == "unknown"   # main is not in the paste
+    assert any("cut end of another thread" in str(w) for w in d["warnings"])

@@ -318,12 +318,17 @@ class _Writer:
         self.paste.threads += 1
 
     def _demote_cut_block(self) -> None:
-        """A few frames before the first real thread header, without ActivityThread.main, are the cut tail of a
-        thread the paste began inside, not the main thread."""
-        if not (self.paste.implied_main and self.paste.threads == 1 and self.paste.frames <= CUT_TAIL_FRAMES):
+        """Frames before the first real thread header are the cut end of a thread the paste began inside, not the
+        main thread, when they are few (without ActivityThread.main), or when they end in `java.lang.Thread.run`
+        (a started thread's bottom frame, never the main thread's, which ends in ActivityThread.main / ZygoteInit)."""
+        if not (self.paste.implied_main and self.paste.threads == 1):
             return
         block = self.out[self.implied_at:]
         if not block or any("ActivityThread.main" in x for x in block):   # (fuzz find: an empty block)
+            return
+        frames = [x.strip() for x in block if x.strip().startswith("at ")]
+        started = bool(frames) and frames[-1].startswith(("at java.lang.Thread.run(", "at java.lang.Thread.run "))
+        if self.paste.frames > CUT_TAIL_FRAMES and not started:
             return
         self.out[self.implied_at] = f'"{CUT_THREAD}" prio=5'
         self.paste.implied_main = False
