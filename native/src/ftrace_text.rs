@@ -258,7 +258,7 @@ fn head_start_before(s: &[u8], from: usize, open: usize) -> Option<(usize, usize
         k
     };
     let mut k = back_ws(open);
-    if k == open {
+    if k == open || k == from {
         return None;
     }
     if s[k - 1] == b')' {
@@ -266,7 +266,7 @@ fn head_start_before(s: &[u8], from: usize, open: usize) -> Option<(usize, usize
         let lo = k.saturating_sub(18).max(from);
         let paren = lo + s[lo..k - 1].iter().rposition(|&c| c == b'(')?;
         let k2 = back_ws(paren);
-        if k2 == paren {
+        if k2 == paren || k2 == from {
             return None;
         }
         k = k2;

@@ -613,7 +613,7 @@ def _cleaned_lines(text: str, line_notes: list[tuple[int, str]] | None = None) -
     """The non-empty cleaned lines; a watchdog kill line wrapped by the paste is joined with its continuation (the
     thread name in parentheses is on the next line); a stack run together on one line is split into its lines
     (split_run_on), noted in `line_notes` with the line."""
-    kept = []
+    kept: list[str] = []
     for n, raw in enumerate(text.split("\n"), 1):
         x = clean_line(raw)
         if not x:

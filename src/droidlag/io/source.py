@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import codecs
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
@@ -47,7 +47,7 @@ def utf8_text(data: bytes) -> bytes:
     return data.decode("utf-16", "replace").encode("utf-8")
 
 
-def utf8_blocks(blocks: Iterable[bytes]) -> Iterator[bytes]:
+def utf8_blocks(blocks: Iterable[bytes]) -> Generator[bytes, None, None]:
     """utf8_text's rule over a stream of blocks (the first block decides; a code unit split across blocks is kept
     whole by an incremental decoder). The source iterator is closed when this one is."""
     it = iter(blocks)
