@@ -53,3 +53,20 @@ def test_a_paste_cut_inside_a_worker_thread_is_not_the_main_thread(tmp_path: Pat
     [event] = d["events"]
     assert event["blocked_thread"]["name"] == "main" and event["cause"] == "unknown"   # main is not in the paste
     assert any("cut end of another thread" in str(w) for w in d["warnings"])
+
+
+def test_a_component_class_after_anr_in_is_not_a_process(tmp_path: Path):
+    """Bugsnag's GitHub issues open with `**ANR** in **MainActivity**` (AutoAccountingOrg/AutoAccounting#855): the
+    activity class, not a process (ActivityManager writes a package-like name, `pkg:suffix` or `system`). The event
+    was reported as "ANR in MainActivity"."""
+    frames = "    InputEventInterceptImpl$Provider.java:10 - android.view.InputEventInterceptImpl$Provider.provide\n"
+    bugsnag = tmp_path / "bugsnag.txt"
+    bugsnag.write_text("## Error in the app\n\n**ANR** in **MainActivity**\n Input dispatching timed out (x)\n\n"
+                       "## Stacktrace\n\n" + frames)
+    [event] = analyze_hangs([bugsnag]).to_dict()["events"]
+    assert not event["process"]
+    named = tmp_path / "am.txt"
+    named.write_text("ANR in com.example.shop (com.example.shop/.MainActivity)\nReason: Input dispatching timed out\n"
+                     + frames)
+    [event] = analyze_hangs([named]).to_dict()["events"]
+    assert event["process"] == "com.example.shop"
