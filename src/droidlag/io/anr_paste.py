@@ -603,7 +603,9 @@ _RUN_ON_FRAME = re.compile(r"(?:^|\s)(?:(?:native:\s*)?#\d{2,3}\s+pc\s+(?:0x)?[0
 def split_run_on(line: str) -> list[str]:
     """A cleaned line cut where a stack line begins inside it (_RUN_ON_SPLIT), when it holds two frames or more;
     else the line alone."""
-    if len(line) < 40 or len(_RUN_ON_FRAME.findall(line, 0, 1 << 16)) < 2:
+    if len(line) < 40 or line.count(" pc ") + line.count("at ") < 2:   # cheap: most lines hold one frame or none
+        return [line]
+    if len(_RUN_ON_FRAME.findall(line, 0, 1 << 16)) < 2:
         return [line]
     parts = [p for p in _RUN_ON_SPLIT.split(line) if p.strip()]
     return parts if len(parts) > 1 else [line]
@@ -617,6 +619,9 @@ def _cleaned_lines(text: str, line_notes: list[tuple[int, str]] | None = None) -
     for n, raw in enumerate(text.split("\n"), 1):
         x = clean_line(raw)
         if not x:
+            continue
+        if len(x) < 40 or x.count(" pc ") + x.count("at ") < 2:   # split_run_on's cheap test, inline: most lines
+            kept.append(x)
             continue
         logged = x.startswith(LOGGED)
         parts = split_run_on(x[1:] if logged else x)
