@@ -67,3 +67,25 @@ def test_hangs_and_gc_device_read_a_zip_of_dumps(corpus, tmp_path, capsys):
     assert main(["gc", "device", str(z)]) == 0
     out = capsys.readouterr().out
     assert "dumps.zip!anr/traces.txt" in out and "GC runs" in out
+
+
+def test_folder_walk_leaves_out_documentation_by_name_only(corpus, tmp_path, capsys):
+    """Licence, notice, readme and SOURCES files beside the data are not inputs when a folder is walked (the demo
+    listed examples/NOTICE and the LICENSE files as skipped inputs); a data file whose name only starts like one,
+    and a doc file named on the command line, still are."""
+    import shutil
+
+    from droidlag.io.inputs import discover
+    dump = corpus / "anr" / "chkbugreport_deadlock_vm_traces.txt"
+    folder = tmp_path / "inputs"
+    folder.mkdir()
+    for name in ("NOTICE", "LICENSE", "LICENSE-Apache-2.0.txt", "licence.md", "COPYING", "README.md", "README",
+                 "SOURCES.md"):
+        (folder / name).write_text("Licensed under the Apache License, Version 2.0\n")
+    shutil.copy(dump, folder / "readme_anr.txt")      # data, whatever its name starts with
+    shutil.copy(dump, folder / "license_check.log")
+    (folder / "notes.md").write_text("just notes\n")   # not a doc name: still an input (skipped: not a format)
+    found = {i.path.name: i.status for i in discover([folder])}
+    assert found == {"readme_anr.txt": "pending", "license_check.log": "pending", "notes.md": "skipped"}
+    [named] = discover([folder / "NOTICE"])            # named by the user: read, and said why it is skipped
+    assert named.status == "skipped" and named.reason == "not a format droidlag reads"

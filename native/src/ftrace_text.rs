@@ -54,6 +54,13 @@ pub struct TextParser {
     pub first_bad_line: Option<i64>,
     /// (line, text) of the first MAX_DETAILED_WARNINGS malformed lines not yet handed over
     pub bad_lines: Vec<(i64, String)>,
+    /// Lines that held several events run together (a trace whose newlines a web page or a paste lost), each split
+    /// at its event heads: (line, events read on it) of the first MAX_DETAILED_WARNINGS, then the totals.
+    pub run_together: Vec<(i64, i64)>,
+    pub run_together_lines: i64,
+    pub run_together_events: i64,
+    first_ignored: Option<i64>,
+    last_ignored: Option<i64>,
     pub thread_ops: Vec<ThreadOp>,
     pub min_ts: Option<i64>,
     pub max_ts: Option<i64>,
@@ -218,6 +225,67 @@ fn tail(line: &str, i: usize) -> Option<Head<'_>> {
     })
 }
 
+/// Where a further event head starts in `line` at or after `from` (events run together on one line, as a web page
+/// or a paste that lost the newlines shows a trace), or None. Each `[` after `from` is tried as the CPU column: back
+/// from it over whitespace, an optional `(TGID)` column, the PID's digits and its dash to the whitespace before the
+/// task name (the last word: a run-on line cannot tell a name's spaces from the previous event's arguments), and the
+/// head must parse from there (`TASK-PID [CPU] [FLAGS] SECS.FRAC: event:`), so an argument holding a `[` is not
+/// taken for one. Lines without a `[` after `from` (most events) cost one byte scan.
+fn next_head(line: &str, from: usize) -> Option<usize> {
+    let s = line.as_bytes();
+    if !s[from..].contains(&b'[') {
+        return None; // most events: one memchr (native parse of 57 MB: 125 -> 140 ms; read_trace within noise)
+    }
+    let mut i = from;
+    while let Some(off) = s[i..].iter().position(|&c| c == b'[') {
+        let open = i + off;
+        i = open + 1;
+        if let Some((task, dash)) = head_start_before(s, from, open) {
+            if head_after_dash(line, task, dash).is_some() {
+                return Some(task);
+            }
+        }
+    }
+    None
+}
+
+/// (task start, dash) of the head whose CPU column opens at `open`, by the bytes before it (see next_head).
+fn head_start_before(s: &[u8], from: usize, open: usize) -> Option<(usize, usize)> {
+    let back_ws = |mut k: usize| {
+        while k > from && is_ws(s[k - 1]) {
+            k -= 1;
+        }
+        k
+    };
+    let mut k = back_ws(open);
+    if k == open || k == from {
+        return None;
+    }
+    if s[k - 1] == b')' {
+        // `(TGID)` or `(-----)`: back to its `(` (at most 16 bytes), then the whitespace before it
+        let lo = k.saturating_sub(18).max(from);
+        let paren = lo + s[lo..k - 1].iter().rposition(|&c| c == b'(')?;
+        let k2 = back_ws(paren);
+        if k2 == paren || k2 == from {
+            return None;
+        }
+        k = k2;
+    }
+    let digits_end = k;
+    while k > from && s[k - 1].is_ascii_digit() {
+        k -= 1;
+    }
+    if k == digits_end || k == from || s[k - 1] != b'-' {
+        return None;
+    }
+    let dash = k - 1;
+    let mut t = dash;
+    while t > from && !is_ws(s[t - 1]) {
+        t -= 1;
+    }
+    (t < dash).then_some((t, dash))
+}
+
 /// The line's head, or None when it is not an ftrace event line.
 fn parse_head(line: &str) -> Option<Head<'_>> {
     let s = line.as_bytes();
@@ -260,6 +328,11 @@ impl TextParser {
             lost_events: 0,
             first_bad_line: None,
             bad_lines: Vec::new(),
+            run_together: Vec::new(),
+            run_together_lines: 0,
+            run_together_events: 0,
+            first_ignored: None,
+            last_ignored: None,
             thread_ops: Vec::new(),
             min_ts: None,
             max_ts: None,
@@ -302,8 +375,8 @@ impl TextParser {
 
     /// Every line of `text`; `first_line` is the file line of its first line (1 when file lines do not apply).
     pub fn parse(&mut self, text: &str, first_line: i64) {
-        let mut first_ignored: Option<i64> = None;
-        let mut last_ignored: Option<i64> = None;
+        self.first_ignored = None;
+        self.last_ignored = None;
         let mut owned = String::new();
         for (k, raw) in text.split('\n').enumerate() {
             let lineno = first_line + k as i64;
@@ -315,63 +388,110 @@ impl TextParser {
             } else {
                 raw
             };
-            let Some(h) = parse_head(line) else {
-                self.not_an_event(line, lineno);
-                continue;
-            };
-            self.events += 1;
-            self.task(&h);
-            let Some(ts) = timestamp_ns(h.secs, h.frac) else {
-                self.bad(line, lineno);
-                continue;
-            };
-            let done = match h.event {
-                "sched_switch" => self.sched_switch(ts, h.cpu, h.args),
-                "sched_waking" | "sched_wakeup_new" => self.sched_waking(ts, h.tid, h.args),
-                "sched_wakeup" => {
-                    if self.skip_wakeup {
-                        Done::Ok
-                    } else {
-                        self.sched_waking(ts, h.tid, h.args)
-                    }
-                }
-                "sched_blocked_reason" => self.sched_blocked_reason(ts, h.args),
-                "tracing_mark_write" | "0" => self.atrace(ts, h.tid, h.args, lineno),
-                "print" => self.print(ts, h.tid, h.args, lineno),
-                "cpu_frequency" => self.cpu_counter(ts, h.args, "cpufreq"),
-                "cpu_idle" => self.cpu_counter(ts, h.args, "cpuidle"),
-                "binder_transaction" => self.binder_transaction(ts, h.tid, h.args),
-                "binder_transaction_received" => self.binder_received(ts, h.tid, h.args),
-                "block_rq_issue" => self.block_issue(ts, h.tid, h.args),
-                "block_rq_complete" => self.block_complete(ts, h.args),
-                "task_rename" => self.task_rename(h.args),
-                "task_newtask" => self.task_newtask(h.tid, h.args),
-                "sched_process_exit" => self.process_exit(h.args),
-                other => {
-                    // ignored events only matter for the time range; ftrace text is in time order, so the first
-                    // and the last one are enough
-                    match self.unhandled_index.get(other) {
-                        Some(&i) => self.unhandled[i].1 += 1,
-                        None => {
-                            self.unhandled_index.insert(other.to_string(), self.unhandled.len());
-                            self.unhandled.push((other.to_string(), 1));
-                        }
-                    }
-                    if first_ignored.is_none() {
-                        first_ignored = Some(ts);
-                    }
-                    last_ignored = Some(ts);
-                    continue;
-                }
-            };
-            match done {
-                Done::Ok => self.see(ts),
-                Done::NotTimed => {}
-                Done::Malformed => self.bad(&format!("{}: {}", h.event, h.args), lineno),
+            self.line(line, lineno);
+        }
+        for ts in [self.first_ignored, self.last_ignored].into_iter().flatten() {
+            self.see(ts);
+        }
+    }
+
+    /// One line: its event, and the events run on after it on the same line (split at each further event head
+    /// `TASK-PID [CPU] FLAGS SECS.FRAC: event:`, noted for a warning). A `#` line that runs on into events (the
+    /// header block and the trace collapsed together) keeps its events.
+    fn line(&mut self, line: &str, lineno: i64) {
+        let mut rest = line;
+        if line.trim_start().starts_with('#') {
+            match next_head(line, 0) {
+                Some(p) => rest = &line[p..],
+                None => return,
             }
         }
-        for ts in [first_ignored, last_ignored].into_iter().flatten() {
-            self.see(ts);
+        let mut read = 0i64;
+        loop {
+            let Some(h) = parse_head(rest) else {
+                self.not_an_event(rest, lineno);
+                break;
+            };
+            let args_at = h.args.as_ptr() as usize - rest.as_ptr() as usize;
+            let next = next_head(rest, args_at);
+            // the event's own text: up to the next head (its head parses again, its arguments end there)
+            let (h, this) = match next {
+                None => (Some(h), rest),
+                Some(p) => {
+                    let this = rest[..p].trim_end();
+                    (parse_head(this), this)
+                }
+            };
+            match h {
+                Some(h) => self.event(h, this, lineno),
+                None => self.not_an_event(this, lineno),
+            }
+            read += 1;
+            match next {
+                Some(p) => rest = &rest[p..],
+                None => break,
+            }
+        }
+        if read > 1 || (read == 1 && rest.len() != line.len()) {
+            self.run_together_lines += 1;
+            self.run_together_events += read;
+            if self.run_together_lines <= MAX_DETAILED_WARNINGS {
+                self.run_together.push((lineno, read));
+            }
+        }
+    }
+
+    /// One event, its head parsed from `line`.
+    fn event(&mut self, h: Head, line: &str, lineno: i64) {
+        self.events += 1;
+        self.task(&h);
+        let Some(ts) = timestamp_ns(h.secs, h.frac) else {
+            self.bad(line, lineno);
+            return;
+        };
+        let done = match h.event {
+            "sched_switch" => self.sched_switch(ts, h.cpu, h.args),
+            "sched_waking" | "sched_wakeup_new" => self.sched_waking(ts, h.tid, h.args),
+            "sched_wakeup" => {
+                if self.skip_wakeup {
+                    Done::Ok
+                } else {
+                    self.sched_waking(ts, h.tid, h.args)
+                }
+            }
+            "sched_blocked_reason" => self.sched_blocked_reason(ts, h.args),
+            "tracing_mark_write" | "0" => self.atrace(ts, h.tid, h.args, lineno),
+            "print" => self.print(ts, h.tid, h.args, lineno),
+            "cpu_frequency" => self.cpu_counter(ts, h.args, "cpufreq"),
+            "cpu_idle" => self.cpu_counter(ts, h.args, "cpuidle"),
+            "binder_transaction" => self.binder_transaction(ts, h.tid, h.args),
+            "binder_transaction_received" => self.binder_received(ts, h.tid, h.args),
+            "block_rq_issue" => self.block_issue(ts, h.tid, h.args),
+            "block_rq_complete" => self.block_complete(ts, h.args),
+            "task_rename" => self.task_rename(h.args),
+            "task_newtask" => self.task_newtask(h.tid, h.args),
+            "sched_process_exit" => self.process_exit(h.args),
+            other => {
+                // ignored events only matter for the time range; ftrace text is in time order, so the first
+                // and the last one are enough
+                match self.unhandled_index.get(other) {
+                    Some(&i) => self.unhandled[i].1 += 1,
+                    None => {
+                        self.unhandled_index.insert(other.to_string(), self.unhandled.len());
+                        self.unhandled.push((other.to_string(), 1));
+                    }
+                }
+                if self.first_ignored.is_none() {
+                    self.first_ignored = Some(ts);
+                }
+                self.last_ignored = Some(ts);
+                return;
+            }
+        };
+        match done {
+            Done::Ok => self.see(ts),
+            Done::NotTimed => {}
+            Done::Malformed => self.bad(&format!("{}: {}", h.event, h.args), lineno),
         }
     }
 

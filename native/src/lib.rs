@@ -455,6 +455,7 @@ impl FtraceText {
         d.set_item("malformed", p.malformed)?;
         d.set_item("lost_events", p.lost_events)?;
         d.set_item("first_bad_line", p.first_bad_line)?;
+        d.set_item("run_together", (std::mem::take(&mut p.run_together), p.run_together_lines, p.run_together_events))?;
         d.set_item("time_range", (p.min_ts, p.max_ts))?;
         Ok(d)
     }

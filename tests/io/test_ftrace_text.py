@@ -97,3 +97,68 @@ def test_block_request_with_parenthesis_in_the_command_and_no_sector():
                   " app-10 [001] d..1 10.000600: block_rq_issue: 8,0 FWS 0 (a) b) 18446744073709551615 + 0 [app x]\n")
     blk = trace.block.row(0, named=True)
     assert (blk["sector"], blk["nr_sectors"], blk["comm"], blk["direction"]) == (-1, 0, "app x", "flush")
+
+
+# ---- events run together on one line (trial finding 5: a trace quoted on a web page lost its newlines; the first
+# event was read, the rest of the line silently dropped, and `info` showed a 0.000 s trace) -------------------------
+FIVE = [
+    "          <idle>-0     [000] d..3   123.456000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
+    "prev_state=R ==> next_comm=RenderThread next_pid=812 next_prio=110",
+    "    RenderThread-812   [000] ...1   123.456100: tracing_mark_write: B|800|DrawFrame",
+    "    RenderThread-812   [000] ...1   123.458000: tracing_mark_write: E",
+    "    RenderThread-812   [000] d..3   123.458100: sched_switch: prev_comm=RenderThread prev_pid=812 prev_prio=110 "
+    "prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120",
+    "  Binder:800_2-815  (  800) [001] d..3   123.460000: sched_switch: prev_comm=Binder:800_2 prev_pid=815 "
+    "prev_prio=120 prev_state=D ==> next_comm=swapper/1 next_pid=0 next_prio=120",
+]
+
+
+def _facts(trace):
+    return (trace.slices.select("ts", "dur", "tid", "name").sort("ts").rows(),
+            trace.thread_states.select("ts", "dur", "tid", "state").sort("ts", "tid").rows(),
+            (trace.start_ns, trace.end_ns))
+
+
+@pytest.mark.parametrize("with_header", [True, False], ids=["header-too", "events-only"])
+def test_events_run_together_on_one_line_are_split_with_a_warning(tmp_path, with_header):
+    from droidlag.io.detect import load
+    one = (HEADER.replace("\n", " ") if with_header else "") + " ".join(FIVE) + "\n"
+    path = tmp_path / "one.txt"
+    path.write_text(one)
+    assert load(path)[0] == "systrace"
+    trace = read_trace(path)
+    # by hand: DrawFrame 123.4561 -> 123.4580 s on tid 812; the trace spans 123.456 -> 123.460 s
+    assert trace.slices.select("ts", "dur", "tid", "name").rows() == [(123_456_100_000, 1_900_000, 812, "DrawFrame")]
+    assert (trace.start_ns, trace.end_ns) == (123_456_000_000, 123_460_000_000)
+    assert _facts(trace) == _facts(_read(HEADER + "\n".join(FIVE) + "\n"))   # the same lines, one a line
+    run_on = [w for w in trace.warnings if "run together" in w.message]
+    assert [(w.line, w.message.split()[0]) for w in run_on] == [(1, "5")]
+    assert trace.process_of(815) == 800   # the TGID column kept
+
+
+def test_a_bracket_in_an_argument_is_not_an_event_head():
+    """atrace payloads and comms may hold `[`, `-N` and numbers: only a whole head (`TASK-PID [CPU] FLAGS SECS:
+    event:`) splits a line."""
+    lines = ["  app-900   [001] ...1   10.000100: tracing_mark_write: B|900|load x-12 [3] 1.5: y",
+             "  app-900   [001] ...1   10.000200: tracing_mark_write: E"]
+    trace = _read(HEADER + "\n".join(lines) + "\n")
+    assert trace.slices["name"].to_list() == ["load x-12 [3] 1.5: y"]
+    assert not [w for w in trace.warnings if "run together" in w.message]
+
+
+@pytest.mark.parametrize("rel, n", [("systrace/catapult_test_data/decompressed_atrace_data.txt", 400),
+                                    ("systrace/catapult_test_data/atrace_data", 100)])
+def test_corpus_trace_collapsed_reads_as_the_original(corpus, rel, n):
+    """A real capture's first event lines joined in groups of 20 onto single lines (atrace slices; sched, wakeups,
+    TGID column): every event is read, as from the lines one a line."""
+    path = corpus_file(corpus, rel)
+    events = [ln for ln in _text(path).splitlines() if ln.strip() and not ln.lstrip().startswith("#")
+              and re.search(r"\[\d+\]", ln)][:n]
+    assert len(events) == n
+    original = _read(HEADER + "\n".join(events) + "\n")
+    joined = _read(HEADER + "\n".join(" ".join(events[k:k + 20]) for k in range(0, n, 20)) + "\n")
+    assert _facts(joined) == _facts(original)
+    assert original.slices.height + original.thread_states.height > 0
+    run_on = [w for w in joined.warnings if "run together" in w.message]
+    assert [w.line for w in run_on[:5]] == list(range(4, 4 + min(5, n // 20)))
+    assert (n // 20 > 5) == ("more line(s)" in run_on[-1].message)

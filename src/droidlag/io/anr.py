@@ -27,6 +27,9 @@ _XCRASH_PID = re.compile(r"^pid: (\d+)(?:, tid: \d+)?(?:, name: .*?)?\s+>>> (.*?
 # ActivityManager writes `ANR in <process>` and, when it knows it, ` (<component>)` (AOSP ProcessErrorStateRecord /
 # AppErrors): nothing else follows the name. A sentence that says "ANR in my production app" names no process.
 _ANR_IN = re.compile(r"^(?:.*\s)?ANR in (\S+)[ \t]*(?:\(.*)?$")
+# A process name is a package-like name (a dot, or `pkg:suffix`), or `system`: a bare capitalised word is a component
+# class, as in Bugsnag's issue titles (`ANR in MainActivity`), and names no process.
+_CLASS_NAME = re.compile(r"^[A-Z][\w$]*$")
 _PID_LINE = re.compile(r"^PID: (\d+)")
 _LOAD = re.compile(r"^Load: ([\d.]+) / ([\d.]+) / ([\d.]+)")
 _CPU_ROW = re.compile(r"^\s*\+?(\d+(?:\.\d+)?)% (\d+)/(\S+?): ")
@@ -147,7 +150,8 @@ def _header_line(h: AnrHeader, line: str) -> bool:
     if "ANR in " in line:
         m = _ANR_IN.match(line)
         if m:
-            h.process = m.group(1)
+            if not _CLASS_NAME.match(m.group(1)):
+                h.process = m.group(1)
             return True
     if c in _HEADER_STARTS and _header_by_start(h, c, line):
         return True
@@ -542,6 +546,7 @@ def read_anr(path: str | Path, data: bytes | None = None) -> list[DumpUnit]:
         # a pasted report (Play Console, Crashlytics, APM, logcat, markdown...): rewritten into traces.txt form
         pasted = canonicalize(text)
         text = pasted.text
+        warnings.extend(ReadWarning(source, n, line=k) for k, n in pasted.line_notes)
         warnings.extend(ReadWarning(source, n) for n in pasted.notes)
     units = parse_text(text, source)
     if not any(u.processes or u.wait_channels or not u.header.is_empty() for u in units):

@@ -13,7 +13,8 @@ Recognised by content, line by line (never by file name), from what each format 
   `1<TAB>...`, a number on its own line), full signatures (`a.B.RetType m(args)(SourceFile:1)`), bare method names in
   a stack (Sentry UI), native `#00 pc 0x... lib.so (fn + 28) (BuildId: ...)`, `native: pc ...` without `#NN`,
   Bugsnag `lib.so +0x1c  symbol`, Sentry `libc  0x1c  symbol`;
-- lock lines in English and localized (`- <verb> <0x...> (a X) <held by words> N`: the holder is the number).
+- lock lines in English and localized (`- <verb> <0x...> (a X) <held by words> N`: the holder is the number);
+- stacks run together on one line (newlines lost): split at each frame, lock line and thread header (split_run_on).
 
 Frames met before any thread header are the main thread's (a frames-only paste is the ANR's main stack); that is
 said in the notes. `canonicalize` returns the rewritten text and notes (what was assumed, what was dropped)."""
@@ -138,6 +139,7 @@ class Paste:
 
     text: str
     notes: list[str] = field(default_factory=list)
+    line_notes: list[tuple[int, str]] = field(default_factory=list)   # (line of the pasted text, note)
     frames: int = 0
     threads: int = 0
     implied_main: bool = False
@@ -316,12 +318,17 @@ class _Writer:
         self.paste.threads += 1
 
     def _demote_cut_block(self) -> None:
-        """A few frames before the first real thread header, without ActivityThread.main, are the cut tail of a
-        thread the paste began inside, not the main thread."""
-        if not (self.paste.implied_main and self.paste.threads == 1 and self.paste.frames <= CUT_TAIL_FRAMES):
+        """Frames before the first real thread header are the cut end of a thread the paste began inside, not the
+        main thread, when they are few (without ActivityThread.main), or when they end in `java.lang.Thread.run`
+        (a started thread's bottom frame, never the main thread's, which ends in ActivityThread.main / ZygoteInit)."""
+        if not (self.paste.implied_main and self.paste.threads == 1):
             return
         block = self.out[self.implied_at:]
         if not block or any("ActivityThread.main" in x for x in block):   # (fuzz find: an empty block)
+            return
+        frames = [x.strip() for x in block if x.strip().startswith("at ")]
+        started = bool(frames) and frames[-1].startswith(("at java.lang.Thread.run(", "at java.lang.Thread.run "))
+        if self.paste.frames > CUT_TAIL_FRAMES and not started:
             return
         self.out[self.implied_at] = f'"{CUT_THREAD}" prio=5'
         self.paste.implied_main = False
@@ -551,7 +558,7 @@ def canonicalize(text: str) -> Paste:
     """Rewrite a pasted ANR report into traces.txt form (see the module text)."""
     w = _Writer()
     hdr: dict[str, str] = {}
-    kept = _cleaned_lines(text)
+    kept = _cleaned_lines(text, w.paste.line_notes)
     i = 0
     while i < len(kept):
         s = kept[i]
@@ -566,7 +573,7 @@ def canonicalize(text: str) -> Paste:
         _line(w, s, nxt, hdr)
         i += 2 if w.consumed_next else 1
     p = w.paste
-    p.text = "\n".join(_header_lines(text, hdr) + w.out) + "\n"
+    p.text = "\n".join(_header_lines(text, hdr, bool(p.threads or p.frames)) + w.out) + "\n"
     if p.implied_main:
         p.notes.append("frames without a thread header taken as the main thread's (tid=1)")
     if w.skipped_log_frames:
@@ -577,19 +584,63 @@ def canonicalize(text: str) -> Paste:
     return p
 
 
-def _cleaned_lines(text: str) -> list[str]:
+# A thread's stack run together on one line (a paste or a web page that lost its newlines: `"binder:1_1" tid=9 Native
+# #00 pc 0x... libc.so (__ioctl+12) #01 pc ...`): the places where a stack line begins in the middle of a line, each
+# after whitespace: a native frame (`#NN pc ADDR `, `native: #NN pc`, `native: pc`), a Java frame (`at a.b.C.m(`), a
+# lock or wait line (`- waiting ...`, `- locked <`, `- parking ...`, `- sleeping on <`), or the next ART thread header
+# (`"name" [daemon] [prio=N] tid=N`). Only these frame markers: a line with fewer than two of them is left alone.
+_RUN_ON_SPLIT = re.compile(
+    r"(?<!native:)\s+(?=(?:native:\s*)?#\d{2,3}\s+pc\s+(?:0x)?[0-9a-fA-F]{4,}\s)"
+    r"|\s+(?=native:\s*pc\s+(?:0x)?[0-9a-fA-F]{4,}\s)"
+    r"|\s+(?=at\s+[A-Za-z_$][\w$]*(?:\.[\w$<>-]+)+\s?\()"
+    r"|\s+(?=-\s(?:waiting (?:to lock|on)|locked|parking to wait|sleeping on|blocked on)\s)"
+    r"|\s+(?=\"[^\"]{1,128}\"(?:\sdaemon)?\s(?:prio=\d+\s)?tid=\d+\b)")
+_RUN_ON_FRAME = re.compile(r"(?:^|\s)(?:(?:native:\s*)?#\d{2,3}\s+pc\s+(?:0x)?[0-9a-fA-F]{4,}\s"
+                           r"|at\s+[A-Za-z_$][\w$]*(?:\.[\w$<>-]+)+\s?\((?:[^()\s]+:-?\d+|Native [Mm]ethod"
+                           r"|Unknown Source)\))")
+
+
+def split_run_on(line: str) -> list[str]:
+    """A cleaned line cut where a stack line begins inside it (_RUN_ON_SPLIT), when it holds two frames or more;
+    else the line alone."""
+    if len(line) < 40 or line.count(" pc ") + line.count("at ") < 2:   # cheap: most lines hold one frame or none
+        return [line]
+    if len(_RUN_ON_FRAME.findall(line, 0, 1 << 16)) < 2:
+        return [line]
+    parts = [p for p in _RUN_ON_SPLIT.split(line) if p.strip()]
+    return parts if len(parts) > 1 else [line]
+
+
+def _cleaned_lines(text: str, line_notes: list[tuple[int, str]] | None = None) -> list[str]:
     """The non-empty cleaned lines; a watchdog kill line wrapped by the paste is joined with its continuation (the
-    thread name in parentheses is on the next line)."""
-    kept = [x for x in (clean_line(x) for x in text.split("\n")) if x]
+    thread name in parentheses is on the next line); a stack run together on one line is split into its lines
+    (split_run_on), noted in `line_notes` with the line."""
+    kept: list[str] = []
+    for n, raw in enumerate(text.split("\n"), 1):
+        x = clean_line(raw)
+        if not x:
+            continue
+        if len(x) < 40 or x.count(" pc ") + x.count("at ") < 2:   # split_run_on's cheap test, inline: most lines
+            kept.append(x)
+            continue
+        logged = x.startswith(LOGGED)
+        parts = split_run_on(x[1:] if logged else x)
+        if len(parts) > 1 and line_notes is not None:
+            line_notes.append((n, f"{len(parts)} stack lines run together on one line (newlines lost in the paste): "
+                                  "split at each frame (`#NN pc`, `at `), lock line and thread header"))
+        kept.extend(LOGGED + p if logged else p for p in parts)
     for k in range(len(kept) - 1):
         if "WATCHDOG KILLING" in kept[k] and "(" not in kept[k] and "(" in kept[k + 1]:
             kept[k], kept[k + 1] = kept[k] + kept[k + 1].lstrip(LOGGED), ""
     return [x for x in kept if x]
 
 
-def _header_lines(text: str, hdr: dict[str, str]) -> list[str]:
-    """Header lines in io.anr's words for the facts the paste said in its own (process, pid, reason, watchdog)."""
-    if not hdr.get("process") and "ANR in " not in text and "Cmd line:" not in text:
+def _header_lines(text: str, hdr: dict[str, str], stacks: bool) -> list[str]:
+    """Header lines in io.anr's words for the facts the paste said in its own (process, pid, reason, watchdog).
+    A package named anywhere names the app only beside other ANR evidence (a stack, a reason, a pid): alone it made
+    an "ANR in <package>" out of any text that mentions an app path (a `dumpsys gfxinfo` output read by `hangs`)."""
+    evidence = stacks or any(hdr.get(k) for k in ("reason", "pid", "watchdog"))
+    if evidence and not hdr.get("process") and "ANR in " not in text and "Cmd line:" not in text:
         for m in _PACKAGE_ANYWHERE.finditer(text):   # a package named anywhere: an app path, a component, a tombstone
             pkg = next(g for g in m.groups() if g)
             if not pkg.startswith(SHARED_PACKAGES):   # WebView, Play services: loaded into every app, not the app
@@ -657,7 +708,8 @@ _REASON_LINE = re.compile(r"^.{0,160}?\bReason: \S", re.M)
 
 def looks_like_anr_paste(text: str) -> bool:
     """ANR evidence at line starts: an `ANR in`/watchdog/Crashlytics header or `am_anr` line, or two frame lines
-    (Java with a location, or native `#NN pc`)."""
+    (Java with a location, or native `#NN pc`), or a stack run together on one line (split_run_on: a thread header
+    or a frame, then frames, on one line)."""
     if has_anr_header(text):
         return True
     n = 0
@@ -665,4 +717,17 @@ def looks_like_anr_paste(text: str) -> bool:
         n += 1
         if n >= 2:
             return True
-    return n == 1 and sum(1 for x in text.splitlines() if x.strip()) <= 12   # a one-frame paste
+    if n == 1 and sum(1 for x in text.splitlines() if x.strip()) <= 12:   # a one-frame paste
+        return True
+    return _has_run_on_stack(text)
+
+
+def _has_run_on_stack(text: str) -> bool:
+    """A line that opens with an ART thread header or a frame and runs on into two more frames."""
+    for line in text.splitlines():
+        s = clean_line(line[:1 << 16]) or ""
+        s = s.lstrip(LOGGED)
+        if (_ART_HEADER.match(s) or _ART_LOST_QUOTE.match(s) or _RUN_ON_FRAME.match(s)) and \
+                len(_RUN_ON_FRAME.findall(s)) >= 2 + bool(_RUN_ON_FRAME.match(s)):
+            return True
+    return False

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from droidlag.errors import InputError, ReadWarning
 from droidlag.io.budget import current
-from droidlag.io.source import GZIP_MAGIC, _Inflate, _stream_warnings, gunzip
+from droidlag.io.source import GZIP_MAGIC, _Inflate, _stream_warnings, gunzip, utf8_blocks, utf8_text
 
 # One entry (bugreport text is streamed, never held whole: the cap is the run's per-stream one).
 MAX_ENTRY_BYTES = 1024**3
@@ -86,10 +86,11 @@ def _data_start(buf: memoryview, info: zipfile.ZipInfo) -> int | None:
 
 def read_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: str | Path, warnings: list[ReadWarning],
                limit: int = MAX_ENTRY_BYTES) -> bytes:
-    """An entry's bytes, refused (InputError) past `limit` or the run's budget; damage is salvaged with a warning.
-    zipfile.BadZipFile when the entry's data cannot be found at all."""
+    """An entry's bytes as the readers take them (UTF-16 text transcoded: io.source.utf8_text), refused
+    (InputError) past `limit` or the run's budget; damage is salvaged with a warning. zipfile.BadZipFile when the
+    entry's data cannot be found at all."""
     with contextlib.closing(entry_blocks(zf, info, path, warnings, limit)) as blocks:
-        return b"".join(blocks)
+        return utf8_text(b"".join(blocks))
 
 
 def entry_blocks(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: str | Path, warnings: list[ReadWarning],
@@ -219,7 +220,7 @@ class EntryStream:
     def blocks(self, info: zipfile.ZipInfo) -> Generator[bytes, None, None]:
         got = self.got = 0
         self.failed = False
-        gen = entry_blocks(self.zf, info, self.path, self.warnings)
+        gen = utf8_blocks(entry_blocks(self.zf, info, self.path, self.warnings))   # UTF-16 text transcoded
         try:
             for block in gen:
                 got += len(block)
@@ -279,7 +280,7 @@ def tar_entries(path: str | Path, data: bytes, warnings: list[ReadWarning]) -> I
         total += len(raw)
         if total > MAX_TOTAL_BYTES:
             raise InputError(path, f"archive holds more than {MAX_TOTAL_BYTES} bytes; refused")
-        yield member.name, raw
+        yield member.name, utf8_text(raw)
 
 
 def _tar_unsafe(member: tarfile.TarInfo) -> str | None:

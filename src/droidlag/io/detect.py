@@ -43,6 +43,10 @@ def looks_like_perfetto(data: bytes) -> bool:
 _FTRACE_LINE = re.compile(r"\s{0,40}.{1,64}?-\d{1,10}\s{1,8}(?:\(\s{0,8}[\d-]{1,10}\)\s{1,8})?\[\d{1,4}\]\s{1,8}"
                           r"(?:\S{1,8}\s{1,8})?\d{1,12}\.\d{1,9}:\s{1,8}[\w:]{1,64}:")
 _MAX_SNIFF_LINE = 4096
+# An event head anywhere in a line, after whitespace: a trace whose newlines were lost (a web page, a paste) runs its
+# events together on one line; each head counts as an event line.
+_FTRACE_HEAD = re.compile(r"(?<!\S)[^\s\[\]]{1,64}-\d{1,10}\s{1,8}(?:\(\s{0,8}[\d-]{1,10}\)\s{1,8})?\[\d{1,4}\]\s{1,8}"
+                          r"(?:\S{1,8}\s{1,8})?\d{1,12}\.\d{1,9}:\s{1,8}[\w:]{1,64}:")
 _ANR_MARK = re.compile(
     r"^(----- pid \d+ at |----- Waiting Channels: pid \d+|\"[^\"\n]*\" (daemon )?prio=\d+ tid=\d+|DALVIK THREADS"
     r"|Crash type: 'anr'|Subject: (Input dispatching|Broadcast of|executing service|ContentProvider)"
@@ -63,8 +67,52 @@ _GFXINFO_LITERALS = ("** Graphics info for pid ", "Applications Graphics Acceler
                      "DUMP OF SERVICE graphicsstats:", "Total frames rendered: ")
 
 
+# `dumpsys gfxinfo framestats` rows pasted on their own (no `---PROFILEDATA---`, no header line): 14+ integer fields.
+_FRAMESTATS_MIN_FIELDS = 14
+
+
+def _framestats_rows_only(text: str) -> bool:
+    """Two or more framestats rows of one width (14+ integer fields, the first a small flags value; one row of
+    another width, a paste cut mid-row, allowed), making at least half of the text's non-blank lines: a paste of rows whose header line was left out. The gfxinfo reader reads
+    them when their width fixes the columns, and otherwise says why it cannot."""
+    if text.count(",") < 2 * (_FRAMESTATS_MIN_FIELDS - 1):
+        return False
+    from droidlag.io.gfxinfo import is_framestats_row
+    rows = other = 0
+    widths: dict[int, int] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if len(line) <= _MAX_SNIFF_LINE and is_framestats_row(line):
+            fields = line.rstrip(",").split(",")
+            if len(fields) >= _FRAMESTATS_MIN_FIELDS and 0 <= int(fields[0]) < 1 << 16:
+                rows += 1
+                widths[len(fields)] = widths.get(len(fields), 0) + 1
+                continue
+        other += 1
+    # one width (a paste cut in its last row may leave one shorter row)
+    return rows >= 2 and max(widths.values(), default=0) >= max(2, rows - 1) and rows >= other
+
+
+def _is_gfxinfo(text: str) -> bool:
+    """gfxinfo's marks (a process line, the section titles, a summary's first counts), or framestats rows alone."""
+    if any(lit in text for lit in _GFXINFO_LITERALS) and _GFXINFO_MARK.search(text):
+        return True
+    return _framestats_rows_only(text)
+
+
 # Every ftrace line holds its CPU field `[NNN]`: lines without one are not tried (a thread dump has few).
 _CPU_FIELD = re.compile(r"\[\d{1,4}\]")
+
+
+def _events_on(line: str) -> int:
+    """Event heads on an ftrace event line (its first _MAX_SNIFF_LINE characters): 1, or more when events were run
+    together on it (newlines lost); 0 when the line is not an event line."""
+    line = line[:_MAX_SNIFF_LINE]
+    if "[" not in line or not _FTRACE_LINE.match(line):
+        return 0
+    return max(1, len(_FTRACE_HEAD.findall(line))) if line.count("[") > 1 else 1
 
 
 def _has_ftrace_lines(text: str, need: int) -> bool:
@@ -72,25 +120,26 @@ def _has_ftrace_lines(text: str, need: int) -> bool:
         return False
     seen = 0
     for line in text.splitlines():
-        if len(line) <= _MAX_SNIFF_LINE and "[" in line and _FTRACE_LINE.match(line):
-            seen += 1
-            if seen >= need:
-                return True
+        seen += _events_on(line)
+        if seen >= need:
+            return True
     return False
 
 
 def _all_ftrace_lines(text: str) -> bool:
     """A short snippet of ftrace lines with no `# tracer:` header (copied from a trace, a question, a bug): at least
-    two event lines, and no other line but blank and `#` ones. Prose that quotes a line or two has other lines."""
-    if not 2 <= len(_CPU_FIELD.findall(text)) < 5:
+    two events (on lines of their own, or run together on one line), and no other line but blank and `#` ones.
+    Prose that quotes a line or two has other lines."""
+    if len(_CPU_FIELD.findall(text)) < 2:
         return False
     seen = 0
     for line in text.splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        if len(line) > _MAX_SNIFF_LINE or "[" not in line or not _FTRACE_LINE.match(line):
+        n = _events_on(line)
+        if not n:
             return False
-        seen += 1
+        seen += n
     return seen >= 2
 
 
@@ -132,7 +181,7 @@ def sniff_bytes(data: bytes) -> str | None:
         return CHROME_JSON
     if _has_ftrace_lines(text, 5) or _all_ftrace_lines(text):   # prose quotes a line or two, a trace many
         return SYSTRACE
-    if any(lit in text for lit in _GFXINFO_LITERALS) and _GFXINFO_MARK.search(text):
+    if _is_gfxinfo(text):
         return GFXINFO
     if _ANR_MARK.search(text):
         return ANR

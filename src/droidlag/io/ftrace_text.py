@@ -92,6 +92,20 @@ class FtraceTextParser:
         if self.malformed > MAX_DETAILED_WARNINGS:
             b.warn(f"{self.malformed - MAX_DETAILED_WARNINGS} more malformed line(s) skipped "
                    f"({self.malformed} in all)")
+        self._warn_run_together(cols["run_together"])
         if self.lost_events:
             b.warn(f"ftrace reported {self.lost_events} lost event(s) (buffer overrun); states around them may be "
                    "wrong")
+
+    def _warn_run_together(self, run_together: tuple[list[tuple[int, int]], int, int]) -> None:
+        """Lines that held several events run together (a trace whose newlines were lost), split at each event
+        head: one warning per line for the first ones, then a count."""
+        lines, n_lines, n_events = run_together
+        for line, events in lines:
+            self.b.warn(f"{events} ftrace events run together on one line (newlines lost, e.g. a trace copied from a "
+                        "web page): split at each event header `TASK-PID [CPU] ... TIMESTAMP: event:`; a task name "
+                        "with spaces keeps only its last word", line=line)
+        if n_lines > len(lines):
+            self.b.warn(f"{n_lines - len(lines)} more line(s) held events run together and were split the same way "
+                        f"({n_lines} line(s), {n_events} events in all)")
+

@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from droidlag.errors import InputError, ReadWarning
-from droidlag.io.source import bytes_blocks, file_blocks, text_chunks
+from droidlag.io.source import GZIP_MAGIC, bytes_blocks, file_blocks, gunzip, text_chunks, utf8_text
 from droidlag.models.gfxinfo import GfxinfoDump, GfxProcess, GfxWindow
 
 _PROCESS_RE = re.compile(r"^\*\* Graphics info for pid (\d+) \[(.*)\] \*\*\s*$")
@@ -27,6 +27,31 @@ _SUMMARY_START_RE = re.compile(r"^(?:Stats since: \d+ns|Total frames rendered: \
 _NUM_RE = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(ms|ns)?(?:\s*\((\d+(?:\.\d+)?)%\))?$")
 # Summary keys Android always prints as numbers (counts, percentiles): anything else there is damage, not text.
 _NUMERIC_KEY_RE = re.compile(r"^(total_frames|janky_|number_)|_percentile$")
+# A framestats row: integers only (each at most 20 digits), 10 or more of them, the trailing comma Android prints.
+_ROW_RE = re.compile(r"^-?\d{1,20}(?:,-?\d{1,20}){9,}\s*,?\s*$")
+# Framestats columns whose order is fixed by a row's width: the 14 columns developer.android.com documents for
+# Android 6-9 (libhwui FrameInfo.h), and Android 10-11's 16 (the two buffer durations appended; the corpus' Android 10
+# header). Android 12 reworked the list (FrameTimelineVsyncId second, FrameDeadline, FrameInterval, FrameStartTime,
+# later WorkloadTarget, ...) and its order differs between releases of equal width, so rows of 12+ are read only under
+# their header.
+_FRAMESTATS_6 = ("Flags", "IntendedVsync", "Vsync", "OldestInputEvent", "NewestInputEvent", "HandleInputStart",
+                 "AnimationStart", "PerformTraversalsStart", "DrawStart", "SyncQueued", "SyncStart",
+                 "IssueDrawCommandsStart", "SwapBuffers", "FrameCompleted")
+_FRAMESTATS_BY_WIDTH = {14: _FRAMESTATS_6, 16: _FRAMESTATS_6 + ("DequeueBufferDuration", "QueueBufferDuration")}
+_HEADER_HINT = "`Flags,IntendedVsync,...` header line"
+
+
+def is_framestats_row(line: str) -> bool:
+    """A `dumpsys gfxinfo framestats` data row (integers and commas only)."""
+    return _ROW_RE.match(line) is not None
+
+
+def headerless_columns(row: str) -> tuple[str, ...] | None:
+    """The column names of a framestats row pasted without its header line, when its width fixes them (Android
+    6-11), else None."""
+    return _FRAMESTATS_BY_WIDTH.get(row.strip().rstrip(",").count(",") + 1)
+
+
 # Every integer the reader keeps must fit a signed 64-bit column.
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -65,17 +90,63 @@ def _parse_value(key: str, raw: str) -> Any:
     return num
 
 
+# A frame interval is a display period (8-50 ms in practice); a frame start time is a timestamp like IntendedVsync.
+_MAX_INTERVAL_NS = 1_000_000_000
+
+
+def _swap_mislabelled_interval(table: pl.DataFrame, path: str, line: int,
+                               warnings: list[ReadWarning]) -> pl.DataFrame:
+    """Android 12+'s framestats header names the FrameInterval and FrameStartTime columns in the wrong order:
+    libhwui's FrameInfoNames lists `FrameInterval,FrameStartTime` while its FrameInfoIndex (the data) has
+    FrameStartTime first. When the values show it -- the column named FrameInterval holds timestamps (as large as
+    IntendedVsync) and the one named FrameStartTime holds periods under a second -- the two names are swapped back,
+    with a warning; a header whose values fit its names is left as it is."""
+    names = ("FrameInterval", "FrameStartTime", "IntendedVsync")
+    if not table.height or not all(n in table.columns for n in names):
+        return table
+    ok = table.filter((pl.col("IntendedVsync") > 0) & (pl.col("FrameStartTime") > 0))
+    if not ok.height:
+        return table
+    interval, start, vsync = (ok[n].median() for n in names)
+    if not (isinstance(interval, (int, float)) and isinstance(start, (int, float)) and isinstance(vsync, (int, float))):
+        return table
+    if start < _MAX_INTERVAL_NS <= interval and interval >= vsync / 2:
+        warnings.append(ReadWarning(path, "framestats header names FrameInterval and FrameStartTime in the wrong "
+                                    "order (Android 12+'s header; the values show it): the two columns are read "
+                                    "the other way round", line=line + 1))
+        return table.rename({"FrameInterval": "FrameStartTime", "FrameStartTime": "FrameInterval"})
+    return table
+
+
 class _Block:
     """A framestats block being read: its header, then its rows in pieces of _BULK_ROWS parsed as they come."""
 
-    def __init__(self, win: GfxWindow, marker_line: int) -> None:
+    def __init__(self, win: GfxWindow, marker_line: int, implicit: bool = False) -> None:
         self.win, self.marker_line = win, marker_line
+        self.implicit = implicit   # rows pasted with no `---PROFILEDATA---` line: the block ends at a non-row line
+        self.unread = 0            # rows skipped: no header, and a width that does not fix the columns
         self.header: list[str] | None = None
         self.rows: list[str] = []
         self.row_lines: list[int] = []
         self.parts: list[pl.DataFrame] = []
         self.bad = 0
         self.first_bad: int | None = None
+
+    def assume_header(self, row: str, lineno: int, path: str, warnings: list[ReadWarning]) -> None:
+        """The block's first line is a data row (its header line was left out of the paste): the columns Android
+        6-11 print for the row's width, with a warning; other widths are not read (the warning says why)."""
+        width = row.strip().rstrip(",").count(",") + 1
+        columns = headerless_columns(row)
+        if columns is None:
+            self.header = []
+            warnings.append(ReadWarning(path, f"framestats rows of {width} fields without their {_HEADER_HINT}: "
+                                        "their column order is fixed only for Android 6-11's 14 or 16 fields, so "
+                                        "they were not read (paste them with the header line)", line=lineno))
+            return
+        self.header = list(columns)
+        warnings.append(ReadWarning(path, f"framestats rows without their {_HEADER_HINT}: read as the {width} "
+                                    f"columns Android {'6-9' if width == 14 else '10-11'} prints, in that order",
+                                    line=lineno))
 
     def set_header(self, line: str, lineno: int, path: str, warnings: list[ReadWarning]) -> None:
         header = [h.strip() for h in line.strip().rstrip(",").split(",")]
@@ -92,6 +163,9 @@ class _Block:
         self.header = header
 
     def add(self, row: str, lineno: int) -> None:
+        if self.header == []:   # rows whose columns are not known (assume_header)
+            self.unread += 1
+            return
         self.rows.append(row)
         self.row_lines.append(lineno)
         if len(self.rows) >= _BULK_ROWS:
@@ -115,12 +189,15 @@ class _Block:
         if self.header is None:
             warnings.append(ReadWarning(path, "framestats block without a header", line=self.marker_line))
             return
+        if self.header == []:
+            return
         self.flush()
         if self.bad:
             warnings.append(ReadWarning(path, f"{self.bad} framestats row(s) with a wrong field count or non-numbers "
                                               "(or numbers beyond 64 bits) skipped", line=self.first_bad))
         table = pl.concat(self.parts) if len(self.parts) > 1 else self.parts[0]
         self.parts = []
+        table = _swap_mislabelled_interval(table, path, self.marker_line, warnings)
         win = self.win
         if win.framestats.height and table.height:
             win.framestats = pl.concat([win.framestats, table], how="diagonal")
@@ -185,6 +262,7 @@ class _Reader:
         self.orphan = GfxProcess(-1, "<unknown process>")
         self.block: _Block | None = None
         self.viewroot: str | None = None   # an Android 6-9 window line, waiting to see whether `Window:` follows
+        self.unread_rows = 0               # framestats rows not read: no header, a width that does not fix the columns
 
     def feed(self, lines: Iterable[str], first: int) -> int:
         """Read `lines`, the first being line number `first`; returns the number of the next line."""
@@ -204,8 +282,15 @@ class _Reader:
         stripped = line.strip()
         if not stripped:
             return True
+        if block.implicit and not is_framestats_row(stripped):   # the end of rows pasted on their own
+            self._close_block()
+            return False
         if block.header is None:
-            block.set_header(line, lineno, self.path, self.warnings)
+            if is_framestats_row(stripped):   # the header line was left out: the row is data
+                block.assume_header(stripped, lineno, self.path, self.warnings)
+                block.add(stripped, lineno)
+            else:
+                block.set_header(line, lineno, self.path, self.warnings)
             return True
         if stripped == _MARKER:
             self._close_block()
@@ -221,6 +306,7 @@ class _Reader:
     def _close_block(self) -> None:
         assert self.block is not None
         self.block.close(self.path, self.warnings)
+        self.unread_rows += self.block.unread
         self.block = None
 
     def _window_from_viewroot(self, nxt: str) -> None:
@@ -246,6 +332,9 @@ class _Reader:
             self.uptime = int(um.group(1)) if um else None
         if stripped == _MARKER:
             self._open_block(lineno)
+        elif is_framestats_row(stripped):   # framestats rows pasted without `---PROFILEDATA---` (and their header)
+            self._open_block(lineno, implicit=True)
+            self._block_line(line, lineno)
         elif self.proc is not None:
             self._process_line(line, stripped, lineno, self.proc)
         elif _SUMMARY_START_RE.match(line):
@@ -260,14 +349,14 @@ class _Reader:
         self.processes.append(proc)
         self.win = None
 
-    def _open_block(self, lineno: int) -> None:
+    def _open_block(self, lineno: int, implicit: bool = False) -> None:
         owner = self.proc or self.orphan
         if self.proc is None and self.orphan not in self.processes:
             self.processes.append(self.orphan)
         if self.win is None:
             self.win = GfxWindow(owner.name)
             owner.windows.append(self.win)
-        self.block = _Block(self.win, lineno)
+        self.block = _Block(self.win, lineno, implicit)
 
     def _process_line(self, line: str, stripped: str, lineno: int, proc: GfxProcess) -> None:
         """A window line or a summary key inside a process's section."""
@@ -297,6 +386,12 @@ class _Reader:
             self._close_block()
         if self.viewroot is not None:
             self._window_from_viewroot("")
+        if self.unread_rows and not any(w.framestats.height or w.summary for p in self.processes
+                                        for w in p.windows) and not any(p.summary for p in self.processes):
+            first = next((w.line for w in self.warnings if _HEADER_HINT in w.message), None)
+            raise InputError(self.path, f"{self.unread_rows} framestats row(s) without their {_HEADER_HINT}"
+                             + (f" (line {first})" if first else "") + ": the column order of rows of that width "
+                             "differs between Android 12+ releases; paste them with the header line")
         if not self.processes:
             raise InputError(self.path, "no `dumpsys gfxinfo` or `graphicsstats` section (no 'Graphics info for "
                              "pid', no 'Package:' and no framestats)")
@@ -319,8 +414,11 @@ def read_gfxinfo(data: bytes | bytearray | str, path: str = "<gfxinfo>") -> Gfxi
     """Read `dumpsys gfxinfo` (with or without `framestats`) text.
 
     Returns the dump with warnings for skipped rows; raises InputError when the text holds no gfxinfo section.
-    Bytes are decoded a few MiB at a time (source.text_chunks): the whole text is never held beside them."""
+    Bytes are decoded a few MiB at a time (source.text_chunks): the whole text is never held beside them. Gzip'd
+    bytes are undone and UTF-16 text transcoded first, as for a file (source.gunzip / utf8_text)."""
     warnings: list[ReadWarning] = []
+    if not isinstance(data, str):
+        data = gunzip(bytes(data), path, warnings) if data[:2] == GZIP_MAGIC else utf8_text(bytes(data))
     chunks: Iterable[str] = [data] if isinstance(data, str) else text_chunks(bytes_blocks(data), path, warnings)
     return _read_chunks(chunks, path, warnings)
 

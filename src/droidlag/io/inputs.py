@@ -22,6 +22,17 @@ MAX_DEPTH = 12
 OUTPUT_MARKER = ".droidlag-generation.json"
 ARCHIVE_KINDS = ("zip", "tar")   # archives that only hold inputs (a bugreport zip is an input itself)
 _OUTPUT_NAME = re.compile(r"^(findings\.json|report\.html|findings(-\d+-[A-Za-z0-9._-]+)?\.perfetto-trace)$")
+# Documentation that sits beside data in a folder (a licence, a notice, a readme, a corpus' SOURCES.md): a folder
+# walk leaves these out by name, quietly, as it leaves out hidden files; a file named on the command line is still
+# read. Narrow on purpose: the names alone, bare or with a text extension (LICENSE-<id>.txt and NOTICE-<id> too), so
+# that `readme_anr.txt`, `license_check.log` or `notes.md` are still inputs.
+_DOC_NAME = re.compile(r"(?:(?:LICEN[CS]E|COPYING|NOTICE)(?:-[\w.+-]+)?|README|SOURCES)(?:\.(?:txt|md|rst|markdown))?",
+                       re.IGNORECASE)
+
+
+def is_doc_file(name: str) -> bool:
+    """Whether a file name is a licence, notice, readme or SOURCES file that a folder walk leaves out."""
+    return _DOC_NAME.fullmatch(name) is not None
 
 
 @dataclass
@@ -62,8 +73,9 @@ def _own_outputs(folder: Path, filenames: list[str], is_out: bool) -> set[str]:
 
 def walk(root: Path, exclude: list[Path] | None = None) -> list[Path]:
     """Files under a folder, sorted, hidden ones skipped, symlinked folders not followed, depth bounded; droidlag's
-    own outputs (in a folder holding its marker, or in a folder named in `exclude`, the run's --out) are left out,
-    the user's files beside them are not."""
+    own outputs (in a folder holding its marker, or in a folder named in `exclude`, the run's --out) and
+    documentation files by name (is_doc_file: LICENSE*, NOTICE, README, SOURCES.md, ...) are left out, the user's
+    files beside them are not."""
     out: list[Path] = []
     base_depth = len(root.parts)
     skip = [p for p in exclude or [] if p.exists()]
@@ -73,7 +85,8 @@ def walk(root: Path, exclude: list[Path] | None = None) -> list[Path]:
         if len(folder.parts) - base_depth >= MAX_DEPTH:
             dirnames[:] = []
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        out.extend(folder / f for f in sorted(filenames) if not f.startswith(".") and f not in ours)
+        out.extend(folder / f for f in sorted(filenames)
+                   if not f.startswith(".") and f not in ours and not is_doc_file(f))
     return out
 
 

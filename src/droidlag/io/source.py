@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import codecs
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
@@ -18,8 +18,9 @@ MAX_DECOMPRESSED_BYTES = 1024**3
 SNIFF_BYTES = 256 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
 # UTF-16 with a byte-order mark: what Windows PowerShell's `adb shell dumpsys ... > file.txt` (PowerShell 5) and
-# Notepad's "Unicode" save write. Such text is transcoded to UTF-8 where a file's bytes are read (read_bytes,
-# read_head, file_blocks), so every reader sees the text it knows.
+# Notepad's "Unicode" save write. Such text is transcoded to UTF-8 wherever bytes come out of a file or a container
+# (read_bytes, read_head, file_blocks; gunzip, gunzip_head, gunzip_stream; zip and tar entries in io/archive), by
+# the one rule of utf8_text / utf8_blocks, so every reader sees the text it knows.
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _UTF16_SAMPLE = 8192
 
@@ -37,8 +38,41 @@ def is_utf16_text(head: bytes) -> bool:
     return bool(sample) and text >= 0.95 * len(sample)
 
 
-def _utf16_to_utf8(data: bytes) -> bytes:
+def utf8_text(data: bytes) -> bytes:
+    """Bytes as the readers take them: UTF-16 text with a BOM (is_utf16_text) transcoded to UTF-8 (the BOM
+    dropped), anything else (UTF-8, binary, compressed) unchanged and not copied. The one rule for a file's bytes, a
+    gzip member's and an archive entry's."""
+    if not is_utf16_text(data):
+        return data
     return data.decode("utf-16", "replace").encode("utf-8")
+
+
+def utf8_blocks(blocks: Iterable[bytes]) -> Generator[bytes, None, None]:
+    """utf8_text's rule over a stream of blocks (the first block decides; a code unit split across blocks is kept
+    whole by an incremental decoder). The source iterator is closed when this one is."""
+    it = iter(blocks)
+    try:
+        first = next(it, None)
+        while first is not None and len(first) < 2:   # too little to see a BOM: take the next block with it
+            more = next(it, None)
+            if more is None:
+                break
+            first += more
+        if first is None:
+            return
+        if not is_utf16_text(first):
+            yield first
+            yield from it
+            return
+        decoder = codecs.getincrementaldecoder("utf-16")("replace")
+        yield decoder.decode(first).encode("utf-8")
+        for block in it:
+            yield decoder.decode(block).encode("utf-8")
+        yield decoder.decode(b"", final=True).encode("utf-8")
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()
 
 
 def head_as_utf8(head: bytes) -> bytes:
@@ -72,16 +106,17 @@ def read_file(path: str | Path) -> tuple[bytes, bytes]:
         raise InputError(p, "permission denied") from None
     except OSError as e:
         raise InputError(p, f"cannot read: {e.strerror or e}") from None
-    data = _utf16_to_utf8(raw) if is_utf16_text(raw) else raw
+    data = utf8_text(raw)
     if not data or data.isspace():   # (strip() would copy a large file once more)
         raise InputError(p, "file is empty")
     return raw, data
 
 
 def gunzip_head(data: bytes, path: str | Path, size: int = SNIFF_BYTES) -> bytes:
-    """The first `size` decompressed bytes of gzip data, enough to tell what it holds without expanding it all."""
+    """The first `size` decompressed bytes of gzip data, enough to tell what it holds without expanding it all (as
+    the readers will see them: head_as_utf8)."""
     try:
-        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data[:size], size)
+        return head_as_utf8(zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data[:size], size))
     except zlib.error as e:
         raise InputError(path, f"corrupt gzip data ({e})") from None
 
@@ -194,9 +229,14 @@ def _inflate_stream(data: bytes | memoryview, start: int, wbits: int, path: str 
 
 def gunzip(data: bytes, path: str | Path, warnings: list[ReadWarning],
            limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
-    """Decompress gzip data (several members allowed). A truncated or corrupt stream returns what was decompressed
-    and adds a warning saying where it stopped; bytes after the last member are reported (NUL padding is not);
-    output beyond `limit` bytes, past the run's budget or at a bomb-like ratio is refused (InputError)."""
+    """Decompress gzip data (several members allowed), as the readers take it (utf8_text). A truncated or corrupt
+    stream returns what was decompressed and adds a warning saying where it stopped; bytes after the last member
+    are reported (NUL padding is not); output beyond `limit` bytes, past the run's budget or at a bomb-like ratio is
+    refused (InputError)."""
+    return utf8_text(_gunzip(data, path, warnings, limit))
+
+
+def _gunzip(data: bytes, path: str | Path, warnings: list[ReadWarning], limit: int) -> bytes:
     out: list[bytes] = []
     pos = 0
     produced = 0
@@ -222,9 +262,14 @@ def gunzip(data: bytes, path: str | Path, warnings: list[ReadWarning],
 
 def gunzip_stream(path: str | Path, warnings: list[ReadWarning], limit: int = MAX_DECOMPRESSED_BYTES,
                   piece: int = 1 << 20, out_max: int = 8 << 20) -> Iterator[bytes]:
-    """gunzip's rules (several members, salvage of a truncated or corrupt stream with a warning, the bomb limit) on
-    a file read `piece` bytes at a time, yielding decompressed chunks of at most `out_max` bytes: neither the file
-    nor its expansion is ever held whole."""
+    """gunzip's rules (several members, salvage of a truncated or corrupt stream with a warning, the bomb limit,
+    UTF-16 text transcoded) on a file read `piece` bytes at a time, yielding decompressed chunks of at most `out_max`
+    bytes (UTF-16 ones transcoded): neither the file nor its expansion is ever held whole."""
+    return utf8_blocks(_gunzip_stream(path, warnings, limit, piece, out_max))
+
+
+def _gunzip_stream(path: str | Path, warnings: list[ReadWarning], limit: int, piece: int,
+                   out_max: int) -> Iterator[bytes]:
     total = 0
     member_at = 0          # file offset of the current member
     fed = 0                # compressed bytes read from the file so far
@@ -355,15 +400,14 @@ def file_blocks(path: str | Path, warnings: list[ReadWarning], piece: int = TEXT
     if head[:2] == GZIP_MAGIC:
         yield from gunzip_stream(path, warnings, out_max=piece)
         return
-    with open(path, "rb") as f:
-        utf16 = is_utf16_text(f.read(_UTF16_SAMPLE))
-    decoder = codecs.getincrementaldecoder("utf-16")("replace") if utf16 else None
+    yield from utf8_blocks(_raw_blocks(path, piece))
+
+
+def _raw_blocks(path: str | Path, piece: int) -> Iterator[bytes]:
     try:
         with open(path, "rb") as f:
             while block := f.read(piece):
-                yield decoder.decode(block).encode("utf-8") if decoder else block
-        if decoder:
-            yield decoder.decode(b"", final=True).encode("utf-8")
+                yield block
     except OSError as e:
         raise InputError(path, f"cannot read: {e.strerror or e}") from None
 
