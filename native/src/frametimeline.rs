@@ -125,15 +125,25 @@ fn as_i64(v: Option<u64>) -> i64 {
 const KINDS: [&str; 5] = ["", "expected", "actual", "expected", "actual"];
 const SCOPES: [&str; 5] = ["", "display", "display", "surface", "surface"];
 
-/// The start events as a native table of TraceBuilder.frame_timeline_many's columns (the FrameTimeline table's but
-/// dur and ended, plus the cookie; ints with null for an absent field, enum fields named for actual frames and null
-/// for expected ones), in the table's row order (`pair` with the end events: a repeated cookie's earlier starts
-/// dropped, rows in time order), so that the TraceBuilder's pairing finds them in order and gathers nothing. One
-/// pass over the events in that order writes every column.
-pub fn start_table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64]) -> Result<Table, arrow_schema::ArrowError> {
+/// Which table `table` writes: the start rows (the FrameTimeline table's columns but dur and ended, plus the cookie:
+/// what TraceBuilder.frame_timeline_many takes), or the FrameTimeline table itself, given the trace's end (frames
+/// without an end event run to it and are marked not ended).
+#[derive(Clone, Copy)]
+pub enum Shape {
+    Starts,
+    Final { trace_end: i64 },
+}
+
+/// The start events as a native table in the table's row order (`pair` with the end events: a repeated cookie's
+/// earlier starts dropped, rows in time order): ints with null for an absent field, enum fields named for actual
+/// frames and null for expected ones. One pass over the events in that order writes every column. Returns the table
+/// and the number of rows without an end event.
+pub fn table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64], shape: Shape)
+             -> Result<(Table, usize), arrow_schema::ArrowError> {
     let cookie: Vec<i64> = starts.iter().map(|e| e.cookie).collect();
     let ts: Vec<i64> = starts.iter().map(|e| e.ts).collect();
-    let order = pair(&cookie, &ts, end_cookie, end_ts).take;
+    let paired = pair(&cookie, &ts, end_cookie, end_ts);
+    let order = paired.take;
     let n = order.as_ref().map_or(starts.len(), Vec::len);
     let (mut ts, mut cookie) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut pid, mut token, mut dft) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
@@ -190,9 +200,23 @@ pub fn start_table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64]) -> Re
         Some(o) => o.iter().for_each(|&i| row(&starts[i as usize])),
         None => starts.iter().for_each(&mut row),
     }
+    let unended = paired.found.iter().filter(|f| !**f).count();
     let mut b = TableBuilder::new();
     // ts and cookie are never null (i64::MIN is a value there)
-    b.int64_opt("ts", &ts).int64_opt("cookie", &cookie);
+    b.int64_opt("ts", &ts);
+    match shape {
+        Shape::Starts => {
+            b.int64_opt("cookie", &cookie);
+        }
+        Shape::Final { trace_end } => {
+            // as numpy computed it: the end (or the trace's) minus the start, wrapping, at least 0
+            let dur: Vec<i64> = (0..n).map(|r| {
+                let end = if paired.found[r] { paired.end[r] } else { trace_end };
+                end.wrapping_sub(ts[r].unwrap_or(0)).max(0)
+            }).collect();
+            b.int64("dur", dur);
+        }
+    }
     kind.add_to(&mut b, "kind");
     scope.add_to(&mut b, "scope");
     b.int64("pid", pid);
@@ -204,7 +228,10 @@ pub fn start_table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64]) -> Re
     b.boolean("gpu_composition", gpu.into_iter());
     prediction.add_to(&mut b, "prediction_type");
     severity.add_to(&mut b, "jank_severity");
-    b.finish()
+    if let Shape::Final { .. } = shape {
+        b.boolean("ended", paired.found.iter().map(|&f| Some(f)).collect::<Vec<_>>().into_iter());
+    }
+    Ok((b.finish()?, unended))
 }
 
 /// How the start rows become the table's rows: a repeated cookie keeps its first place and takes its last start's

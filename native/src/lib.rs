@@ -241,14 +241,10 @@ impl PerfettoDecoder {
         d.set_item("blocked", o.blocked)?;
         d.set_item("block_rq_issue", o.block_issue)?;
         d.set_item("block_rq_complete", o.block_complete)?;
-        // FrameTimeline starts as table columns (ints with i64::MIN for null, flags 0/1; strings named natively and
-        // dictionary-coded), not yet paired with their ends (the TraceBuilder does that: frame_timeline_pairing)
+        // FrameTimeline events as they came; the table is made when the trace's end is known (TraceBuilder.build)
         let end_ts: Vec<i64> = o.ft_end.iter().map(|e| e.0).collect();
         let end_cookie: Vec<i64> = o.ft_end.iter().map(|e| e.2).collect();
-        let ft = frametimeline::start_table(&o.ft_start, &end_cookie, &end_ts).map_err(arrow_table::py_err)?;
-        drop(o.ft_start);
-        d.set_item("frame_timeline_start", ft)?;
-        d.set_item("frame_timeline_end", (col(py, end_ts)?, col(py, end_cookie)?))?;
+        d.set_item("frame_timeline", FrameTimelineEvents { starts: o.ft_start, end_cookie, end_ts })?;
         d.set_item("frame_timeline_counts", (o.ft_events, o.ft_broken, o.ft_incomplete))?;
         d.set_item("track_slices", o.slices)?;
         d.set_item("track_skipped", o.track_skipped)?;
@@ -258,6 +254,46 @@ impl PerfettoDecoder {
         d.set_item("saw_waking", o.saw_waking)?;
         d.set_item("unconvertible_clocks", o.unconvertible_clocks)?;
         Ok(d)
+    }
+}
+
+/// A trace's FrameTimeline events (start and end events by cookie, times on the boot clock), made into the table
+/// natively once the trace's end is known (frames without an end event run to it): see frametimeline.rs.
+#[pyclass(module = "droidlag._native", frozen)]
+struct FrameTimelineEvents {
+    starts: Vec<perfetto::FtStart>,
+    end_cookie: Vec<i64>,
+    end_ts: Vec<i64>,
+}
+
+#[pymethods]
+impl FrameTimelineEvents {
+    /// Start and end events.
+    fn __len__(&self) -> usize {
+        self.starts.len() + self.end_ts.len()
+    }
+
+    /// (first, last) time of any of the events, or None.
+    #[getter]
+    fn range(&self) -> Option<(i64, i64)> {
+        let times = self.starts.iter().map(|e| e.ts).chain(self.end_ts.iter().copied());
+        times.fold(None, |r, t| Some(r.map_or((t, t), |(lo, hi): (i64, i64)| (lo.min(t), hi.max(t)))))
+    }
+
+    /// The FrameTimeline table (models.trace.FRAME_TIMELINE_SCHEMA) for a trace ending at trace_end, and the
+    /// number of frames without an end event.
+    fn table(&self, py: Python<'_>, trace_end: i64) -> PyResult<(arrow_table::Table, usize)> {
+        let shape = frametimeline::Shape::Final { trace_end };
+        py.detach(|| frametimeline::table(&self.starts, &self.end_cookie, &self.end_ts, shape))
+            .map_err(arrow_table::py_err)
+    }
+
+    /// The start rows (models.trace.FRAME_TIMELINE_START_SCHEMA) in table order, and the end events as (ts, cookie)
+    /// int64 columns: for a TraceBuilder that also holds FrameTimeline events from elsewhere.
+    fn start_rows<'py>(&self, py: Python<'py>) -> PyResult<(arrow_table::Table, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let (t, _) = frametimeline::table(&self.starts, &self.end_cookie, &self.end_ts, frametimeline::Shape::Starts)
+            .map_err(arrow_table::py_err)?;
+        Ok((t, col(py, self.end_ts.clone())?, col(py, self.end_cookie.clone())?))
     }
 }
 
@@ -580,6 +616,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Column>()?;
     m.add_class::<arrow_table::Table>()?;
     m.add_class::<SliceEvents>()?;
+    m.add_class::<FrameTimelineEvents>()?;
     m.add_function(wrap_pyfunction!(thread_state_actions, m)?)?;
     m.add_class::<StateActions>()?;
     m.add_function(wrap_pyfunction!(binder_calls, m)?)?;

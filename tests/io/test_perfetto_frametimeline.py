@@ -108,3 +108,20 @@ def test_a_repeated_cookie_keeps_one_row_with_its_last_start_and_last_end():
     assert ft.select("ts", "dur", "token", "display_frame_token", "ended").rows() == \
         [(300, 650, 20, 78, False), (400, 550, 11, 79, True)]
     assert any("1 FrameTimeline frame(s) without an end event" in w.message for w in t.warnings)
+
+
+def test_a_decoders_events_and_events_given_one_by_one_make_one_table():
+    """A builder holding a decoder's FrameTimeline events and events given one by one pairs them as one set (worked
+    by hand): cookie 1 starts at 500 (decoder; pid 1234, the expected surface frame's field 4) and ends at 700 (one by one) and 900 (decoder; the single events come
+    first, so the decoder's end is the last); cookie 2 starts at 600 with no end and runs to the trace end, 900."""
+    from droidlag._native import PerfettoDecoder
+    from droidlag.models.trace_builder import TraceBuilder
+    d = PerfettoDecoder()
+    d.feed(_trace(_packet(500, 3, [(1, 1), (2, 10), (3, 77), (4, 1234)]), _packet(900, 5, [(1, 1)])))
+    b = TraceBuilder("perfetto", "mem")
+    b.frame_timeline_events(d.finish()["frame_timeline"])
+    b.frame_timeline_start(600, cookie=2, kind="expected", scope="surface", pid=78, token=20)
+    b.frame_timeline_end(700, cookie=1)
+    t = b.build()
+    assert t.frame_timeline.select("ts", "dur", "token", "pid", "ended").rows() == \
+        [(500, 400, 10, 1234, True), (600, 300, 20, 78, False)]

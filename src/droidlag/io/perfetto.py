@@ -13,11 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from droidlag._native import PerfettoDecoder
 from droidlag.errors import InputError, ReadWarning
-from droidlag.io.perfetto_frametimeline import frame_timeline_frame
 from droidlag.io.perfetto_ftrace import prev_state_encoding
 from droidlag.models.trace import Trace
 from droidlag.models.trace_builder import TraceBuilder
@@ -83,10 +80,6 @@ def _trace(decoder: PerfettoDecoder, size: int, path: str) -> Trace:
     return trace
 
 
-def _i64(buf: bytes) -> np.ndarray:
-    return np.frombuffer(buf, dtype=np.int64)
-
-
 def fill_builder(b: TraceBuilder, cols: dict[str, Any]) -> None:
     """Hand the decoder's columns to the builder, in the order the events' precedence rules need (declarations
     before the events that name threads, authoritative names after comms were gathered)."""
@@ -109,9 +102,7 @@ def fill_builder(b: TraceBuilder, cols: dict[str, Any]) -> None:
     _ftrace_events(b, cols)
     _sched(b, cols)
     events, broken, incomplete = cols["frame_timeline_counts"]
-    end_ts, end_cookie = cols["frame_timeline_end"]
-    if len(cols["frame_timeline_start"]) or len(end_ts):    # (most traces have no FrameTimeline)
-        b.frame_timeline_many(frame_timeline_frame(cols["frame_timeline_start"]), _i64(end_ts), _i64(end_cookie))
+    b.frame_timeline_events(cols["frame_timeline"])
     if broken:
         b.warn(f"{broken} of {events} FrameTimeline event(s) could not be decoded; skipped")
     if incomplete:

@@ -15,7 +15,7 @@ from typing import Any, TypeAlias, cast
 import numpy as np
 import polars as pl
 
-from droidlag._native import Column, SliceEvents
+from droidlag._native import Column, FrameTimelineEvents, SliceEvents
 from droidlag._native import binder_calls as _binder_calls
 from droidlag._native import frame_timeline_pairing as _frame_timeline_pairing
 from droidlag.errors import ReadWarning
@@ -31,6 +31,7 @@ from droidlag.models.trace import (
     BLOCK_SCHEMA,
     COUNTER_SCHEMA,
     FRAME_TIMELINE_SCHEMA,
+    FRAME_TIMELINE_START_SCHEMA,
     SLICE_SCHEMA,
     THREAD_STATE_SCHEMA,
     Process,
@@ -144,6 +145,7 @@ class TraceBuilder:
         self._ft_end: dict[int, int] = {}
         self._ft_chunks: list[pl.DataFrame] = []        # bulk starts (frame_timeline_many), after the single ones
         self._ft_end_chunks: list[tuple[np.ndarray, np.ndarray]] = []     # bulk ends as (cookie, ts) columns
+        self._ft_native: list[FrameTimelineEvents] = []    # a decoder's events, made into the table natively
         self._cpu_max_freq: dict[int, int] = {}
         self._known_pids: tuple[list[int], list[int | None]] | None = None    # (tids, pids) of the threads
         # slices whose name holds U+FFFD (undecodable bytes replaced), counted when the slices are built
@@ -567,6 +569,16 @@ class TraceBuilder:
             self._see(int(end_ts.max()))
             self._ft_end_chunks.append((end_cookie, end_ts))
 
+    def frame_timeline_events(self, events: FrameTimelineEvents) -> None:
+        """A decoder's FrameTimeline events, gathered natively: the table is made natively when the trace's end is
+        known, by the same rules as the events given one by one or in bulk (a later start or end of a cookie
+        replaces an earlier one; frames without an end run to the trace's end)."""
+        if events.range is not None:
+            self._see(events.range[0])
+            self._see(events.range[1])
+        if len(events):
+            self._ft_native.append(events)
+
     # ---- build --------------------------------------------------------------------------------------------
     def build(self) -> Trace:
         self._apply_atrace_effects()
@@ -740,9 +752,23 @@ class TraceBuilder:
             cols["comm"].append(comm)
         return pl.DataFrame(cols, schema=BLOCK_SCHEMA)
 
+    def _warn_unended(self, unended: int) -> None:
+        if unended:
+            self.warn(f"{unended} FrameTimeline frame(s) without an end event; marked incomplete (their duration "
+                      "runs to the trace end and is not counted)")
+
     def _build_frame_timeline(self) -> pl.DataFrame:
         """Starts and ends paired by cookie natively (a cookie's row keeps its first place and takes its last values;
         it ends at its cookie's last end event; rows in time order); frames without an end run to the trace end."""
+        if len(self._ft_native) == 1 and not (self._ft_start or self._ft_end or self._ft_chunks or self._ft_end_chunks):
+            native, unended = self._ft_native[0].table(self._end)     # a decoder's alone: the table made natively
+            self._warn_unended(unended)
+            return columns.table(native, FRAME_TIMELINE_SCHEMA)
+        for events in self._ft_native:     # with events from elsewhere: as start rows and end columns
+            native_rows, native_end_ts, native_end_cookie = events.start_rows()
+            self._ft_chunks.append(columns.table(native_rows, FRAME_TIMELINE_START_SCHEMA))
+            self._ft_end_chunks.append((columns.int64(native_end_cookie), columns.int64(native_end_ts)))
+        self._ft_native = []
         starts = list(self._ft_chunks)
         if self._ft_start:
             names = ["cookie", *(k for k in FRAME_TIMELINE_SCHEMA if k not in ("dur", "ended"))]
@@ -769,10 +795,7 @@ class TraceBuilder:
         ts = start.get_column("ts").to_numpy()
         ended = np.frombuffer(found, dtype=np.bool_)
         dur = np.maximum(np.where(ended, columns.int64(end), self._end) - ts, 0)
-        unended = len(ended) - int(np.count_nonzero(ended))
-        if unended:
-            self.warn(f"{unended} FrameTimeline frame(s) without an end event; marked incomplete (their duration "
-                      "runs to the trace end and is not counted)")
+        self._warn_unended(len(ended) - int(np.count_nonzero(ended)))
         computed = {"dur": pl.Series("dur", dur), "ended": pl.Series("ended", ended)}
         return pl.DataFrame([computed[k] if k in computed else start.get_column(k) for k in FRAME_TIMELINE_SCHEMA])
 
