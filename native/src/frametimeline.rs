@@ -292,7 +292,9 @@ pub fn pair(cookie: &[i64], ts: &[i64], end_cookie: &[i64], end_ts: &[i64]) -> P
         }
     }
     if !(1..src.len()).all(|k| ts[src[k - 1]] <= ts[src[k]]) {
-        src.sort_by_key(|&i| ts[i]); // stable
+        // stable: equal times keep first-place order (a radix sort of the rows' times)
+        let keys: Vec<i64> = src.iter().map(|&i| ts[i]).collect();
+        src = crate::order::by_time(&keys).into_iter().map(|k| src[k as usize]).collect();
     }
     // each cookie's last end, by the same slots: end_of[slot] (an end whose cookie no start has is not needed)
     let mut end_of: Vec<Option<i64>> = vec![None; src.len()];

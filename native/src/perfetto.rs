@@ -1509,6 +1509,7 @@ pub fn sched_stream(sw: [Vec<i64>; 5], wk: [Vec<i64>; 4], wakeup: [Vec<i64>; 4],
         s.b.push(next[i]);
         s.switch_state.push(state[i]);
     }
+    drop((ts, cpu, prev, state, next)); // each input let go once copied (memory: the stream is written beside them)
     for [ts, tid, target, waker] in [wk, wakeup] {
         for i in 0..ts.len() {
             if !cpu_ok(target[i]) {
