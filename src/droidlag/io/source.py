@@ -378,7 +378,7 @@ def read_head(path: str | Path, size: int = SNIFF_BYTES) -> bytes:
     except OSError as e:
         raise InputError(p, f"cannot read: {e.strerror or e}") from None
     head = head_as_utf8(head)
-    if not head.strip() and file_size <= size:
+    if file_size <= size and not head.strip():     # (strip copies the head: only for a file this small)
         raise InputError(p, "file is empty")
     return head
 
