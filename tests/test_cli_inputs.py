@@ -89,3 +89,19 @@ def test_folder_walk_leaves_out_documentation_by_name_only(corpus, tmp_path, cap
     assert found == {"readme_anr.txt": "pending", "license_check.log": "pending", "notes.md": "skipped"}
     [named] = discover([folder / "NOTICE"])            # named by the user: read, and said why it is skipped
     assert named.status == "skipped" and named.reason == "not a format droidlag reads"
+
+
+def test_an_empty_or_blank_file_is_named_empty(tmp_path):
+    """read_head tells an empty file (no bytes, or only whitespace) from a file whose first bytes are whitespace
+    (a Perfetto trace opens with byte 0x0a, a newline)."""
+    from droidlag.errors import InputError
+    from droidlag.io.source import read_head
+    for name, data in (("none.txt", b""), ("blank.txt", b" \n\t\n")):
+        f = tmp_path / name
+        f.write_bytes(data)
+        with pytest.raises(InputError, match="file is empty"):
+            read_head(f)
+    f = tmp_path / "t.perfetto-trace"
+    f.write_bytes(b"\n" + b"x" * 100)
+    assert read_head(f) == b"\n" + b"x" * 100
+    assert read_head(f, size=1) == b"\n"     # a head of whitespace cut from a longer file is no empty file
