@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import zipfile
 
+import pytest
+
 from conftest import corpus_file
 from droidlag.cli import main
 
