@@ -1482,6 +1482,39 @@ pub struct SchedStream {
     pub counts: (usize, usize, usize),
 }
 
+impl SchedStream {
+    /// One group of events of one kind (all of them copied whole when every CPU number is possible, the usual case;
+    /// else one by one, the others left out and counted).
+    fn push_group(&mut self, kind: u8, ts: &[i64], cpu: &[i64], a: &[i64], b: &[i64], state: Option<&[i64]>) {
+        let n = ts.len().min(cpu.len()).min(a.len()).min(b.len());
+        if cpu[..n].iter().all(|c| (0..=MAX_CPU).contains(c)) {
+            self.ts.extend_from_slice(&ts[..n]);
+            self.kind.extend(std::iter::repeat_n(kind, n));
+            self.cpu.extend(cpu[..n].iter().map(|&c| c as i32));
+            self.a.extend_from_slice(&a[..n]);
+            self.b.extend_from_slice(&b[..n]);
+            if let Some(st) = state {
+                self.switch_state.extend_from_slice(&st[..n]);
+            }
+            return;
+        }
+        for i in 0..n {
+            if !(0..=MAX_CPU).contains(&cpu[i]) {
+                self.bad_cpu += 1;
+                continue;
+            }
+            self.ts.push(ts[i]);
+            self.kind.push(kind);
+            self.cpu.push(cpu[i] as i32);
+            self.a.push(a[i]);
+            self.b.push(b[i]);
+            if let Some(st) = state {
+                self.switch_state.push(st[i]);
+            }
+        }
+    }
+}
+
 pub fn sched_stream(sw: [Vec<i64>; 5], wk: [Vec<i64>; 4], wakeup: [Vec<i64>; 4], blocked_ts: Vec<i64>,
                     blocked_tid: Vec<i64>) -> SchedStream {
     let n = sw[0].len() + wk[0].len() + wakeup[0].len() + blocked_ts.len();
@@ -1495,33 +1528,11 @@ pub fn sched_stream(sw: [Vec<i64>; 5], wk: [Vec<i64>; 4], wakeup: [Vec<i64>; 4],
             s.range = Some(s.range.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
         }
     }
-    let cpu_ok = |c: i64| (0..=MAX_CPU).contains(&c);
     let [ts, cpu, prev, state, next] = sw;
-    for i in 0..ts.len() {
-        if !cpu_ok(cpu[i]) {
-            s.bad_cpu += 1;
-            continue;
-        }
-        s.ts.push(ts[i]);
-        s.kind.push(0);
-        s.cpu.push(cpu[i] as i32);
-        s.a.push(prev[i]);
-        s.b.push(next[i]);
-        s.switch_state.push(state[i]);
-    }
+    s.push_group(0, &ts, &cpu, &prev, &next, Some(&state));
     drop((ts, cpu, prev, state, next)); // each input let go once copied (memory: the stream is written beside them)
     for [ts, tid, target, waker] in [wk, wakeup] {
-        for i in 0..ts.len() {
-            if !cpu_ok(target[i]) {
-                s.bad_cpu += 1;
-                continue;
-            }
-            s.ts.push(ts[i]);
-            s.kind.push(1);
-            s.cpu.push(target[i] as i32);
-            s.a.push(tid[i]);
-            s.b.push(waker[i]);
-        }
+        s.push_group(1, &ts, &target, &tid, &waker, None);
     }
     s.blocked_index = (0..blocked_ts.len() as i32).collect();
     s.ts.extend_from_slice(&blocked_ts);
