@@ -224,6 +224,7 @@ pub struct Decoder {
     wakeup_comm_tids: TidSet,
     pending: Vec<u8>,       // bytes of a packet cut by the chunk boundary
     compact: CompactArrays, // scratch arrays of compact_sched
+    event_spans: Vec<(usize, usize)>, // scratch: a bundle's FtraceEvent messages (start, end)
     layers: HashSet<Arc<str>>, // FrameTimeline layer names
     pub offset: u64,        // file offset of the first byte not yet framed
     pub stopped: Option<(u64, String)>,
@@ -243,6 +244,7 @@ impl Decoder {
             wakeup_comm_tids: TidSet::default(),
             pending: Vec::new(),
             compact: CompactArrays::default(),
+            event_spans: Vec::new(),
             layers: HashSet::default(),
             offset: 0,
             stopped: None,
@@ -954,11 +956,13 @@ impl Decoder {
         let mut r = Reader::new(b);
         let (mut cpu, mut lost, mut clock, mut ftrace_ts, mut boot_ts) = (0i64, false, 0u64, 0i64, 0i64);
         let mut compact: Option<&[u8]> = None;
-        let mut events: Vec<&[u8]> = Vec::new();
+        // the events' places in the bundle, in a list kept across bundles (a new one per bundle grew by copying)
+        let mut events = std::mem::take(&mut self.event_spans);
+        events.clear();
         while let Some((f, v)) = r.field()? {
             match f {
                 1 => cpu = v.u32(),
-                2 => events.push(v.bytes()),
+                2 => events.push((r.pos - v.bytes().len(), r.pos)),
                 3 => lost = v.u64() != 0,
                 4 => compact = Some(v.bytes()),
                 5 => clock = v.u64(),
@@ -975,11 +979,10 @@ impl Decoder {
         if let Some(c) = compact {
             self.compact_sched(cpu, c, shift)?;
         }
-        if !events.is_empty() {
-            for e in events {
-                self.event(cpu, e, shift, seq_id)?;
-            }
+        for &(start, end) in &events {
+            self.event(cpu, &b[start..end], shift, seq_id)?;
         }
+        self.event_spans = events;
         Ok(())
     }
 
