@@ -1069,6 +1069,16 @@ impl Decoder {
         let mut r = Reader::new(b);
         let (mut ts, mut pid) = (0i64, 0i64);
         let mut kind: Option<(u32, &[u8])> = None;
+        // nearly every event starts with its timestamp (tag 0x08, a varint) then its pid (0x10): read straight,
+        // as the loop below would read them, without the general field step's dispatch
+        if b.first() == Some(&0x08) {
+            r.pos = 1;
+            ts = r.varint()? as i64;
+            if r.buf.get(r.pos) == Some(&0x10) {
+                r.pos += 1;
+                pid = r.varint()? as u32 as i64;
+            }
+        }
         while let Some((f, v)) = r.field()? {
             match f {
                 1 => ts = v.u64() as i64,
