@@ -74,10 +74,10 @@ fn py_float(s: &str) -> Option<f64> {
     if t.is_empty() {
         return None;
     }
-    let lower = t.to_ascii_lowercase();
-    let bare = lower.trim_start_matches(['+', '-']);
-    if matches!(bare, "inf" | "infinity" | "nan") {
-        return t.parse::<f64>().ok().or(Some(if lower.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY }));
+    // the special words compared without case and without a lowercased copy (a counter print allocated one)
+    let bare = t.trim_start_matches(['+', '-']);
+    if ["inf", "infinity", "nan"].iter().any(|w| bare.eq_ignore_ascii_case(w)) {
+        return t.parse::<f64>().ok().or(Some(if t.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY }));
     }
     if !t.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-')) {
         return None;
@@ -457,7 +457,7 @@ pub fn nest<S: std::hash::BuildHasher>(ev: &Parsed, thread_pid: &StdHashMap<i64,
 
 #[cfg(test)]
 mod tests {
-    use super::separators;
+    use super::{py_float, separators};
 
     /// The separators counted one byte at a time, the plain way.
     fn plain(b: &[u8]) -> ([usize; 3], usize, usize) {
@@ -489,5 +489,17 @@ mod tests {
         for p in ["B|9305|Compose:recompose", "E|9305", "C|123|name|4.5", "G|1|track|a long slice name|77", "", "|"] {
             assert_eq!(separators(p.as_bytes()), plain(p.as_bytes()), "{p}");
         }
+    }
+
+    #[test]
+    fn counter_values_read_as_python_float_reads_them() {
+        // float() of each, worked by hand: special words in any case with any leading signs, whitespace around
+        let inf = f64::INFINITY;
+        for (text, want) in [("4.5", Some(4.5)), (" -2 ", Some(-2.0)), ("1e3", Some(1000.0)), ("INF", Some(inf)),
+                             ("-Infinity", Some(-inf)), ("+inf", Some(inf)), ("-+iNf", Some(-inf)), ("x", None),
+                             ("", None), ("infinit", None), ("1,5", None)] {
+            assert_eq!(py_float(text), want, "{text:?}");
+        }
+        assert!(py_float("NaN").unwrap().is_nan() && py_float("-nan").unwrap().is_nan());
     }
 }

@@ -224,6 +224,7 @@ pub struct Decoder {
     wakeup_comm_tids: TidSet,
     pending: Vec<u8>,       // bytes of a packet cut by the chunk boundary
     compact: CompactArrays, // scratch arrays of compact_sched
+    event_spans: Vec<(usize, usize)>, // scratch: a bundle's FtraceEvent messages (start, end)
     layers: HashSet<Arc<str>>, // FrameTimeline layer names
     pub offset: u64,        // file offset of the first byte not yet framed
     pub stopped: Option<(u64, String)>,
@@ -243,6 +244,7 @@ impl Decoder {
             wakeup_comm_tids: TidSet::default(),
             pending: Vec::new(),
             compact: CompactArrays::default(),
+            event_spans: Vec::new(),
             layers: HashSet::default(),
             offset: 0,
             stopped: None,
@@ -875,6 +877,39 @@ fn bisect_right(a: &[i64], x: i64) -> usize {
     lo
 }
 
+/// bisect_right into one array for a run of values: in a sorted array (always, but for damaged input) a cursor
+/// moved from the last answer, which for values in time order (a bundle's wakings) is a step or two instead of a
+/// binary search; in an unsorted one the binary search itself, whose answer there is defined by its steps.
+struct Cursor<'a> {
+    a: &'a [i64],
+    sorted: bool,
+    i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(a: &'a [i64]) -> Self {
+        Cursor { a, sorted: a.windows(2).all(|w| w[0] <= w[1]), i: 0 }
+    }
+
+    #[inline]
+    fn bisect_right(&mut self, x: i64) -> usize {
+        if !self.sorted {
+            return bisect_right(self.a, x);
+        }
+        let (a, mut i) = (self.a, self.i);
+        // the answer is the one index with a[i - 1] <= x < a[i] (ends open): forward past values <= x, then back
+        // over values > x (a value below the last)
+        while i < a.len() && a[i] <= x {
+            i += 1;
+        }
+        while i > 0 && a[i - 1] > x {
+            i -= 1;
+        }
+        self.i = i;
+        i
+    }
+}
+
 /// Delta-encoded timestamps: the running sum, starting from shift, into out.
 fn accumulate(deltas: &[i64], shift: i64, out: &mut Vec<i64>) {
     let mut acc = shift;
@@ -921,11 +956,13 @@ impl Decoder {
         let mut r = Reader::new(b);
         let (mut cpu, mut lost, mut clock, mut ftrace_ts, mut boot_ts) = (0i64, false, 0u64, 0i64, 0i64);
         let mut compact: Option<&[u8]> = None;
-        let mut events: Vec<&[u8]> = Vec::new();
+        // the events' places in the bundle, in a list kept across bundles (a new one per bundle grew by copying)
+        let mut events = std::mem::take(&mut self.event_spans);
+        events.clear();
         while let Some((f, v)) = r.field()? {
             match f {
                 1 => cpu = v.u32(),
-                2 => events.push(v.bytes()),
+                2 => events.push((r.pos - v.bytes().len(), r.pos)),
                 3 => lost = v.u64() != 0,
                 4 => compact = Some(v.bytes()),
                 5 => clock = v.u64(),
@@ -942,11 +979,10 @@ impl Decoder {
         if let Some(c) = compact {
             self.compact_sched(cpu, c, shift)?;
         }
-        if !events.is_empty() {
-            for e in events {
-                self.event(cpu, e, shift, seq_id)?;
-            }
+        for &(start, end) in &events {
+            self.event(cpu, &b[start..end], shift, seq_id)?;
         }
+        self.event_spans = events;
         Ok(())
     }
 
@@ -1008,8 +1044,10 @@ impl Decoder {
             accumulate(&s.wk_dt, shift, &mut s.wk_ts);
             let wk_ts = &s.wk_ts;
             let n = wk_ts.len().min(pids.len()).min(targets.len()).min(wk_ci.len());
+            let mut at = Cursor::new(sw_ts);
+            self.out.wk[3].reserve(n);
             for &ts in &wk_ts[..n] {
-                let i = bisect_right(sw_ts, ts);
+                let i = at.bisect_right(ts);
                 let waker = if i > 0 && i - 1 < next.len() { next[i - 1] } else { prev_in };
                 self.out.wk[3].push(waker);
             }
@@ -1031,6 +1069,16 @@ impl Decoder {
         let mut r = Reader::new(b);
         let (mut ts, mut pid) = (0i64, 0i64);
         let mut kind: Option<(u32, &[u8])> = None;
+        // nearly every event starts with its timestamp (tag 0x08, a varint) then its pid (0x10): read straight,
+        // as the loop below would read them, without the general field step's dispatch
+        if b.first() == Some(&0x08) {
+            r.pos = 1;
+            ts = r.varint()? as i64;
+            if r.buf.get(r.pos) == Some(&0x10) {
+                r.pos += 1;
+                pid = r.varint()? as u32 as i64;
+            }
+        }
         while let Some((f, v)) = r.field()? {
             match f {
                 1 => ts = v.u64() as i64,
@@ -1439,6 +1487,31 @@ pub fn fold_threads(declared: Vec<ThreadRow>, atrace_pids: &[(i64, i64)], names:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cursor_gives_the_binary_search_answer() {
+        // sorted arrays with repeats, values in and out of order and beyond both ends; an unsorted array too
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % m) as i64
+        };
+        for len in 0..30 {
+            let mut a: Vec<i64> = (0..len).map(|_| next(20)).collect();
+            let unsorted = a.clone();
+            a.sort();
+            for arr in [&a, &unsorted] {
+                let mut c = Cursor::new(arr);
+                let mut xs: Vec<i64> = (0..40).map(|_| next(24) - 2).collect();
+                xs[..20].sort();
+                for x in xs {
+                    assert_eq!(c.bisect_right(x), bisect_right(arr, x), "{arr:?} {x}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn packet_slots_send_each_field_where_the_field_list_says() {
