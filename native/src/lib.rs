@@ -79,7 +79,10 @@ fn col(py: Python<'_>, v: Vec<i64>) -> PyResult<Bound<'_, PyAny>> {
 
 /// Each thread's process, for the threads whose process is known (pids: None where it is not).
 fn known_pids(tids: Vec<i64>, pids: Vec<Option<i64>>) -> hash::FastMap<i64, i64> {
-    tids.into_iter().zip(pids).filter_map(|(t, p)| Some((t, p?))).collect()
+    // sized for every thread at once (collect from a filter knows no size: it grew by rehashing, 5 times for 3000)
+    let mut map = hash::FastMap::with_capacity_and_hasher(tids.len(), Default::default());
+    map.extend(tids.into_iter().zip(pids).filter_map(|(t, p)| Some((t, p?))));
+    map
 }
 
 fn cols<const N: usize>(py: Python<'_>, group: [Vec<i64>; N]) -> PyResult<Bound<'_, PyList>> {
