@@ -146,14 +146,15 @@ const TABLE_TIDS: i64 = 1 << 20;
 /// The size of a table indexed by tid (the largest tid + 1) when every tid the stream gives an action to is small
 /// and the table no larger than a few bytes per event, else None.
 fn table_size(inp: &Input) -> Option<usize> {
-    let small = |c: &[i64]| c.iter().all(|&t| (0..TABLE_TIDS).contains(&t));
-    if small(inp.a) && (0..inp.b.len()).all(|i| inp.kind[i] as i64 != SWITCH || (0..TABLE_TIDS).contains(&inp.b[i])) {
-        let top = inp.a.iter().chain(inp.b.iter()).filter(|&&t| (0..TABLE_TIDS).contains(&t)).max().copied().unwrap_or(0);
-        if (top as usize) < 4 * inp.ts.len() + (1 << 16) {
-            return Some(top as usize + 1);
-        }
+    // one pass: the largest such tid, and whether any is out of range (as unsigned: a negative one is too)
+    let (mut top, mut over) = (0u64, 0u64);
+    for i in 0..inp.ts.len() {
+        let a = inp.a[i] as u64;
+        let b = if inp.kind[i] as i64 == SWITCH { inp.b[i] as u64 } else { 0 };
+        top = top.max(a).max(b);
+        over |= (a >= TABLE_TIDS as u64) as u64 | (b >= TABLE_TIDS as u64) as u64;
     }
-    None
+    (over == 0 && (top as usize) < 4 * inp.ts.len() + (1 << 16)).then_some(top as usize + 1)
 }
 
 impl ThreadNumbers {
