@@ -303,19 +303,17 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
         let mut triggered = false;
         let mut latest_d: Option<usize> = None;
         for (k, x) in acts[j..stop].iter().enumerate() {
-            let (x_ts, x_kind, x_state) = (x.ts, x.kind(), x.state() as i64);
-            let x_waker = if x_kind == WAKING { x.extra } else { NONE };
+            let (x_ts, x_kind, x_state) = (x.ts, x.kind(), x.state());
+            let x_cat = cat_of(x_state as i64);
             let x_aux = x.extra;
             let is_sw = x_kind == SWITCH;
             if is_sw || k == 0 {
-                seg_cat = if is_sw { cat_of(x_state) } else { CAT_OTHER };
+                seg_cat = if is_sw { x_cat } else { CAT_OTHER };
                 triggered = false;
             }
             let trig = (x_kind == WAKING && seg_cat != CAT_RUNNABLE) || (x_kind == BLOCKED && seg_cat == CAT_D);
             let effective = is_sw || (trig && !triggered);
-            if trig {
-                triggered = true;
-            }
+            triggered |= trig;
             if effective {
                 if let Some((prev, prev_ts, prev_d)) = open {
                     out.dur[prev] = x_ts - prev_ts;
@@ -323,13 +321,13 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
                         latest_d = Some(prev);
                     }
                 }
-                open = Some((out.ts.len(), x_ts, cat_of(x_state) == CAT_D));
+                open = Some((out.ts.len(), x_ts, x_cat == CAT_D));
                 out.ts.push(x_ts);
                 out.dur.push(end - x_ts);
                 out.tid.push(tid);
-                out.state.push(x.state());
+                out.state.push(x_state);
                 out.cpu.push(if x_kind == BLOCKED { i32::MIN } else { x.cpu });
-                out.waker.push(x_waker);
+                out.waker.push(if x_kind == WAKING { x.extra } else { NONE });
             }
             if x_kind == BLOCKED {
                 if let Some(row) = latest_d {
