@@ -414,7 +414,7 @@ pub fn nest<S: std::hash::BuildHasher>(ev: &Parsed, thread_pid: &StdHashMap<i64,
                 let depth = st.len();
                 let pid = pid.or_else(|| thread_pid.get(&tid).copied());
                 let row = out.add(ts, tid, pid, ev.name[i], depth, parent, 0, None, 0);
-                stacks.get_mut(&tid).unwrap().push(row);
+                st.push(row); // (the thread's stack as the entry found it: one lookup, not two)
             }
             K_END => match stacks.get_mut(&tid).and_then(|st| st.pop()) {
                 Some(row) => {

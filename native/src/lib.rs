@@ -79,7 +79,26 @@ fn col(py: Python<'_>, v: Vec<i64>) -> PyResult<Bound<'_, PyAny>> {
 
 /// Each thread's process, for the threads whose process is known (pids: None where it is not).
 fn known_pids(tids: Vec<i64>, pids: Vec<Option<i64>>) -> hash::FastMap<i64, i64> {
-    tids.into_iter().zip(pids).filter_map(|(t, p)| Some((t, p?))).collect()
+    // sized for every thread at once (collect from a filter knows no size: it grew by rehashing, 5 times for 3000)
+    let mut map = hash::FastMap::with_capacity_and_hasher(tids.len(), Default::default());
+    map.extend(tids.into_iter().zip(pids).filter_map(|(t, p)| Some((t, p?))));
+    map
+}
+
+/// Each known thread's process, made once per build from the TraceBuilder's threads (tids, and pids None where
+/// unknown) for both the slice nesting and the binder pairing: taking the lists from Python and hashing them cost
+/// 0.1 ms for 3000 threads, in each call.
+#[pyclass(module = "droidlag._native")]
+struct ThreadPids {
+    map: hash::FastMap<i64, i64>,
+}
+
+#[pymethods]
+impl ThreadPids {
+    #[new]
+    fn new(tids: Vec<i64>, pids: Vec<Option<i64>>) -> Self {
+        ThreadPids { map: known_pids(tids, pids) }
+    }
 }
 
 fn cols<const N: usize>(py: Python<'_>, group: [Vec<i64>; N]) -> PyResult<Bound<'_, PyList>> {
@@ -355,13 +374,13 @@ impl SliceEvents {
     }
 
     /// The slice table (a `Table`, SLICE_SCHEMA's columns) under "table": events nested per thread (see
-    /// atrace.rs), slices open at the end running to `end`; tids/pids: each thread's process, for begin events that
-    /// name none. Also "unmatched_ends", "unclosed" and "replaced_names" (rows whose name holds U+FFFD).
-    fn nest<'py>(&mut self, py: Python<'py>, tids: Vec<i64>, pids: Vec<Option<i64>>, end: i64) -> PyResult<Bound<'py, PyDict>> {
-        let thread_pid = known_pids(tids, pids);
+    /// atrace.rs), slices open at the end running to `end`; thread_pids: each thread's process, for begin events
+    /// that name none. Also "unmatched_ends", "unclosed" and "replaced_names" (rows whose name holds U+FFFD).
+    fn nest<'py>(&mut self, py: Python<'py>, thread_pids: PyRef<'_, ThreadPids>, end: i64) -> PyResult<Bound<'py, PyDict>> {
+        let thread_pid = &thread_pids.map;
         let ev = &self.ev;
         let (table, unmatched, unclosed, replaced) = py.detach(|| {
-            let s = atrace::nest(ev, &thread_pid, end);
+            let s = atrace::nest(ev, thread_pid, end);
             let (unmatched, unclosed, replaced) = (s.unmatched_ends, s.unclosed, s.replaced_names(&ev.strings));
             s.table(&ev.strings).map(|t| (t, unmatched, unclosed, replaced))
         }).map_err(arrow_table::py_err)?;
@@ -498,10 +517,10 @@ impl FtraceText {
 }
 
 /// Binder calls paired with receipt and reply (see binder.rs): tx = 8 int64 columns (ts, tid, debug_id, to_proc,
-/// to_thread, reply, flags, code; None as i64 min), rx = 3 (ts, tid, debug_id); tids/pids: known threads'
+/// to_thread, reply, flags, code; None as i64 min), rx = 3 (ts, tid, debug_id); thread_pids: known threads'
 /// processes. Returns the binder table (a `Table`, BINDER_SCHEMA's columns) under "table", and "unmatched_replies".
 #[pyfunction]
-fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i64>>, tids: Vec<i64>, pids: Vec<Option<i64>>)
+fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i64>>, thread_pids: PyRef<'_, ThreadPids>)
                      -> PyResult<Bound<'py, PyDict>> {
     let bad = || pyo3::exceptions::PyValueError::new_err("binder columns: 8 transaction and 3 receipt columns of equal lengths");
     if tx.len() != 8 || rx.len() != 3 {
@@ -513,9 +532,9 @@ fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i
         return Err(bad());
     }
     let ev = binder::Events { tx: [t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]], rx: [r[0], r[1], r[2]] };
-    let thread_pid = known_pids(tids, pids);
+    let thread_pid = &thread_pids.map;
     let (table, unmatched) = py.detach(|| {
-        let c = binder::pair(&ev, &thread_pid);
+        let c = binder::pair(&ev, thread_pid);
         let unmatched = c.unmatched_replies;
         c.table().map(|t| (t, unmatched))
     }).map_err(arrow_table::py_err)?;
@@ -620,6 +639,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(thread_state_actions, m)?)?;
     m.add_class::<StateActions>()?;
     m.add_function(wrap_pyfunction!(binder_calls, m)?)?;
+    m.add_class::<ThreadPids>()?;
     m.add_function(wrap_pyfunction!(frame_timeline_pairing, m)?)?;
     m.add_function(wrap_pyfunction!(unescape_js, m)?)?;
     m.add_function(wrap_pyfunction!(process_dump, m)?)?;

@@ -143,16 +143,26 @@ enum ThreadNumbers {
 
 const TABLE_TIDS: i64 = 1 << 20;
 
+/// The size of a table indexed by tid (the largest tid + 1) when every tid the stream gives an action to is small
+/// and the table no larger than a few bytes per event, else None.
+fn table_size(inp: &Input) -> Option<usize> {
+    // one pass: the largest such tid, and whether any is out of range (as unsigned: a negative one is too)
+    let (mut top, mut over) = (0u64, 0u64);
+    for i in 0..inp.ts.len() {
+        let a = inp.a[i] as u64;
+        let b = if inp.kind[i] as i64 == SWITCH { inp.b[i] as u64 } else { 0 };
+        top = top.max(a).max(b);
+        over |= (a >= TABLE_TIDS as u64) as u64 | (b >= TABLE_TIDS as u64) as u64;
+    }
+    (over == 0 && (top as usize) < 4 * inp.ts.len() + (1 << 16)).then_some(top as usize + 1)
+}
+
 impl ThreadNumbers {
     fn new(inp: &Input) -> Self {
-        let small = |c: &[i64]| c.iter().all(|&t| (0..TABLE_TIDS).contains(&t));
-        if small(inp.a) && (0..inp.b.len()).all(|i| inp.kind[i] as i64 != SWITCH || (0..TABLE_TIDS).contains(&inp.b[i])) {
-            let top = inp.a.iter().chain(inp.b.iter()).filter(|&&t| (0..TABLE_TIDS).contains(&t)).max().copied().unwrap_or(0);
-            if (top as usize) < 4 * inp.ts.len() + (1 << 16) {
-                return ThreadNumbers::Table(vec![0; top as usize + 1]);
-            }
+        match table_size(inp) {
+            Some(size) => ThreadNumbers::Table(vec![0; size]),
+            None => ThreadNumbers::Map(IntMap::default()),
         }
-        ThreadNumbers::Map(IntMap::default())
     }
 
     #[inline(always)]
@@ -192,6 +202,11 @@ fn event_actions(inp: &Input, i: usize, running: i32, runnable: i32, mut f: impl
 /// running / runnable: the codes of "Running" and "R".
 pub fn actions(inp: &Input, running: i64, runnable: i64) -> Actions {
     let (running, runnable) = (small(running), small(runnable));
+    actions_by_table(inp, running, runnable).unwrap_or_else(|| actions_by_numbers(inp, running, runnable))
+}
+
+/// `actions` for any tids: the threads numbered in first-seen order (ThreadNumbers).
+fn actions_by_numbers(inp: &Input, running: i32, runnable: i32) -> Actions {
     // one action per (thread, event) to per-thread runs (threads in tid order, each run in time order) by a
     // counting sort: a first pass over the events as they are (in order of memory) numbers the threads and counts
     // their actions, a second in time order writes each action to its thread's next slot
@@ -231,6 +246,46 @@ pub fn actions(inp: &Input, running: i64, runnable: i64) -> Actions {
     Actions { acts, runs }
 }
 
+/// `actions` when the tids are small (table_size; Android's are below pid_max): each thread's next free slot kept
+/// in a table indexed by tid directly, which the counting pass fills with counts, and the runs in tid order read off
+/// the table, with no numbering of the threads and no sort of them. None when the tids do not allow it.
+fn actions_by_table(inp: &Input, running: i32, runnable: i32) -> Option<Actions> {
+    let n = inp.ts.len();
+    if n >= (u32::MAX / 2) as usize {
+        return None; // a thread's count could pass the table's 32 bits
+    }
+    let mut next: Vec<u32> = vec![0; table_size(inp)?];
+    for i in 0..n {
+        // (table_size checked every a, and every b of a switch, to be in 0..the table's size)
+        if inp.kind[i] as i64 == SWITCH {
+            next[inp.a[i] as usize] += (inp.a[i] != 0) as u32;
+            next[inp.b[i] as usize] += (inp.b[i] != 0) as u32;
+        } else {
+            next[inp.a[i] as usize] += 1;
+        }
+    }
+    let mut runs: Vec<(i64, usize, usize)> = Vec::new(); // (tid, start, end)
+    let mut at = 0usize;
+    for (tid, slot) in next.iter_mut().enumerate() {
+        if *slot != 0 {
+            let count = *slot as usize;
+            runs.push((tid as i64, at, at + count));
+            *slot = at as u32;
+            at += count;
+        }
+    }
+    let order = crate::order::by_time_then(inp.ts, |i| inp.kind[i]);
+    let mut acts = vec![Action::default(); at];
+    for &i in &order {
+        event_actions(inp, i as usize, running, runnable, |tid, act| {
+            let slot = &mut next[tid as usize];
+            acts[*slot as usize] = act;
+            *slot += 1;
+        });
+    }
+    Some(Actions { acts, runs })
+}
+
 /// The intervals of the actions. cat: category of each state code. Open intervals run to `end` (ns).
 pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
     let (acts, runs, at) = (&actions.acts, &actions.runs, actions.acts.len());
@@ -248,19 +303,17 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
         let mut triggered = false;
         let mut latest_d: Option<usize> = None;
         for (k, x) in acts[j..stop].iter().enumerate() {
-            let (x_ts, x_kind, x_state) = (x.ts, x.kind(), x.state() as i64);
-            let x_waker = if x_kind == WAKING { x.extra } else { NONE };
+            let (x_ts, x_kind, x_state) = (x.ts, x.kind(), x.state());
+            let x_cat = cat_of(x_state as i64);
             let x_aux = x.extra;
             let is_sw = x_kind == SWITCH;
             if is_sw || k == 0 {
-                seg_cat = if is_sw { cat_of(x_state) } else { CAT_OTHER };
+                seg_cat = if is_sw { x_cat } else { CAT_OTHER };
                 triggered = false;
             }
             let trig = (x_kind == WAKING && seg_cat != CAT_RUNNABLE) || (x_kind == BLOCKED && seg_cat == CAT_D);
             let effective = is_sw || (trig && !triggered);
-            if trig {
-                triggered = true;
-            }
+            triggered |= trig;
             if effective {
                 if let Some((prev, prev_ts, prev_d)) = open {
                     out.dur[prev] = x_ts - prev_ts;
@@ -268,13 +321,13 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
                         latest_d = Some(prev);
                     }
                 }
-                open = Some((out.ts.len(), x_ts, cat_of(x_state) == CAT_D));
+                open = Some((out.ts.len(), x_ts, x_cat == CAT_D));
                 out.ts.push(x_ts);
                 out.dur.push(end - x_ts);
                 out.tid.push(tid);
-                out.state.push(x.state());
+                out.state.push(x_state);
                 out.cpu.push(if x_kind == BLOCKED { i32::MIN } else { x.cpu });
-                out.waker.push(x_waker);
+                out.waker.push(if x_kind == WAKING { x.extra } else { NONE });
             }
             if x_kind == BLOCKED {
                 if let Some(row) = latest_d {
@@ -290,4 +343,34 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The direct-table path gives the same actions, runs in the same order, as the numbered path, on a stream of
+    /// random events (repeated tids, equal timestamps, switches of a thread to itself, tid 0).
+    #[test]
+    fn table_path_is_the_numbered_path() {
+        let mut x: u64 = 7;
+        let mut rnd = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let n = 3000;
+        let ts: Vec<i64> = (0..n).map(|_| rnd(500) as i64 * 1000).collect();
+        let kind: Vec<u8> = (0..n).map(|_| rnd(3) as u8).collect();
+        let cpu: Vec<i32> = (0..n).map(|_| rnd(8) as i32).collect();
+        let a: Vec<i64> = (0..n).map(|_| rnd(40) as i64).collect();
+        let b: Vec<i64> = (0..n).map(|_| rnd(40) as i64).collect();
+        let aux: Vec<i32> = (0..n).map(|_| rnd(6) as i32).collect();
+        let inp = Input { ts: &ts, kind: &kind, cpu: &cpu, a: &a, b: &b, aux: &aux };
+        let fast = actions_by_table(&inp, 0, 1).expect("small tids take the table");
+        let slow = actions_by_numbers(&inp, 0, 1);
+        assert_eq!(fast.runs, slow.runs);
+        let flat = |v: &[Action]| v.iter().map(|x| (x.ts, x.extra, x.kind_state, x.cpu)).collect::<Vec<_>>();
+        assert_eq!(flat(&fast.acts), flat(&slow.acts));
+        assert!(fast.runs.len() > 30 && fast.acts.len() > n);
+    }
 }

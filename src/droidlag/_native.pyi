@@ -39,7 +39,7 @@ class SliceEvents:
     def end(self, ts: int, tid: int) -> None: ...
     def take_effects(self) -> tuple[list[tuple[int, int]], Table, list[tuple[str, str, int | None]],
                                     tuple[int | None, int | None], int]: ...
-    def nest(self, tids: list[int], pids: list[int | None], end: int) -> dict[str, Any]: ...   # "table": Table
+    def nest(self, thread_pids: ThreadPids, end: int) -> dict[str, Any]: ...   # "table": Table
 
 class StateActions:
     """A sched stream's per-thread actions; `derive` writes the thread-state intervals once."""
@@ -50,7 +50,10 @@ class StateActions:
 def thread_state_actions(ts: Any, kind: Any, cpu: Any, a: Any, b: Any, aux: Any, running: int,
                          runnable: int) -> StateActions: ...
 
-def binder_calls(tx: list[Any], rx: list[Any], tids: list[int], pids: list[int | None]) -> dict[str, Any]: ...  # "table": Table
+class ThreadPids:
+    """Each known thread's process (pids None where unknown), for nest and binder_calls."""
+    def __init__(self, tids: list[int], pids: list[int | None]) -> None: ...
+def binder_calls(tx: list[Any], rx: list[Any], thread_pids: ThreadPids) -> dict[str, Any]: ...  # "table": Table
 class FrameTimelineEvents:
     """A trace's FrameTimeline events, made into the table natively once the trace's end is known."""
 

@@ -15,7 +15,7 @@ from typing import Any, TypeAlias, cast
 import numpy as np
 import polars as pl
 
-from droidlag._native import Column, FrameTimelineEvents, SliceEvents
+from droidlag._native import Column, FrameTimelineEvents, SliceEvents, ThreadPids
 from droidlag._native import binder_calls as _binder_calls
 from droidlag._native import frame_timeline_pairing as _frame_timeline_pairing
 from droidlag.errors import ReadWarning
@@ -147,7 +147,7 @@ class TraceBuilder:
         self._ft_end_chunks: list[tuple[np.ndarray, np.ndarray]] = []     # bulk ends as (cookie, ts) columns
         self._ft_native: list[FrameTimelineEvents] = []    # a decoder's events, made into the table natively
         self._cpu_max_freq: dict[int, int] = {}
-        self._known_pids: tuple[list[int], list[int | None]] | None = None    # (tids, pids) of the threads
+        self._known_pids: ThreadPids | None = None    # the threads' pids, natively (for slices and binder)
         # slices whose name holds U+FFFD (undecodable bytes replaced), counted when the slices are built
         self.replaced_slice_names = 0
 
@@ -613,11 +613,11 @@ class TraceBuilder:
             has_waking=self._has_waking, has_blocked_reason=self._has_blocked,
         )
 
-    def _thread_pids(self) -> tuple[list[int], list[int | None]]:
-        """Every thread and its pid (None where unknown), two lists of one length, gathered once per build for the
-        slice nesting and the binder pairing (by map: a comprehension over the threads cost twice as much)."""
+    def _thread_pids(self) -> ThreadPids:
+        """Every thread's pid (where known) as a native map, made once per build for both the slice nesting and the
+        binder pairing (the lists gathered by map: a comprehension over the threads cost twice as much)."""
         if self._known_pids is None:
-            self._known_pids = (list(self._threads), list(map(_PID, self._threads.values())))
+            self._known_pids = ThreadPids(list(self._threads), list(map(_PID, self._threads.values())))
         return self._known_pids
 
     def _build_counters(self) -> pl.DataFrame:
@@ -657,7 +657,7 @@ class TraceBuilder:
     def _build_slices(self) -> pl.DataFrame:
         """Slice events nested per thread natively (B/E stacks, S/F pairs by (pid, track, name, cookie), instants);
         slices still open at the end run to the trace end."""
-        s = self._slice_ev.nest(*self._thread_pids(), self._end)
+        s = self._slice_ev.nest(self._thread_pids(), self._end)
         self.replaced_slice_names = s["replaced_names"]
         slices = columns.table(s["table"], SLICE_SCHEMA)
         if s["unmatched_ends"]:
@@ -710,7 +710,7 @@ class TraceBuilder:
         rx_cols = [c for c in [rx, *self._binder_rx_chunks] if c is not None and len(c[0])] or \
             [[np.zeros(0, dtype=np.int64)] * 3]
         r = _binder_calls([np.concatenate(c) if len(c) > 1 else c[0] for c in zip(*tx_cols)],
-                          [np.concatenate(c) if len(c) > 1 else c[0] for c in zip(*rx_cols)], *self._thread_pids())
+                          [np.concatenate(c) if len(c) > 1 else c[0] for c in zip(*rx_cols)], self._thread_pids())
         if r["unmatched_replies"]:
             self.warn(f"{r['unmatched_replies']} binder repl(ies) whose transaction began before the trace")
         return columns.table(r["table"], BINDER_SCHEMA)
