@@ -95,8 +95,8 @@ FRAME_TIMELINE_SCHEMA = {
     "ended": pl.Boolean,             # False when the trace has no end event for it (dur then runs to the trace end)
 }
 
-# The FrameTimeline start rows as a reader hands them over in bulk (TraceBuilder.frame_timeline_many): the table's
-# columns but dur and ended, the start event's cookie second.
+# FrameTimeline start rows as the native decoder hands them over when a builder also holds single events
+# (FrameTimelineEvents.start_rows): the table's columns but dur and ended, the start event's cookie second.
 FRAME_TIMELINE_START_SCHEMA = {"ts": pl.Int64, "cookie": pl.Int64,
                                **{k: v for k, v in FRAME_TIMELINE_SCHEMA.items() if k not in ("ts", "dur", "ended")}}
 

@@ -143,7 +143,7 @@ class TraceBuilder:
         self._block_complete: list[BlockComplete] = []   # (ts, dev, sector, nr_sectors, rwbs, error)
         self._ft_start: dict[int, tuple[Any, ...]] = {}   # cookie -> row in FRAME_TIMELINE_SCHEMA order, dur left out
         self._ft_end: dict[int, int] = {}
-        self._ft_chunks: list[pl.DataFrame] = []        # bulk starts (frame_timeline_many), after the single ones
+        self._ft_chunks: list[pl.DataFrame] = []        # a decoder's start rows, beside single events (after them)
         self._ft_end_chunks: list[tuple[np.ndarray, np.ndarray]] = []     # bulk ends as (cookie, ts) columns
         self._ft_native: list[FrameTimelineEvents] = []    # a decoder's events, made into the table natively
         self._cpu_max_freq: dict[int, int] = {}
@@ -552,27 +552,10 @@ class TraceBuilder:
         self._see(ts)
         self._ft_end[cookie] = ts
 
-    def frame_timeline_many(self, starts: pl.DataFrame, end_ts: IntColumn, end_cookie: IntColumn) -> None:
-        """Many FrameTimeline events at once: starts as a frame of FRAME_TIMELINE_SCHEMA's columns but dur, plus
-        "cookie"; ends as ts (ns) and cookie sequences. As with the single calls, a later start or end of a cookie
-        replaces an earlier one."""
-        end_ts, end_cookie = _int64(end_ts), _int64(end_cookie)
-        if len(end_cookie) != len(end_ts):
-            raise ValueError(f"{len(end_cookie)} end cookies for {len(end_ts)} end times")
-        if starts.height:
-            ts = starts.get_column("ts")
-            self._see(cast(int, ts.min()))
-            self._see(cast(int, ts.max()))
-            self._ft_chunks.append(starts)
-        if len(end_ts):
-            self._see(int(end_ts.min()))
-            self._see(int(end_ts.max()))
-            self._ft_end_chunks.append((end_cookie, end_ts))
-
     def frame_timeline_events(self, events: FrameTimelineEvents) -> None:
         """A decoder's FrameTimeline events, gathered natively: the table is made natively when the trace's end is
-        known, by the same rules as the events given one by one or in bulk (a later start or end of a cookie
-        replaces an earlier one; frames without an end run to the trace's end)."""
+        known, by the same rules as the events given one by one (a later start or end of a cookie replaces an
+        earlier one; frames without an end run to the trace's end)."""
         if events.range is not None:
             self._see(events.range[0])
             self._see(events.range[1])
