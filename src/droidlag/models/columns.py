@@ -1,6 +1,5 @@
-"""The native core's tables and column buffers as polars tables and Series, without a per-row Python step: a native
-`Table` imported whole through the Arrow C stream interface (`table`), int64 buffers (null as NONE) viewed by numpy,
-and dictionary-coded strings (distinct values gathered by int64 codes)."""
+"""The native core's tables and column buffers as polars tables and numpy arrays, without a per-row Python step: a
+native `Table` imported whole through the Arrow C stream interface (`table`), int64/int32 buffers viewed by numpy."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,7 +9,6 @@ import polars as pl
 
 # Stands for None in the native integer columns; no real tid, cpu, cookie or timestamp takes it.
 NONE = np.iinfo(np.int64).min
-NONE32 = np.iinfo(np.int32).min     # the same in the native int32 columns (CPU numbers)
 
 
 def table(native: Any, schema: dict[str, Any]) -> pl.DataFrame:
@@ -31,33 +29,6 @@ def int32(buf: Any) -> np.ndarray:
     return np.frombuffer(buf, dtype=np.int32)
 
 
-def nullable32(buf: Any) -> pl.Series:
-    """An Int32 column from a native int32 buffer with the int32 minimum as null."""
-    arr = int32(buf)
-    missing = arr == NONE32
-    return pl.Series(np.ma.masked_array(arr, mask=missing)) if missing.any() else pl.Series(arr)
-
-
-def float64(buf: Any) -> np.ndarray:
-    """A float64 column from a native buffer, viewed without a copy."""
-    return np.frombuffer(buf, dtype=np.float64)
-
-
-def nullable(values: Any, dtype: pl.DataType | type[pl.DataType] = pl.Int64) -> pl.Series:
-    """An int column (numpy array, or a native buffer) with NONE as null, cast to dtype."""
-    arr = values if isinstance(values, np.ndarray) else int64(values)
-    missing = arr == NONE
-    # a masked array becomes a column with nulls in one pass (several times faster than scattering them in)
-    s = pl.Series(np.ma.masked_array(arr, mask=missing)) if missing.any() else pl.Series(arr)
-    return s.cast(dtype)
-
-
-def strings(coded: tuple[list[str | None], Any]) -> pl.Series:
-    """A string column from (distinct values, int64 codes): each distinct string is converted once."""
-    distinct, codes = coded
-    return take(pl.Series(distinct, dtype=pl.Utf8), int64(codes))
-
-
 _EMPTY: dict[tuple[tuple[str, Any], ...], pl.DataFrame] = {}
 
 
@@ -69,12 +40,6 @@ def empty(schema: dict[str, Any]) -> pl.DataFrame:
     if frame is None:
         frame = _EMPTY[key] = pl.DataFrame(schema=schema)
     return frame.clear()
-
-
-def nulls(name: str, dtype: pl.DataType | type[pl.DataType], n: int) -> pl.Series:
-    """A column of n nulls (repeating one null directly: `extend_constant` plans a query, hundreds of times
-    slower on the sizes of a trace's tables)."""
-    return pl.Series(name, [None], dtype=dtype).new_from_index(0, n)
 
 
 def frame(cols: dict[str, Any], schema: dict[str, Any] | None = None) -> pl.DataFrame:
@@ -89,16 +54,3 @@ def frame(cols: dict[str, Any], schema: dict[str, Any] | None = None) -> pl.Data
             s = s.cast(dtype)
         out.append(s if s.name == name else s.alias(name))
     return pl.DataFrame(out)
-
-
-def has_repeats(values: np.ndarray) -> bool:
-    """Whether an int column holds a value twice (a sort and a neighbour compare: numpy's hash-based unique costs
-    several times more on the short columns of a small trace)."""
-    s = np.sort(values)
-    return bool((s[1:] == s[:-1]).any())
-
-
-def take(values: pl.Series, index: np.ndarray) -> pl.Series:
-    """values[index] for a numpy index array: a direct take (Series.gather goes through the lazy engine, which costs
-    a query plan per call, far more than the take itself on the small tables of a short trace)."""
-    return values[index]
