@@ -105,6 +105,19 @@ def _direction(rwbs: str, nr_sectors: int) -> str:
     return "other"
 
 
+def _made_in_bulk(records: dict[int, Any], rows: Iterable[tuple[Any, ...]], record: type) -> bool:
+    """The first declarations (a decoder's: a list, one row per id) as records of a named-tuple type, made in bulk
+    (one map, no Python-level __new__ per row); False, with `records` left as it was, when there were records already
+    or an id repeats: then the rows go one by one, as the rules say."""
+    if records or not isinstance(rows, list):
+        return False
+    records.update(zip(map(_FIRST, rows), map(_new_tuple, repeat(record), rows)))
+    if len(records) == len(rows):
+        return True
+    records.clear()
+    return False
+
+
 class TraceBuilder:
     """Collects raw events from one file; `build()` returns the Trace."""
 
@@ -179,12 +192,9 @@ class TraceBuilder:
         added directly (the common case of a process tree; as in threads_many, the numbers are a decoder's 64-bit
         ones, not checked again)."""
         processes = self._processes
-        if not processes and isinstance(rows, list) and "" not in map(_SECOND, rows):
-            # the first declarations (a decoder's, one row per process): records made in bulk
-            processes.update(zip(map(_FIRST, rows), map(_new_tuple, repeat(Process), rows)))
-            if len(processes) == len(rows):
-                return
-            processes.clear()       # a pid twice: one by one, as the rules say
+        # (a process's empty name is no name: rows with one go one by one; an iterator is not read here)
+        if isinstance(rows, list) and "" not in map(_SECOND, rows) and _made_in_bulk(processes, rows, Process):
+            return
         for pid, name, ppid in rows:
             if pid in processes:
                 self.process(pid, name, ppid)
@@ -207,12 +217,8 @@ class TraceBuilder:
         """Declare many threads (tid, pid, name) as `thread` would, one by one; a thread not seen before is added
         directly (the common case of a process tree)."""
         threads = self._threads
-        if not threads and isinstance(rows, list):
-            # the first declarations (a decoder's, one row per thread): records made in bulk
-            threads.update(zip(map(_FIRST, rows), map(_new_tuple, repeat(Thread), rows)))
-            if len(threads) == len(rows):
-                return
-            threads.clear()       # a tid twice: one by one, as the rules say
+        if _made_in_bulk(threads, rows, Thread):
+            return
         for tid, pid, name in rows:
             if tid in threads:
                 self.thread(tid, pid, name)
