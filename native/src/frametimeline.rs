@@ -126,7 +126,7 @@ const KINDS: [&str; 5] = ["", "expected", "actual", "expected", "actual"];
 const SCOPES: [&str; 5] = ["", "display", "display", "surface", "surface"];
 
 /// Which table `table` writes: the start rows (the FrameTimeline table's columns but dur and ended, plus the cookie:
-/// what TraceBuilder.frame_timeline_many takes), or the FrameTimeline table itself, given the trace's end (frames
+/// what a TraceBuilder that also holds single events pairs), or the FrameTimeline table itself, given the trace's end (frames
 /// without an end event run to it and are marked not ended).
 #[derive(Clone, Copy)]
 pub enum Shape {
@@ -140,10 +140,10 @@ pub enum Shape {
 /// and the number of rows without an end event.
 pub fn table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64], shape: Shape)
              -> Result<(Table, usize), arrow_schema::ArrowError> {
-    let cookie: Vec<i64> = starts.iter().map(|e| e.cookie).collect();
-    let ts: Vec<i64> = starts.iter().map(|e| e.ts).collect();
-    let paired = pair(&cookie, &ts, end_cookie, end_ts);
-    let order = paired.take;
+    let start_cookie: Vec<i64> = starts.iter().map(|e| e.cookie).collect();
+    let start_ts: Vec<i64> = starts.iter().map(|e| e.ts).collect();
+    let paired = pair(&start_cookie, &start_ts, end_cookie, end_ts);
+    let order = &paired.take;
     let n = order.as_ref().map_or(starts.len(), Vec::len);
     let (mut ts, mut cookie) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut pid, mut token, mut dft) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
@@ -196,7 +196,7 @@ pub fn table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64], shape: Shap
         }
         severity.push(v, || Some(severity_name(v)));
     };
-    match &order {
+    match order {
         Some(o) => o.iter().for_each(|&i| row(&starts[i as usize])),
         None => starts.iter().for_each(&mut row),
     }
@@ -209,12 +209,7 @@ pub fn table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64], shape: Shap
             b.int64_opt("cookie", &cookie);
         }
         Shape::Final { trace_end } => {
-            // as numpy computed it: the end (or the trace's) minus the start, wrapping, at least 0
-            let dur: Vec<i64> = (0..n).map(|r| {
-                let end = if paired.found[r] { paired.end[r] } else { trace_end };
-                end.wrapping_sub(ts[r].unwrap_or(0)).max(0)
-            }).collect();
-            b.int64("dur", dur);
+            b.int64("dur", paired.durations(&start_ts, trace_end));
         }
     }
     kind.add_to(&mut b, "kind");
@@ -244,6 +239,18 @@ pub struct Pairing {
     pub found: Vec<bool>,
 }
 
+impl Pairing {
+    /// Each table row's duration, from the start rows' times `ts` (in their own order): its end, or the trace's end
+    /// when it has none, minus its start; wrapping, and at least 0 (as the int64 columns computed it before).
+    pub fn durations(&self, ts: &[i64], trace_end: i64) -> Vec<i64> {
+        (0..self.end.len()).map(|r| {
+            let start = ts[self.take.as_ref().map_or(r, |t| t[r] as usize)];
+            let end = if self.found[r] { self.end[r] } else { trace_end };
+            end.wrapping_sub(start).max(0)
+        }).collect()
+    }
+}
+
 /// Slots per cookie: SurfaceFlinger numbers its cookies from a counter, so a trace's cookies mostly fill a range
 /// barely wider than their count, and a table indexed by cookie replaces a hash map (a tenth of the cost); cookies
 /// spread wider (or a damaged trace's) go through a map.
@@ -263,6 +270,18 @@ impl CookieSlots {
         } else {
             CookieSlots::Sparse(FastMap::with_capacity_and_hasher(cookie.len(), Default::default()))
         }
+    }
+
+    /// The slot number a cookie was given, without giving one: None for a cookie no start has.
+    #[inline]
+    fn find(&self, c: i64) -> Option<u32> {
+        let slot = match self {
+            CookieSlots::Dense { lo, slot } => {
+                if c < *lo { None } else { slot.get((c as i128 - *lo as i128) as usize).copied() }
+            }
+            CookieSlots::Sparse(m) => m.get(&c).copied(),
+        };
+        slot.filter(|&s| s != u32::MAX)
     }
 
     /// The slot of a cookie (u32::MAX while unset); None for a cookie outside a dense range.
@@ -298,24 +317,13 @@ pub fn pair(cookie: &[i64], ts: &[i64], end_cookie: &[i64], end_ts: &[i64]) -> P
     }
     // each cookie's last end, by the same slots: end_of[slot] (an end whose cookie no start has is not needed)
     let mut end_of: Vec<Option<i64>> = vec![None; src.len()];
-    let mut first_row = row_of;
     for (&c, &t) in end_cookie.iter().zip(end_ts) {
-        let slot = match &mut first_row {
-            CookieSlots::Sparse(m) => m.get(&c).copied(),
-            dense => dense.get(c).map(|s| *s),
-        };
-        if let Some(s) = slot.filter(|&s| s != u32::MAX) {
+        if let Some(s) = row_of.find(c) {
             end_of[s as usize] = Some(t);
         }
     }
     // rows were numbered by first place before the sort: a row's end is its first-place number's
-    let ends: Vec<Option<i64>> = src.iter().map(|&i| {
-        let slot = match &mut first_row {
-            CookieSlots::Sparse(m) => m.get(&cookie[i]).copied(),
-            dense => dense.get(cookie[i]).map(|s| *s),
-        };
-        slot.and_then(|s| end_of[s as usize])
-    }).collect();
+    let ends: Vec<Option<i64>> = src.iter().map(|&i| row_of.find(cookie[i]).and_then(|s| end_of[s as usize])).collect();
     let identity = src.len() == cookie.len() && src.iter().enumerate().all(|(k, &i)| k == i);
     Pairing {
         take: (!identity).then(|| src.iter().map(|&i| i as i64).collect()),

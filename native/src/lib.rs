@@ -613,19 +613,23 @@ fn dump_run_lines(text: &str, start: usize, end: usize) -> Vec<&str> {
 }
 
 /// How FrameTimeline start rows (cookie, ts: int64) become the table's rows, given the end events (end_cookie,
-/// end_ts): (indices of the start rows to take in table order, or None when that is every row in order; each row's
-/// end timestamp as int64; whether it has one, as bytes 0/1). See frametimeline::pair.
+/// end_ts) and the trace's end: (indices of the start rows to take in table order, or None when that is every row
+/// in order; each row's duration as int64; whether it has an end event, as bytes 0/1). See frametimeline::pair.
 #[pyfunction]
 fn frame_timeline_pairing<'py>(py: Python<'py>, cookie: PyBuffer<i64>, ts: PyBuffer<i64>, end_cookie: PyBuffer<i64>,
-                               end_ts: PyBuffer<i64>) -> PyResult<Bound<'py, PyAny>> {
+                               end_ts: PyBuffer<i64>, trace_end: i64) -> PyResult<Bound<'py, PyAny>> {
     let (c, t, ec, et) = (slice_of(py, &cookie)?, slice_of(py, &ts)?, slice_of(py, &end_cookie)?, slice_of(py, &end_ts)?);
     if c.len() != t.len() || ec.len() != et.len() {
         return Err(pyo3::exceptions::PyValueError::new_err("FrameTimeline columns of different lengths"));
     }
-    let p = py.detach(|| frametimeline::pair(c, t, ec, et));
+    let (p, dur) = py.detach(|| {
+        let p = frametimeline::pair(c, t, ec, et);
+        let dur = p.durations(t, trace_end);
+        (p, dur)
+    });
     let take = p.take.map(|v| col(py, v)).transpose()?;
     let found: Vec<u8> = p.found.into_iter().map(u8::from).collect();
-    Ok((take, col(py, p.end)?, pyo3::types::PyBytes::new(py, &found)).into_pyobject(py)?.into_any())
+    Ok((take, col(py, dur)?, pyo3::types::PyBytes::new(py, &found)).into_pyobject(py)?.into_any())
 }
 
 #[pymodule]

@@ -777,15 +777,13 @@ class TraceBuilder:
             start = starts[0]
         end_cookie = np.concatenate([c for c, _ in ends]) if ends else np.zeros(0, dtype=np.int64)
         end_ts = np.concatenate([t for _, t in ends]) if ends else end_cookie
-        take, end, found = _frame_timeline_pairing(start.get_column("cookie").to_numpy(),
-                                                   start.get_column("ts").to_numpy(), end_cookie, end_ts)
+        take, dur, found = _frame_timeline_pairing(start.get_column("cookie").to_numpy(),
+                                                   start.get_column("ts").to_numpy(), end_cookie, end_ts, self._end)
         if take is not None:
             start = start[columns.int64(take)]
-        ts = start.get_column("ts").to_numpy()
         ended = np.frombuffer(found, dtype=np.bool_)
-        dur = np.maximum(np.where(ended, columns.int64(end), self._end) - ts, 0)
         self._warn_unended(len(ended) - int(np.count_nonzero(ended)))
-        computed = {"dur": pl.Series("dur", dur), "ended": pl.Series("ended", ended)}
+        computed = {"dur": pl.Series("dur", columns.int64(dur)), "ended": pl.Series("ended", ended)}
         return pl.DataFrame([computed[k] if k in computed else start.get_column(k) for k in FRAME_TIMELINE_SCHEMA])
 
 
