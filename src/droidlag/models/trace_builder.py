@@ -562,9 +562,10 @@ class TraceBuilder:
         """A decoder's FrameTimeline events, gathered natively: the table is made natively when the trace's end is
         known, by the same rules as the events given one by one (a later start or end of a cookie replaces an
         earlier one; frames without an end run to the trace's end)."""
-        if events.range is not None:
-            self._see(events.range[0])
-            self._see(events.range[1])
+        span = events.range      # (computed natively over every event: asked once)
+        if span is not None:
+            self._see(span[0])
+            self._see(span[1])
         if len(events):
             self._ft_native.append(events)
 
