@@ -356,3 +356,18 @@ def test_a_second_build_reuses_the_tables_and_refuses_events_added_after_the_fir
     b.atrace(30, 1, "B|1|late")
     with pytest.raises(RuntimeError, match="build once"):
         b.build()
+
+
+def test_a_binder_call_to_a_process_main_thread_known_only_as_the_process_has_its_server_pid():
+    # the server thread (tid 50) is never declared as a thread, only as process 50: it is that process's main
+    # thread, and its pid is known when the binder table is made (as in 43 of the pixel6a corpus trace's calls)
+    b = TraceBuilder("perfetto", "x")
+    b.process(50, "system_server")
+    b.thread(61, 60, "binder-client")
+    b.binder_transaction(10, 61, 1, reply=False)
+    b.binder_transaction_received(11, 50, 1)
+    b.binder_transaction(20, 50, 2, reply=True)
+    b.binder_transaction_received(21, 61, 2)
+    t = b.build()
+    row = t.binder.row(0, named=True)
+    assert (row["client_tid"], row["client_pid"], row["server_tid"], row["server_pid"]) == (61, 60, 50, 50)

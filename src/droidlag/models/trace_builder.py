@@ -578,6 +578,9 @@ class TraceBuilder:
         start = self._min_ts if self._min_ts is not None else 0
         end = self._max_ts if self._max_ts is not None else start
         self._end = end
+        # Threads seen only as pids of processes are that process's main thread: added before the tables, whose
+        # threads' pids (slices without one, a binder call's server) come from the records
+        add_main_threads(self._processes, self._threads)
         self._known_pids = None
         slices = self._build_slices()
         states = self._build_thread_states()
@@ -588,8 +591,6 @@ class TraceBuilder:
         cpu_max = dict(self._cpu_max_freq)
         for cpu, khz in self._max_cpufreq(counters).items():
             cpu_max.setdefault(cpu, khz)
-        # Threads seen only as pids of processes are that process's main thread.
-        add_main_threads(self._processes, self._threads)
         return Trace(
             format=self.format, path=self.path, start_ns=start, end_ns=end,
             processes=dict(self._processes), threads=dict(self._threads),
