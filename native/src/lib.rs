@@ -102,9 +102,11 @@ fn cols<const N: usize>(py: Python<'_>, group: [Vec<i64>; N]) -> PyResult<Bound<
     PyList::new(py, items)
 }
 
-/// Declarations folded per process and per thread with the TraceBuilder's rules (the first pid, ppid and name
-/// win; a missing one is filled by a later declaration), in first-seen order: a trace that repeats its process
-/// tree (long captures, concatenated files) hands each process and thread over once.
+/// Declarations folded per process and per thread with the TraceBuilder's rules, in first-seen order: a trace that
+/// repeats its process tree (long captures, concatenated files) hands each process and thread over once. A process
+/// takes its latest name and ppid (as trace processor's process table does: an app process is listed under its
+/// zygote's name, or `<pre-initialized>`, until it takes its package name); a thread keeps its first pid and name,
+/// a missing one filled by a later declaration.
 fn collapse_decls(decls: Vec<Decl>) -> Vec<Decl> {
     let mut out: Vec<Decl> = Vec::new();
     let mut procs: hash::FastMap<i64, usize> = hash::FastMap::with_capacity_and_hasher(decls.len(), Default::default());
@@ -119,10 +121,10 @@ fn collapse_decls(decls: Vec<Decl>) -> Vec<Decl> {
                 }
                 Some(&i) => {
                     if let Decl::Process { name: old_name, ppid: old_ppid, .. } = &mut out[i] {
-                        if old_name.is_none() && named(&name) {
+                        if named(&name) {
                             *old_name = name;
                         }
-                        if old_ppid.is_none() {
+                        if ppid.is_some() {
                             *old_ppid = ppid;
                         }
                     }

@@ -371,3 +371,17 @@ def test_a_binder_call_to_a_process_main_thread_known_only_as_the_process_has_it
     t = b.build()
     row = t.binder.row(0, named=True)
     assert (row["client_tid"], row["client_pid"], row["server_tid"], row["server_pid"]) == (61, 60, 50, 50)
+
+
+def test_a_process_declared_again_takes_its_later_name_and_ppid():
+    # as trace processor's process table takes each process-tree listing: an app process is listed under its
+    # zygote's name until it takes its package name (the pixel6 corpus trace's pid 10628)
+    b = TraceBuilder("perfetto", "x")
+    b.process(7, "zygote64", 1)
+    b.process(7, "com.example.app")
+    b.process(7, "", None)                  # no name, no ppid: nothing replaced
+    b.process(8, None, None)
+    b.process(8, "late", 3)
+    t = b.build()
+    assert t.processes[7] == Process(7, "com.example.app", 1) and t.processes[8] == Process(8, "late", 3)
+    assert t.threads[7].name == "com.example.app"     # the main thread named after the process

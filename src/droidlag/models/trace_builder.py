@@ -171,12 +171,15 @@ class TraceBuilder:
 
     # ---- processes and threads ----------------------------------------------------------------------------
     def process(self, pid: int, name: str | None = None, ppid: int | None = None) -> None:
-        """Declare a process; a later call with a name fills in a missing one."""
+        """Declare a process; a later declaration's name and ppid replace the earlier ones (an empty name or a
+        None ppid leaves them), as trace processor's process table takes each process-tree listing: an Android app
+        process is listed under its zygote's name, or `<pre-initialized>`, until it takes its package name."""
         check_i64(pid, ppid)
         old = self._processes.get(pid)
-        if old is None or (name and not old.name) or (ppid is not None and old.ppid is None):
-            self._processes[pid] = Process(pid, name or (old.name if old else None),
-                                           ppid if ppid is not None else (old.ppid if old else None))
+        if old is None:
+            self._processes[pid] = Process(pid, name or None, ppid)
+        elif (name and name != old.name) or (ppid is not None and ppid != old.ppid):
+            self._processes[pid] = Process(pid, name or old.name, ppid if ppid is not None else old.ppid)
 
     def processes_many(self, rows: Iterable[tuple[int, str | None, int | None]]) -> None:
         """Declare many processes (pid, name, ppid) as `process` would, one by one; a process not seen before is
