@@ -67,7 +67,7 @@ def _blocked(ts: int, tid: int, io_wait: int, caller: int = 0, by: int = 0) -> p
 
 def _print(ts: int, tid: int, buf: str) -> pb.FtraceEvent:
     e = pb.FtraceEvent(timestamp=ts, pid=tid)
-    getattr(e, "print").buf = buf + "\n"
+    e.print.buf = buf + "\n"
     return e
 
 
@@ -373,25 +373,28 @@ def _frame_timeline_events_trace() -> Trace:
     def end(ts: int, cookie: int) -> None:
         out.append(_ft(ts, 5, cookie))
 
-    expected_display(20, 1, 2); end(26, 1); actual_display(20, 2, 2, 1, 1, 1, 1); end(26, 2)
-    expected_display(40, 3, 4); end(46, 3); actual_display(42, 4, 4, 1, 1, 1, 1); end(47, 4)
-    expected_surface(21, 5, 1, 4, "Layer1"); end(36, 5); actual_surface(21, 6, 1, 4, "Layer1", 1, 1, 1, 1); end(37, 6)
-    expected_display(80, 7, 6); end(86, 7); actual_display(81, 8, 6, 1, 1, 1, 1); end(88, 8)
-    expected_surface(41, 9, 5, 6, "Layer1"); end(56, 9)
-    actual_surface(41, 10, 5, 6, "Layer1", 2, 0, 64, 1, severity=3); end(74, 10)
-    expected_display(120, 11, 8); end(126, 11); actual_display(108, 12, 8, 3, 1, 2, 1); end(112, 12)
-    expected_surface(90, 13, 7, 8, "Layer1"); end(106, 13)
-    actual_surface(90, 14, 7, 8, "Layer1", 3, 1, 2, 1); end(106, 14)
-    expected_display(140, 15, 12); end(146, 15); actual_display(148, 16, 12, 2, 0, 16 | 2, 1); end(156, 16)
-    expected_display(170, 17, 15); end(176, 17); actual_display(170, 18, 15, 1, 1, 1, 1); end(176, 18)
-    expected_surface(150, 19, 14, 15, "Layer1"); end(170, 19)
-    actual_surface(150, 20, 14, 15, "Layer1", 1, 1, 1, 1); end(167, 20)
-    expected_surface(150, 21, 14, 15, "Layer2"); end(170, 21)
-    actual_surface(150, 22, 14, 15, "Layer2", 1, 1, 1, 1); end(167, 22)
-    expected_display(200, 23, 17); end(206, 23); actual_display(200, 24, 17, 1, 1, 1, 1); end(206, 24)
-    actual_surface(80, 25, 16, 17, "Layer1", 5, 0, 256, 2, severity=2); end(190, 25)
-    expected_display(220, 26, 18); end(230, 26); actual_display(245, 27, 18, 2, 0, 512, 1); end(260, 27)
-    expected_display(220, 26, 18); end(230, 26); actual_display(245, 27, 18, 4, 0, 1024, 0); end(260, 27)
+    make = {"ed": expected_display, "ad": actual_display, "es": expected_surface, "as": actual_surface, "end": end}
+    events: list[tuple[object, ...]] = [
+        ("ed", 20, 1, 2), ("end", 26, 1), ("ad", 20, 2, 2, 1, 1, 1, 1), ("end", 26, 2),
+        ("ed", 40, 3, 4), ("end", 46, 3), ("ad", 42, 4, 4, 1, 1, 1, 1), ("end", 47, 4),
+        ("es", 21, 5, 1, 4, "Layer1"), ("end", 36, 5), ("as", 21, 6, 1, 4, "Layer1", 1, 1, 1, 1), ("end", 37, 6),
+        ("ed", 80, 7, 6), ("end", 86, 7), ("ad", 81, 8, 6, 1, 1, 1, 1), ("end", 88, 8),
+        ("es", 41, 9, 5, 6, "Layer1"), ("end", 56, 9), ("as", 41, 10, 5, 6, "Layer1", 2, 0, 64, 1, 3), ("end", 74, 10),
+        ("ed", 120, 11, 8), ("end", 126, 11), ("ad", 108, 12, 8, 3, 1, 2, 1), ("end", 112, 12),
+        ("es", 90, 13, 7, 8, "Layer1"), ("end", 106, 13), ("as", 90, 14, 7, 8, "Layer1", 3, 1, 2, 1), ("end", 106, 14),
+        ("ed", 140, 15, 12), ("end", 146, 15), ("ad", 148, 16, 12, 2, 0, 16 | 2, 1), ("end", 156, 16),
+        ("ed", 170, 17, 15), ("end", 176, 17), ("ad", 170, 18, 15, 1, 1, 1, 1), ("end", 176, 18),
+        ("es", 150, 19, 14, 15, "Layer1"), ("end", 170, 19),
+        ("as", 150, 20, 14, 15, "Layer1", 1, 1, 1, 1), ("end", 167, 20),
+        ("es", 150, 21, 14, 15, "Layer2"), ("end", 170, 21),
+        ("as", 150, 22, 14, 15, "Layer2", 1, 1, 1, 1), ("end", 167, 22),
+        ("ed", 200, 23, 17), ("end", 206, 23), ("ad", 200, 24, 17, 1, 1, 1, 1), ("end", 206, 24),
+        ("as", 80, 25, 16, 17, "Layer1", 5, 0, 256, 2, 2), ("end", 190, 25),   # no expected frame: prediction expired
+        ("ed", 220, 26, 18), ("end", 230, 26), ("ad", 245, 27, 18, 2, 0, 512, 1), ("end", 260, 27),
+        ("ed", 220, 26, 18), ("end", 230, 26), ("ad", 245, 27, 18, 4, 0, 1024, 0), ("end", 260, 27),
+    ]
+    for what, *args in events:
+        make[str(what)](*args)  # type: ignore[operator]
     return _read(*out)
 
 
