@@ -201,6 +201,22 @@ def test_track_event_timestamps_on_another_clock_go_through_the_clock_snapshot()
     assert not t.warnings
 
 
+def test_cpu_frequency_and_idle_counters():
+    """Trace processor's ftrace parser (src/trace_processor/importers/ftrace/ftrace_parser.cc, ParseCpuFreq and
+    ParseCpuIdle; no text-format diff test of these was found, theirs read binary traces) makes one sample per event on
+    per-CPU tracks "cpufreq" (value: the event's state, kHz) and "cpuidle" (value: the state as it is, 4294967295 when
+    the CPU leaves idle). droidlag's counters agree, but for that exit value, which droidlag gives as -1 on purpose
+    (PWR_EVENT_EXIT, see native/src/perfetto.rs cpu_counters)."""
+    freq = pb.FtraceEvent(timestamp=1000, pid=0)
+    freq.cpu_frequency.CopyFrom(pb.CpuFrequencyFtraceEvent(state=1800000, cpu_id=4))
+    idle = [pb.FtraceEvent(timestamp=ts, pid=0) for ts in (1100, 1200)]
+    idle[0].cpu_idle.CopyFrom(pb.CpuIdleFtraceEvent(state=1, cpu_id=2))
+    idle[1].cpu_idle.CopyFrom(pb.CpuIdleFtraceEvent(state=4294967295, cpu_id=2))
+    t = _read(_bundle(4, freq), _bundle(2, *idle))
+    assert t.counters.sort("ts").select("ts", "name", "value", "cpu").rows() == [
+        (1000, "cpufreq", 1800000.0, 4), (1100, "cpuidle", 1.0, 2), (1200, "cpuidle", -1.0, 2)]
+
+
 # ---- atrace -------------------------------------------------------------------------------------------------------
 def _slices(t: Trace, *cols: str) -> list[tuple[object, ...]]:
     return t.slices.sort("ts", "id").select(*cols).rows()
