@@ -193,20 +193,25 @@ pub struct Out {
 
 pub struct FtStart {
     pub ts: i64,
-    pub clock: u32,
     pub cookie: i64,
-    pub member: u32,
     pub pid: i64,
     pub token: i64,
-    pub dft: Option<i64>,
+    // the optional numbers as the table's int64 view of the wire's u64: i64::MIN (FT_NONE) for an absent field
+    // (8 bytes each where Option<u64> took 16: a trace holds thousands of starts until the table is made)
+    pub dft: i64,
+    pub jank: i64,
+    pub present: i64,
+    pub prediction: i64,
+    pub severity: i64,
     pub layer: Option<Arc<str>>, // shared by the events of one layer
-    pub jank: Option<u64>,
-    pub present: Option<u64>,
+    pub clock: u32,
+    pub member: u32,
     pub on_time: Option<bool>,
     pub gpu: Option<bool>,
-    pub prediction: Option<u64>,
-    pub severity: Option<u64>,
 }
+
+/// An absent optional number of a FrameTimeline start (FtStart), as the table's int64 columns hold it.
+pub const FT_NONE: i64 = i64::MIN;
 
 /// Lengths of every output at a packet boundary, to roll back a packet that fails half-way.
 struct Mark {
@@ -852,6 +857,9 @@ fn decode_ft_event(raw: &[u8], layers: &mut HashSet<Arc<str>>) -> WireResult<Opt
             }
         }
     });
+    // a value of 2**63 or more reads as negative, as in the int64 columns (2**63 itself as absent, as it always did)
+    let num = |v: Option<u64>| v.map_or(FT_NONE, |x| x as i64);
+    let if_actual = |v: Option<u64>| if actual { num(Some(v.unwrap_or(0))) } else { FT_NONE };
     Ok(Some(FtEvent::Start(FtStart {
         ts: 0,
         clock: 0,
@@ -859,14 +867,14 @@ fn decode_ft_event(raw: &[u8], layers: &mut HashSet<Arc<str>>) -> WireResult<Opt
         member,
         pid: pid as i64,
         token: token as i64,
-        dft: dft.map(|v| v as i64),
+        dft: num(dft),
         layer,
-        jank: if actual { Some(jank.unwrap_or(0)) } else { None },
-        present: if actual { Some(present_type.unwrap_or(0)) } else { None },
+        jank: if_actual(jank),
+        present: if_actual(present_type),
         on_time: if actual { flag(layout[5]) } else { None },
         gpu: if actual { flag(layout[6]) } else { None },
-        prediction: if actual { Some(prediction.unwrap_or(0)) } else { None },
-        severity: if actual { severity } else { None },
+        prediction: if_actual(prediction),
+        severity: if actual { num(severity) } else { FT_NONE },
     })))
 }
 

@@ -338,3 +338,21 @@ def test_bulk_declarations_follow_the_one_by_one_rules():
     assert (t.threads[11].pid, t.threads[11].name) == (1, "a")        # first wins
     assert list(t.threads)[:2] == [10, 11]
     assert t.processes[3] == Process(3, "named", 7)
+
+
+def test_a_second_build_reuses_the_tables_and_refuses_events_added_after_the_first():
+    # slice events and the sched stream are let go once their tables are made (memory); a second build() gives the
+    # same tables and warnings once, and events added after a build cannot be lost silently
+    b = TraceBuilder("systrace", "x")
+    b.atrace(0, 1, "B|1|outer")
+    b.atrace(10, 1, "E|1")
+    b.atrace(20, 1, "E|1")          # an end without a begin: one warning
+    b.sched_switch(0, 0, 1, "S", 2)
+    first = b.build()
+    second = b.build()
+    assert second.slices.equals(first.slices) and second.thread_states.equals(first.thread_states)
+    assert first.slices["name"].to_list() == ["outer"] and first.slices["dur"].to_list() == [10]
+    assert sum("without a begin" in w.message for w in second.warnings) == 1
+    b.atrace(30, 1, "B|1|late")
+    with pytest.raises(RuntimeError, match="build once"):
+        b.build()

@@ -133,6 +133,7 @@ class TraceBuilder:
         self._blocked: list[tuple[str | None, bool | None]] = []
         self._has_switch = False
         self._states_built: tuple[int, pl.DataFrame] | None = None    # (trace end, table) once derived
+        self._slices_built: tuple[int, pl.DataFrame] | None = None    # (trace end, table) once nested
         self._has_waking = False
         self._has_blocked = False
         # counter samples: per-event ones gather natively with atrace's, bulk calls add frames (in arrival order)
@@ -647,10 +648,18 @@ class TraceBuilder:
 
     def _build_slices(self) -> pl.DataFrame:
         """Slice events nested per thread natively (B/E stacks, S/F pairs by (pid, track, name, cookie), instants);
-        slices still open at the end run to the trace end."""
+        slices still open at the end run to the trace end. The events are let go once nested (memory: the tables
+        built after reuse theirs); a second build() reuses the table."""
+        if self._slices_built is not None:
+            end, table = self._slices_built
+            if len(self._slice_ev) or end != self._end:
+                raise RuntimeError("TraceBuilder.build() after adding events to a built trace: build once")
+            return table
         s = self._slice_ev.nest(self._thread_pids(), self._end)
+        self._slice_ev = SliceEvents()
         self.replaced_slice_names = s["replaced_names"]
         slices = columns.table(s["table"], SLICE_SCHEMA)
+        self._slices_built = (self._end, slices)
         if s["unmatched_ends"]:
             self.warn(f"{s['unmatched_ends']} slice end(s) without a begin on their thread, ignored: the begin was "
                       "before the trace started, or was written by another thread (kernel display and driver "
