@@ -519,3 +519,22 @@ def test_frame_timeline_expected_frames():
         (120, 6, 666, 8, None, None), (140, 6, 666, 12, None, None), (150, 20, 1000, 14, 15, "Layer1"),
         (150, 20, 1000, 14, 15, "Layer2"), (170, 6, 666, 15, None, None), (200, 6, 666, 17, None, None),
         (220, 10, 666, 18, None, None)]
+
+
+def test_frame_timeline_android_17_jank_types():
+    """Mirrors parser/graphics/frame_timeline_power_mode.py (its tests.py entry is newer than the copy read): jank bits
+    2048, 8192 and 32768. Names as trace processor's frame_timeline_event_parser.cc JankTypeBitmaskToStringId gives
+    them ("Non Animating", "Display not ON") and as the Perfetto UI's jank descriptions key them by trace processor's
+    jank_type ("PowerModeChange in progress"); the severity of frames without one is "Unknown" (jank type not None),
+    by the same parser's rule."""
+    t = _read(_ft(100, 1, 1, 1, 666), _ft(110, 5, 1), _ft(100, 2, 2, 1, 666, 1, 1, 0, 32768, 1), _ft(110, 5, 2),
+              _ft(120, 3, 3, 2, 1, 1000, b"Layer1"), _ft(130, 5, 3),
+              _ft(120, 4, 4, 2, 1, 1000, b"Layer1", 1, 1, 0, 32768, 1), _ft(135, 5, 4),
+              _ft(140, 1, 5, 3, 666), _ft(150, 5, 5), _ft(140, 2, 6, 3, 666, 1, 1, 0, 2048, 1), _ft(150, 5, 6),
+              _ft(160, 1, 7, 4, 666), _ft(170, 5, 7), _ft(160, 2, 8, 4, 666, 1, 1, 0, 8192, 1), _ft(170, 5, 8))
+    actual = t.frame_timeline.filter(pl.col("kind") == "actual").sort("ts")
+    assert actual.select("ts", "dur", "scope", "jank_type", "present_type", "jank_severity").rows() == [
+        (100, 10, "display", "PowerModeChange in progress", "On-time Present", "Unknown"),
+        (120, 15, "surface", "PowerModeChange in progress", "On-time Present", "Unknown"),
+        (140, 10, "display", "Non Animating", "On-time Present", "Unknown"),
+        (160, 10, "display", "Display not ON", "On-time Present", "Unknown")]
