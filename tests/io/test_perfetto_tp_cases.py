@@ -217,6 +217,28 @@ def test_cpu_frequency_and_idle_counters():
         (1000, "cpufreq", 1800000.0, 4), (1100, "cpuidle", 1.0, 2), (1200, "cpuidle", -1.0, 2)]
 
 
+def test_runnable_and_running_threads_over_time():
+    """Mirrors test/trace_processor/common/synth_1.py with stdlib/sched/tests.py test_runnable_thread_count and
+    test_active_cpu_count (trace processor's thread_state, counted by its standard library): at 1, 50, 100, 115, 120,
+    170, 250, 390 the runnable threads number 1, 1, 2, 2, 2, 3, 2, 2 and the threads running (one per busy CPU) 1, 2,
+    2, 2, 2, 1, 2, 2. Every switch here leaves prev runnable (prev_state 0); the last states run to the trace's end
+    (400, its last cpufreq sample)."""
+    freq = [pb.FtraceEvent(timestamp=ts, pid=0) for ts in (50, 400)]
+    freq[0].cpu_frequency.CopyFrom(pb.CpuFrequencyFtraceEvent(state=50, cpu_id=0))
+    freq[1].cpu_frequency.CopyFrom(pb.CpuFrequencyFtraceEvent(state=100, cpu_id=0))
+    t = _read(_tree(0, ((1, 0, "init"), (2, 1, "two_thread_process"), (4, 1, "single_thread_process")), ((3, 2, None),)),
+              _bundle(0, _switch(1, 1, 3), freq[0], _switch(100, 3, 2), _switch(115, 2, 3)),
+              _bundle(1, _switch(50, 4, 1), _switch(120, 1, 2), _switch(170, 2, 0), _switch(250, 0, 2),
+                      _switch(390, 2, 4), freq[1]))
+    states = t.thread_states.with_columns(pl.col("state").cast(pl.Utf8), end=pl.col("ts") + pl.col("dur"))
+
+    def count(at: int, state: str) -> int:
+        return states.filter((pl.col("state") == state) & (pl.col("ts") <= at) & (pl.col("end") > at)).height
+    times = [1, 50, 100, 115, 120, 170, 250, 390]
+    assert [count(at, "R") for at in times] == [1, 1, 2, 2, 2, 3, 2, 2]
+    assert [count(at, "Running") for at in times] == [1, 2, 2, 2, 2, 1, 2, 2]
+
+
 # ---- atrace -------------------------------------------------------------------------------------------------------
 def _slices(t: Trace, *cols: str) -> list[tuple[object, ...]]:
     return t.slices.sort("ts", "id").select(*cols).rows()
