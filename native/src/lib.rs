@@ -360,6 +360,13 @@ impl SliceEvents {
         self.ev.event(ts, self.seq, tid, None, atrace::K_END, None, None, None);
     }
 
+    /// An instant (a slice of duration 0) on thread tid's track (pid None: the thread's process).
+    #[pyo3(signature = (ts, tid, name, pid=None))]
+    fn instant(&mut self, ts: i64, tid: i64, name: String, pid: Option<i64>) {
+        self.seq += 1;
+        self.ev.event(ts, self.seq, tid, pid, atrace::K_INSTANT, Some(&name), None, None);
+    }
+
     /// What the payloads read so far imply beyond slices, handed over once: (thread pids [(tid, pid)], the counter
     /// samples as a `Table` (COUNTER_SCHEMA's columns) in time order, ties in arrival order, warnings [(what, payload
     /// head, line)], (min ts, max ts), the number of samples whose CPU number did not fit 32 bits (their cpu null)).

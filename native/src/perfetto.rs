@@ -122,15 +122,22 @@ pub enum Decl {
     Thread { tid: i64, pid: Option<i64>, name: Option<String> },
 }
 
-/// A track-event slice begin/end before its thread is known (tracks may be described after their events).
+/// A track-event slice begin, end or instant before its thread is known (tracks may be described after their
+/// events).
 struct TrackEvent {
     ts: i64,
     clock: u32,
     uuid: Option<u64>,
     seq_thread: Option<(i64, i64)>,
-    begin: bool,
+    kind: u8,
     name: String,
 }
+
+// TrackEvent.type values read here (track_event.proto): slice begin and end, and instants (trace processor makes an
+// instant a slice of duration 0 on its track).
+const TE_SLICE_BEGIN: u64 = 1;
+const TE_SLICE_END: u64 = 2;
+const TE_INSTANT: u64 = 3;
 
 /// Everything the reader hands over. Column groups share one length each.
 #[derive(Default)]
@@ -171,8 +178,9 @@ pub struct Out {
     pub ft_events: i64,
     pub ft_broken: i64,
     pub ft_incomplete: i64,
-    // track events on thread tracks, in file order: ts, tid, pid, name (None: the slice ends)
-    pub slices: Vec<(i64, i64, i64, Option<String>)>,
+    // track events on thread tracks, in file order: ts, tid, pid, TrackEvent.type (1 slice begin, 2 slice end,
+    // 3 instant), name (None for an end)
+    pub slices: Vec<(i64, i64, i64, u8, Option<String>)>,
     pub track_skipped: i64,
     pub foreign_clock_events: i64,
     pub lost_bundles: i64,
@@ -1269,7 +1277,7 @@ impl Decoder {
                 _ => {}
             }
         }
-        if typ != 1 && typ != 2 {
+        if !matches!(typ, TE_SLICE_BEGIN | TE_SLICE_END | TE_INSTANT) {
             return Ok(());
         }
         let seq = self.seqs.get(&seq_id).unwrap();
@@ -1290,7 +1298,7 @@ impl Decoder {
             clock,
             uuid: uuid.or(seq.track_uuid),
             seq_thread: seq.thread,
-            begin: typ == 1,
+            kind: typ as u8,
             name,
         });
         Ok(())
@@ -1323,7 +1331,8 @@ impl Decoder {
                 self.out.track_skipped += 1;
                 continue;
             };
-            self.out.slices.push((ts, tid, pid, te.begin.then_some(te.name)));
+            let name = (te.kind as u64 != TE_SLICE_END).then_some(te.name);
+            self.out.slices.push((ts, tid, pid, te.kind, name));
         }
         let mut u: Vec<u32> = unconvertible.into_iter().collect();
         u.sort();

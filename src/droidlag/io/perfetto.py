@@ -2,7 +2,7 @@
 
 The decoder walks the raw TracePacket bytes (fed in chunks, so a file need not be in memory at once) and returns
 columns: process_tree, system_info/cpu_info, ftrace bundles (compact_sched and regular events: sched, atrace print,
-binder, block, cpufreq/idle, task names), thread-track TrackEvent slices and FrameTimeline (field 76). This module
+binder, block, cpufreq/idle, task names), thread-track TrackEvent slices and instants and FrameTimeline (field 76). This module
 hands them to the TraceBuilder. Timestamps are put on the boot clock (the trace clock of Android captures) with
 the trace's clock snapshots. A truncated or corrupt file is read packet by packet up to the first broken record,
 with a warning naming the byte offset.
@@ -129,11 +129,17 @@ def _sched(b: TraceBuilder, cols: dict[str, Any]) -> None:
                "trace; kept as hex address or ksym#<id>")
 
 
+_TRACK_SLICE_END, _TRACK_INSTANT = 2, 3   # TrackEvent.type of the decoder's track_slices rows (1: slice begin)
+
+
 def _track_events(b: TraceBuilder, cols: dict[str, Any]) -> None:
-    """Thread-track slices become thread slices; events on process or async tracks are counted, not read."""
-    for ts, tid, pid, name in cols["track_slices"]:
-        if name is None:
+    """Thread-track slices become thread slices and thread-track instants instants (duration 0, as trace processor
+    makes them); events on process or async tracks are counted, not read."""
+    for ts, tid, pid, kind, name in cols["track_slices"]:
+        if kind == _TRACK_SLICE_END:
             b.slice_end(ts, tid)
+        elif kind == _TRACK_INSTANT:
+            b.slice_instant(ts, tid, name, pid or None)
         else:
             b.slice_begin(ts, tid, name, pid or None)
     if cols["track_skipped"]:

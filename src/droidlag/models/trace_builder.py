@@ -275,6 +275,11 @@ class TraceBuilder:
         self._see(ts)
         self._slice_ev.end(ts, tid)
 
+    def slice_instant(self, ts: int, tid: int, name: str, pid: int | None = None) -> None:
+        """An instant on a thread (a slice of duration 0, kind "instant", nested in the thread's open slices)."""
+        self._see(ts)
+        self._slice_ev.instant(ts, tid, name, pid)
+
     # ---- scheduling ---------------------------------------------------------------------------------------
     def sched_switch(self, ts: int, cpu: int, prev_tid: int, prev_state: str, next_tid: int,
                      prev_comm: str | None = None, next_comm: str | None = None) -> None:
