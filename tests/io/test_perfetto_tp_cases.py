@@ -174,10 +174,6 @@ def test_binder_calls_and_their_servers():
         [(1, 7, 1, 2, 3, 4, False), (5, 7, 1, 3, 7, 8, False)]
 
 
-@pytest.mark.xfail(strict=True, reason="a process's main thread known only as the process (tid = pid, not in the tree's "
-                   "threads) gets its record in TraceBuilder.build after the binder table is made (add_main_threads, "
-                   "the coordinator's), and binder.rs (s24-tab's) falls back to to_proc only for a server tid of 0: "
-                   "server_pid stays null; 43 of the 932 calls of the pixel6a corpus trace")
 def test_binder_server_process_of_a_main_thread():
     """The same diff test: the replies are test_process_b's (pid 2) and test_process_c's (pid 3)."""
     assert _binder_trace().binder.sort("ts")["server_pid"].to_list() == [2, 3]
@@ -349,9 +345,6 @@ def test_process_tracking_threads_of_the_process_tree():
         (40, 40, "process_4", "p4-t0"), (31, 30, "process_3", "p3-t1")]
 
 
-@pytest.mark.xfail(strict=True, reason="task_newtask's clone flags are not read: a thread created with CLONE_THREAD "
-                   "during the trace gets no pid (the creator's process) unless a later process_tree lists it; the "
-                   "fold of thread facts (perfetto.rs fold_threads) is the coordinator's")
 def test_process_tracking_threads_created_during_the_trace():
     """Mirrors the same diff test's rows for threads created by task_newtask with CLONE_THREAD: 22,20,process_2,p2-t2;
     32,30,process_3,p3-t2; 33,30,process_3,p3-t3; 34,30,process_3,p3-t4 (34 made by 32, itself made by 31)."""
@@ -379,9 +372,6 @@ def test_process_tracking_exec_renames_the_thread():
         [(10, 10, "parent"), (11, 11, "true_name")]
 
 
-@pytest.mark.xfail(strict=True, reason="a process listed again by a later process_tree keeps its first name in droidlag "
-                   "(collapse_decls in native/src/lib.rs, the coordinator's records): after an exec the later cmdline "
-                   "is the process's name in trace processor")
 def test_process_tracking_exec_later_process_name_wins():
     """The same diff test's process name for pid 11: "true_process_name" (its process_tree at ts 30), not
     "child_process" (ts 20)."""
