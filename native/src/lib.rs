@@ -550,6 +550,29 @@ fn unescape_js(py: Python<'_>, text: &str) -> String {
     py.detach(|| systrace_text::unescape_js(text))
 }
 
+/// The JavaScript string literal that `text` opens, unescaped up to its closing quote, and whether it was closed
+/// (the legacy systrace report's linuxPerfData string; see systrace_text.rs).
+#[pyfunction]
+fn js_string(py: Python<'_>, text: &str) -> (String, bool) {
+    py.detach(|| systrace_text::js_string(text))
+}
+
+/// The first `</script>` (any case, up to 8 whitespace characters before `>`) in buf (bytes or bytearray) at or
+/// after `start`: (start, end) byte offsets, or None.
+#[pyfunction]
+fn find_script_end(py: Python<'_>, buf: PyBuffer<u8>, start: usize) -> PyResult<Option<(usize, usize)>> {
+    let b = slice_of(py, &buf)?;
+    Ok(py.detach(|| systrace_text::find_script_end(b, start.min(b.len()))))
+}
+
+/// The number of LF bytes in buf[start:end] (bytes or bytearray).
+#[pyfunction]
+fn count_newlines(py: Python<'_>, buf: PyBuffer<u8>, start: usize, end: usize) -> PyResult<usize> {
+    let b = slice_of(py, &buf)?;
+    let end = end.min(b.len());
+    Ok(py.detach(|| systrace_text::count_newlines(&b[start.min(end)..end])))
+}
+
 /// The rows of a systrace PROCESS DUMP in file order (see systrace_text.rs): (kind, pid, second, name) with kind 0
 /// for a `ps -T` thread row (second: tid) and 1 for a `ps` process row (second: ppid).
 #[pyfunction]
@@ -646,6 +669,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ThreadPids>()?;
     m.add_function(wrap_pyfunction!(frame_timeline_pairing, m)?)?;
     m.add_function(wrap_pyfunction!(unescape_js, m)?)?;
+    m.add_function(wrap_pyfunction!(js_string, m)?)?;
+    m.add_function(wrap_pyfunction!(find_script_end, m)?)?;
+    m.add_function(wrap_pyfunction!(count_newlines, m)?)?;
     m.add_function(wrap_pyfunction!(process_dump, m)?)?;
     m.add_function(wrap_pyfunction!(dump_scan, m)?)?;
     m.add_function(wrap_pyfunction!(dump_run_lines, m)?)?;

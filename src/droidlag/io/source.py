@@ -340,12 +340,14 @@ def _stream_warnings(inf: _Inflate, data: bytes | memoryview, path: str | Path, 
                                     offset=inf.end))
 
 
-def decode_text(data: bytes, source: str | Path, warnings: list[ReadWarning]) -> str:
-    """Bytes to text with one line convention: invalid UTF-8 is replaced (U+FFFD) and reported with its line and
-    the number of bad spots; CR LF and lone CR (classic Mac, some Windows tools) become LF; NUL bytes are dropped."""
+def decode_text(data: bytes | memoryview, source: str | Path, warnings: list[ReadWarning]) -> str:
+    """Bytes (or a view of them: no copy of a block cut out of a larger buffer) to text with one line convention:
+    invalid UTF-8 is replaced (U+FFFD) and reported with its line and the number of bad spots; CR LF and lone CR
+    (classic Mac, some Windows tools) become LF; NUL bytes are dropped."""
     try:
-        text = data.decode("utf-8")
+        text = str(data, "utf-8")
     except UnicodeDecodeError as e:
+        data = bytes(data)
         line = data.count(b"\n", 0, e.start) + 1
         text = data.decode("utf-8", "replace")
         bad = text.count("\ufffd") - data.count("\ufffd".encode())
