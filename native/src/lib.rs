@@ -565,6 +565,13 @@ fn find_script_end(py: Python<'_>, buf: PyBuffer<u8>, start: usize) -> PyResult<
     Ok(py.detach(|| systrace_text::find_script_end(b, start.min(b.len()))))
 }
 
+/// Whether `needle` is in `text` (a marker looked for in megabytes of trace text, usually in vain; see
+/// systrace_text::find_literal).
+#[pyfunction]
+fn text_holds(py: Python<'_>, text: &str, needle: &str) -> bool {
+    py.detach(|| systrace_text::find_literal(text.as_bytes(), needle.as_bytes()).is_some())
+}
+
 /// The number of LF bytes in buf[start:end] (bytes or bytearray).
 #[pyfunction]
 fn count_newlines(py: Python<'_>, buf: PyBuffer<u8>, start: usize, end: usize) -> PyResult<usize> {
@@ -672,6 +679,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(js_string, m)?)?;
     m.add_function(wrap_pyfunction!(find_script_end, m)?)?;
     m.add_function(wrap_pyfunction!(count_newlines, m)?)?;
+    m.add_function(wrap_pyfunction!(text_holds, m)?)?;
     m.add_function(wrap_pyfunction!(process_dump, m)?)?;
     m.add_function(wrap_pyfunction!(dump_scan, m)?)?;
     m.add_function(wrap_pyfunction!(dump_run_lines, m)?)?;

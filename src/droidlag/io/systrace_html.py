@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from droidlag._native import count_newlines, find_script_end, js_string
+from droidlag._native import count_newlines, find_script_end, js_string, text_holds
 from droidlag._native import unescape_js as _native_unescape_js
 from droidlag.errors import ReadWarning
 from droidlag.io.source import GZIP_MAGIC, decode_text, gunzip, inflate_zlib
@@ -66,7 +66,8 @@ def split_sections(data: bytes, path: str | Path, warnings: list[ReadWarning]) -
         if found is not None:
             return found
     text = decode_text(data, path, warnings)
-    m = _LINUX_PERF_DATA.search(text)
+    # (the regex only where the literal is: its search of a large text cost more than decoding it)
+    m = _LINUX_PERF_DATA.search(text) if text_holds(text, "linuxPerfData") else None
     if m:
         return "html-legacy", _linux_perf_data(text, m.end(), path, warnings)
     if _looks_js_escaped(text):
