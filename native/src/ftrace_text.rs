@@ -10,6 +10,7 @@
 use crate::hash::{FastMap as HashMap, TidSet};
 
 use crate::atrace::Parsed;
+use crate::perfetto::{SchedStream, MAX_CPU};
 
 pub const NONE: i64 = i64::MIN;
 const NS_PER_S: i64 = 1_000_000_000;
@@ -791,6 +792,52 @@ impl TextParser {
         self.thread_ops.push((pid, None, (!comm.is_empty()).then(|| comm.to_string()), false));
         Done::Ok
     }
+}
+
+/// The parser's scheduling events as one stream in the thread-state pass's narrow columns (perfetto::SchedStream,
+/// which TraceBuilder.sched_stream takes in one step): switches, then wakings (sched_wakeup's too), then blocked
+/// reasons, each group in line order; a switch's prev_state as its index into `TextOut::states`. A CPU number no
+/// device has (a damaged line) leaves its event out, counted, as TraceBuilder._keep_sched_chunk does; a waking
+/// without a target_cpu keeps its event, with no CPU (i32::MIN).
+pub fn sched_stream(sw: [Vec<i64>; 5], wk: [Vec<i64>; 4], blocked_ts: Vec<i64>, blocked_tid: Vec<i64>) -> SchedStream {
+    let n = sw[0].len() + wk[0].len() + blocked_ts.len();
+    let mut s = SchedStream {
+        ts: Vec::with_capacity(n), kind: Vec::with_capacity(n), cpu: Vec::with_capacity(n), a: Vec::with_capacity(n),
+        b: Vec::with_capacity(n), switch_state: Vec::with_capacity(sw[0].len()),
+        blocked_index: (0..blocked_ts.len() as i32).collect(), bad_cpu: 0, range: None,
+        counts: (sw[0].len(), wk[0].len(), blocked_ts.len()),
+    };
+    for t in [&sw[0], &wk[0], &blocked_ts] {
+        if let (Some(&lo), Some(&hi)) = (t.iter().min(), t.iter().max()) {
+            s.range = Some(s.range.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        }
+    }
+    let mut push = |kind: u8, ts: i64, cpu: i64, a: i64, b: i64| {
+        if cpu != NONE && !(0..=MAX_CPU).contains(&cpu) {
+            s.bad_cpu += 1;
+            return false;
+        }
+        s.ts.push(ts);
+        s.kind.push(kind);
+        s.cpu.push(if cpu == NONE { i32::MIN } else { cpu as i32 });
+        s.a.push(a);
+        s.b.push(b);
+        true
+    };
+    let mut states = Vec::with_capacity(sw[0].len());
+    for i in 0..sw[0].len() {
+        if push(0, sw[0][i], sw[1][i], sw[2][i], sw[4][i]) {
+            states.push(sw[3][i]);
+        }
+    }
+    for i in 0..wk[0].len() {
+        push(1, wk[0][i], wk[2][i], wk[1][i], wk[3][i]);
+    }
+    for (&ts, &tid) in blocked_ts.iter().zip(&blocked_tid) {
+        push(2, ts, NONE, tid, NONE);
+    }
+    s.switch_state = states;
+    s
 }
 
 /// The last place of `field` (a ` key=` of a few bytes) in s: a byte loop back from the end, which for an event's

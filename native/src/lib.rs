@@ -493,11 +493,21 @@ impl FtraceText {
         let p = &mut self.inner;
         let o = std::mem::take(&mut p.out);
         let d = PyDict::new(py);
-        d.set_item("sched_switch", cols(py, o.sw)?)?;
+        // the sched stream in the thread-state pass's narrow columns (ftrace_text::sched_stream)
+        let st = ftrace_text::sched_stream(o.sw, o.wk, o.blocked_ts, o.blocked_tid);
+        let sched = PyDict::new(py);
+        sched.set_item("ts", col(py, st.ts)?)?;
+        sched.set_item("kind", Column { data: Data::U8(st.kind) })?;
+        sched.set_item("cpu", Column { data: Data::I32(st.cpu) })?;
+        sched.set_item("a", col(py, st.a)?)?;
+        sched.set_item("b", col(py, st.b)?)?;
+        sched.set_item("switch_state", col(py, st.switch_state)?)?;
+        sched.set_item("blocked_index", Column { data: Data::I32(st.blocked_index) })?;
+        sched.set_item("bad_cpu", st.bad_cpu)?;
+        sched.set_item("range", st.range)?;
+        sched.set_item("counts", st.counts)?;
+        d.set_item("sched", sched)?;
         d.set_item("states", o.states)?;
-        d.set_item("sched_waking", cols(py, o.wk)?)?;
-        d.set_item("blocked_ts", col(py, o.blocked_ts)?)?;
-        d.set_item("blocked_tid", col(py, o.blocked_tid)?)?;
         d.set_item("blocked", o.blocked)?;
         d.set_item("binder_transaction", cols(py, o.binder_tx)?)?;
         d.set_item("binder_transaction_received", cols(py, o.binder_rx)?)?;
