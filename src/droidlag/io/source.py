@@ -135,9 +135,10 @@ class _Inflate:
     it, or None). `produced` is what earlier streams of the same file gave (for the caps)."""
 
     def __init__(self, data: bytes | memoryview, start: int, wbits: int, path: str | Path, limit: int,
-                 produced: int = 0) -> None:
+                 produced: int = 0, salvage: bool = True) -> None:
         self.data, self.start, self.wbits, self.path, self.limit = data, start, wbits, path, limit
         self.produced = produced
+        self.salvage = salvage     # False: stop at a failed piece without replaying it (only trying the stream)
         self.end: int = len(data)
         self.ended = False
         self.error: str | None = None
@@ -207,6 +208,9 @@ class _Inflate:
                 current().used_bytes -= self.produced - produced_mark
                 self.produced = produced_mark
                 got = []
+                if not self.salvage:
+                    self.end, self.error = pos, str(e)
+                    return
                 self._replay(saved, piece, pos, got, str(e))
                 yield from got
                 return
@@ -315,6 +319,20 @@ def inflate_zlib(data: bytes, path: str | Path, warnings: list[ReadWarning],
     """Decompress a raw zlib stream (atrace -z) with the same salvage and bomb rules as gunzip: everything that
     inflated before damage is kept, and data after the end of the stream is reported."""
     return inflate_bounded(data, zlib.MAX_WBITS, path, warnings, limit)
+
+
+def inflate_zlib_trial(data: bytes, path: str | Path,
+                       limit: int = MAX_DECOMPRESSED_BYTES) -> tuple[bytes, list[ReadWarning], bool]:
+    """inflate_zlib without the salvage: (output, warnings, damaged). When damaged (a piece failed), the output
+    lacks what inflated before the damage inside that piece and is not to be kept (its share of the run's budget is
+    given back); otherwise it is inflate_zlib's, warnings and all."""
+    warnings: list[ReadWarning] = []
+    inf = _Inflate(memoryview(data), 0, zlib.MAX_WBITS, path, limit, salvage=False)
+    out = b"".join(inf)
+    if inf.error:
+        current().used_bytes -= inf.produced
+    _stream_warnings(inf, data, path, warnings)
+    return out, warnings, inf.error is not None
 
 
 def inflate_bounded(data: bytes | memoryview, wbits: int, path: str | Path, warnings: list[ReadWarning],

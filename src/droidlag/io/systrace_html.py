@@ -20,7 +20,7 @@ from typing import Protocol
 from droidlag._native import count_newlines, find_script_end, js_string, text_holds
 from droidlag._native import unescape_js as _native_unescape_js
 from droidlag.errors import ReadWarning
-from droidlag.io.source import GZIP_MAGIC, decode_text, gunzip, inflate_zlib
+from droidlag.io.source import GZIP_MAGIC, decode_text, gunzip, inflate_zlib, inflate_zlib_trial
 
 FTRACE, PROCESS_DUMP, JSON_META, PROCFS = "ftrace", "process-dump", "json", "procfs"
 
@@ -91,17 +91,18 @@ def _after_trace_marker(rest: bytes, path: str | Path, warnings: list[ReadWarnin
 def inflate_salvaging(data: bytes, path: str | Path, warnings: list[ReadWarning]) -> bytes:
     """Inflate atrace's zlib stream. Old adb shells turned every LF into CRLF inside the binary stream; when the
     stream is corrupt as read, the CRLF-repaired one is tried. When both fail, the text that inflated before the
-    damage is kept (fed in small pieces so the good prefix survives the error)."""
-    first: list[ReadWarning] = []
-    out = inflate_zlib(data, path, first)
+    damage is kept (fed in small pieces so the good prefix survives the error). The stream as read and the repaired
+    one are first tried without that replay, which runs only when its text is the one kept."""
+    out, first, damaged = inflate_zlib_trial(data, path)
     if not first:
         return out
     if b"\r\n" in data:
-        second: list[ReadWarning] = []
-        repaired = inflate_zlib(data.replace(b"\r\n", b"\n"), path, second)
+        repaired, second, _ = inflate_zlib_trial(data.replace(b"\r\n", b"\n"), path)
         if not second:
             warnings.append(ReadWarning(str(path), "zlib stream had adb's LF->CRLF damage; repaired"))
             return repaired
+    if damaged:
+        return inflate_zlib(data, path, warnings)
     warnings.extend(first)
     return out
 
