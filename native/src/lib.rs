@@ -567,6 +567,14 @@ fn js_string(py: Python<'_>, text: &str) -> (String, bool) {
     py.detach(|| systrace_text::js_string(text))
 }
 
+/// js_string of raw bytes (bytes, bytearray or a view of them) that are valid UTF-8 without CR or NUL, with
+/// whether the string's first line is a continuation; None for other bytes (see systrace_text::js_string_utf8).
+#[pyfunction]
+fn js_string_utf8(py: Python<'_>, raw: PyBuffer<u8>) -> PyResult<Option<(String, bool, bool)>> {
+    let b = slice_of(py, &raw)?;
+    Ok(py.detach(|| systrace_text::js_string_utf8(b)))
+}
+
 /// The first `</script>` (any case, up to 8 whitespace characters before `>`) in buf (bytes or bytearray) at or
 /// after `start`: (start, end) byte offsets, or None.
 #[pyfunction]
@@ -687,6 +695,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(frame_timeline_pairing, m)?)?;
     m.add_function(wrap_pyfunction!(unescape_js, m)?)?;
     m.add_function(wrap_pyfunction!(js_string, m)?)?;
+    m.add_function(wrap_pyfunction!(js_string_utf8, m)?)?;
     m.add_function(wrap_pyfunction!(find_script_end, m)?)?;
     m.add_function(wrap_pyfunction!(count_newlines, m)?)?;
     m.add_function(wrap_pyfunction!(text_holds, m)?)?;

@@ -97,6 +97,18 @@ pub fn js_string(text: &str) -> (String, bool) {
     }
 }
 
+/// js_string of a block's raw bytes, when decoding them to text first would change nothing but their type: valid
+/// UTF-8 without CR or NUL (the reader's decode_text turns CRs into LFs and drops NULs). Also whether the string's
+/// first line is a continuation (`\` + LF: its text starts on the file's next line). None otherwise.
+pub fn js_string_utf8(raw: &[u8]) -> Option<(String, bool, bool)> {
+    if find_byte(raw, b'\r').is_some() || find_byte(raw, 0).is_some() {
+        return None;
+    }
+    let text = std::str::from_utf8(raw).ok()?;
+    let (body, closed) = js_string(text);
+    Some((body, closed, text.starts_with("\\\n")))
+}
+
 /// The first `</script` + up to 8 whitespace characters + `>` at or after `start` (any case, as an HTML parser
 /// ends a script block): (its start, its end). A trace block is megabytes long and a trace names `<idle>` and
 /// `<...>` tasks on every other line, so the candidates (`</`) are found here rather than by a search per `<`.
@@ -329,6 +341,15 @@ mod tests {
             }).collect();
             assert_eq!(unescape_js(&text), unescape_by_steps(&text), "{text:?}");
         }
+    }
+
+    #[test]
+    fn js_string_from_bytes_only_when_decoding_changes_nothing() {
+        assert_eq!(js_string_utf8(b"\\\nx\\n\\\ny\";"), Some(("x\ny".to_string(), true, true)));
+        assert_eq!(js_string_utf8("é\\\"".as_bytes()), Some(("é\"".to_string(), false, false)));
+        assert_eq!(js_string_utf8(b"a\r\nb\""), None);
+        assert_eq!(js_string_utf8(b"a\0b\""), None);
+        assert_eq!(js_string_utf8(b"a\xffb\""), None);
     }
 
     #[test]

@@ -119,3 +119,20 @@ def test_a_marker_cut_by_the_window_end_is_not_passed_over_for_a_later_one():
     assert data.find(b"<script") == start
     for container, sections, warnings in read_all_ways(data):
         assert container == "html" and [s[0] for s in sections] == [FTRACE] and warnings == []
+
+
+def test_a_legacy_string_with_crlf_or_bad_utf8_reads_as_the_clean_one():
+    """The string is unescaped from the raw bytes only when decoding would change nothing; CRLF line ends and an
+    undecodable byte go through decoding first, to the same text (and a warning on the bad byte's file line)."""
+    js = FTRACE_TEXT.replace("\n", "\\n\\\n")
+    clean = page(300, [f'var linuxPerfData = "\\\n{js}";'], tag="<script>")
+    first = clean[:clean.index(b'= "\\')].count(b"\n") + 2
+    expected = ("html-legacy", [(FTRACE, FTRACE_TEXT, first)], [])
+    assert read_all_ways(clean)[0] == expected
+    for got in read_all_ways(clean.replace(b"\n", b"\r\n")):
+        assert got == expected
+    bad = clean.replace(b"B|5|x", b"B|5|\xff")
+    bad_line = bad[:bad.index(b"\xff")].count(b"\n") + 1
+    for container, sections, warnings in read_all_ways(bad):
+        assert sections == [(FTRACE, FTRACE_TEXT.replace("B|5|x", "B|5|\ufffd"), first)]
+        assert len(warnings) == 1 and warnings[0].startswith(f"{bad_line}: invalid UTF-8")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from droidlag._native import count_newlines, find_script_end, js_string, text_holds
+from droidlag._native import count_newlines, find_script_end, js_string, js_string_utf8, text_holds
 from droidlag._native import unescape_js as _native_unescape_js
 from droidlag.errors import ReadWarning
 from droidlag.io.source import GZIP_MAGIC, decode_text, gunzip, inflate_zlib, inflate_zlib_trial
@@ -150,20 +150,28 @@ def _shifted(buf: bytes | bytearray, start: int, more: bytes) -> bytes | bytearr
     return buf
 
 
-def _body_text(buf: bytes | bytearray, start: int, end: int, first_line: int, path: str | Path,
-               warnings: list[ReadWarning]) -> str:
-    """buf[start:end] decoded (decode_text), its warnings on file lines."""
-    n = len(warnings)
+def _block_sections(kind: str, buf: bytes | bytearray, start: int, end: int, first_line: int, path: str | Path,
+                    warnings: list[ReadWarning]) -> list[Section]:
+    """The sections of the block buf[start:end]: a trace-data block's text (decode_text, its warnings on file
+    lines), or the legacy linuxPerfData string's. The string is unescaped from the bytes themselves when they are
+    valid UTF-8 without CR or NUL, which decoding would leave as they are (no text of the whole block made first)."""
     with memoryview(buf) as view:
+        fast = js_string_utf8(view[start:end]) if kind == "html-legacy" else None
+        if fast is not None:
+            body, closed, continued = fast
+            return _legacy_sections(body, closed, first_line + continued, path, warnings)
+        n = len(warnings)
         text = decode_text(view[start:end], path, warnings)
     warnings[n:] = [replace(w, line=w.line + first_line - 1) if w.line is not None else w for w in warnings[n:]]
-    return text
+    if kind == "html":
+        return _classify_block(text, first_line, path, warnings)
+    return _linux_perf_data(text, 0, path, warnings, first_line)
 
 
 def _script_bodies(chunks: Iterator[bytes], path: str | Path, warnings: list[ReadWarning]
-                   ) -> Iterator[tuple[str, int, str]]:
-    """(marker kind, file line where the body starts, body text) for every trace-data block and legacy
-    `linuxPerfData` string in the chunks, a block not closed by `</script>` (the file cut short) warned about.
+                   ) -> Iterator[tuple[str, list[Section]]]:
+    """(marker kind, sections) for every trace-data block and legacy `linuxPerfData` string in the chunks, a block
+    not closed by `</script>` (the file cut short) warned about.
     Memory holds one chunk plus the block being read, never the viewer script around the blocks. Lines are counted
     only up to where a later block starts (natively: a block is megabytes long)."""
     buf: bytes | bytearray = b""
@@ -193,11 +201,11 @@ def _script_bodies(chunks: Iterator[bytes], path: str | Path, warnings: list[Rea
             if more is None:
                 warnings.append(ReadWarning(str(path), "last trace block has no </script> (file cut short); read "
                                             "what was there", line=line))
-                yield kind, line, _body_text(buf, body, len(buf), line, path, warnings)
+                yield kind, _block_sections(kind, buf, body, len(buf), line, path, warnings)
                 return
             searched = len(buf) - body
             buf, body, counted = _shifted(buf, body, more), 0, 0
-        yield kind, line, _body_text(buf, body, end[0], line, path, warnings)
+        yield kind, _block_sections(kind, buf, body, end[0], line, path, warnings)
         pos = end[1]
 
 
@@ -217,12 +225,9 @@ def _html_sections(chunks: Iterator[bytes], path: str | Path, warnings: list[Rea
                    ) -> tuple[str, list[Section]] | None:
     sections: list[Section] = []
     kinds: set[str] = set()
-    for kind, first_line, text in _script_bodies(chunks, path, warnings):
+    for kind, found in _script_bodies(chunks, path, warnings):
         kinds.add(kind)
-        if kind == "html":
-            sections.extend(_classify_block(text, first_line, path, warnings))
-        else:
-            sections.extend(_linux_perf_data(text, 0, path, warnings, first_line))
+        sections.extend(found)
     if not kinds:
         return None
     return ("html" if "html" in kinds else "html-legacy"), sections
@@ -286,13 +291,18 @@ def _linux_perf_data(text: str, start: int, path: str | Path, warnings: list[Rea
     """The legacy `var linuxPerfData = "\\` ... `\\n";` report: the ftrace text is one JS string literal, from
     `start` to its first unescaped `"` (found and unescaped natively in one pass: `js_string`)."""
     body, closed = js_string(text if start == 0 else text[start:])
+    if first_line is None:
+        first_line = text.count("\n", 0, start) + 1
+    return _legacy_sections(body, closed, first_line + text.startswith("\\\n", start), path, warnings)
+
+
+def _legacy_sections(body: str, closed: bool, first_line: int, path: str | Path,
+                     warnings: list[ReadWarning]) -> list[Section]:
+    """The sections of an unescaped linuxPerfData string whose text starts on file line first_line (after `= "\\`
+    + newline, the line after the marker's)."""
     if not closed:
         warnings.append(ReadWarning(str(path), "linuxPerfData string is not closed (file cut short); read what "
                                     "was there"))
-    if first_line is None:
-        first_line = text.count("\n", 0, start) + 1
-    if text.startswith("\\\n", start):   # `= "\` + newline: the string's first line is the file's next one
-        first_line += 1
     return _classify(body, first_line)
 
 
