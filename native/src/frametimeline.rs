@@ -34,7 +34,7 @@ const PREDICTION_TYPE_NAMES: [&str; 4] =
     ["Unspecified Prediction", "Valid Prediction", "Expired Prediction", "Unknown Prediction"];
 const JANK_SEVERITY_NAMES: [&str; 4] = ["Unknown", "None", "Partial", "Full"];
 /// An absent field, in the int64 view of a value.
-const NONE: i64 = i64::MIN;
+const NONE: i64 = crate::perfetto::FT_NONE;
 /// Older traces lack the severity field: trace processor calls their JANK_NONE frames "None", the others "Unknown".
 const NO_SEVERITY_JANK_NONE: i64 = NONE + 1;
 
@@ -118,10 +118,6 @@ impl Codes {
     }
 }
 
-fn as_i64(v: Option<u64>) -> i64 {
-    v.map_or(NONE, |x| x as i64)
-}
-
 const KINDS: [&str; 5] = ["", "expected", "actual", "expected", "actual"];
 const SCOPES: [&str; 5] = ["", "display", "display", "surface", "surface"];
 
@@ -158,7 +154,7 @@ pub fn table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64], shape: Shap
         cookie.push(Some(e.cookie));
         pid.push(e.pid);
         token.push(e.token);
-        dft.push(e.dft.unwrap_or(NONE));
+        dft.push(e.dft);
         on_time.push(e.on_time);
         gpu.push(e.gpu);
         let m = e.member as usize;
@@ -184,13 +180,13 @@ pub fn table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64], shape: Shap
             }
             return;
         }
-        let bits = as_i64(e.jank);
+        let bits = e.jank;
         jank.push(bits, || (bits != NONE).then(|| jank_type_name(bits)));
-        let p = as_i64(e.present);
+        let p = e.present;
         present.push(p, || (p != NONE).then(|| enum_name(&PRESENT_TYPE_NAMES, p)));
-        let q = as_i64(e.prediction);
+        let q = e.prediction;
         prediction.push(q, || (q != NONE).then(|| enum_name(&PREDICTION_TYPE_NAMES, q)));
-        let mut v = as_i64(e.severity);
+        let mut v = e.severity;
         if v == NONE && bits == JANK_NONE {
             v = NO_SEVERITY_JANK_NONE;
         }

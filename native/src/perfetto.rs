@@ -122,15 +122,22 @@ pub enum Decl {
     Thread { tid: i64, pid: Option<i64>, name: Option<String> },
 }
 
-/// A track-event slice begin/end before its thread is known (tracks may be described after their events).
+/// A track-event slice begin, end or instant before its thread is known (tracks may be described after their
+/// events).
 struct TrackEvent {
     ts: i64,
     clock: u32,
     uuid: Option<u64>,
     seq_thread: Option<(i64, i64)>,
-    begin: bool,
+    kind: u8,
     name: String,
 }
+
+// TrackEvent.type values read here (track_event.proto): slice begin and end, and instants (trace processor makes an
+// instant a slice of duration 0 on its track).
+const TE_SLICE_BEGIN: u64 = 1;
+const TE_SLICE_END: u64 = 2;
+const TE_INSTANT: u64 = 3;
 
 /// Everything the reader hands over. Column groups share one length each.
 #[derive(Default)]
@@ -171,8 +178,9 @@ pub struct Out {
     pub ft_events: i64,
     pub ft_broken: i64,
     pub ft_incomplete: i64,
-    // track events on thread tracks, in file order: ts, tid, pid, name (None: the slice ends)
-    pub slices: Vec<(i64, i64, i64, Option<String>)>,
+    // track events on thread tracks, in file order: ts, tid, pid, TrackEvent.type (1 slice begin, 2 slice end,
+    // 3 instant), name (None for an end)
+    pub slices: Vec<(i64, i64, i64, u8, Option<String>)>,
     pub track_skipped: i64,
     pub foreign_clock_events: i64,
     pub lost_bundles: i64,
@@ -185,20 +193,25 @@ pub struct Out {
 
 pub struct FtStart {
     pub ts: i64,
-    pub clock: u32,
     pub cookie: i64,
-    pub member: u32,
     pub pid: i64,
     pub token: i64,
-    pub dft: Option<i64>,
+    // the optional numbers as the table's int64 view of the wire's u64: i64::MIN (FT_NONE) for an absent field
+    // (8 bytes each where Option<u64> took 16: a trace holds thousands of starts until the table is made)
+    pub dft: i64,
+    pub jank: i64,
+    pub present: i64,
+    pub prediction: i64,
+    pub severity: i64,
     pub layer: Option<Arc<str>>, // shared by the events of one layer
-    pub jank: Option<u64>,
-    pub present: Option<u64>,
+    pub clock: u32,
+    pub member: u32,
     pub on_time: Option<bool>,
     pub gpu: Option<bool>,
-    pub prediction: Option<u64>,
-    pub severity: Option<u64>,
 }
+
+/// An absent optional number of a FrameTimeline start (FtStart), as the table's int64 columns hold it.
+pub const FT_NONE: i64 = i64::MIN;
 
 /// Lengths of every output at a packet boundary, to roll back a packet that fails half-way.
 struct Mark {
@@ -844,6 +857,9 @@ fn decode_ft_event(raw: &[u8], layers: &mut HashSet<Arc<str>>) -> WireResult<Opt
             }
         }
     });
+    // a value of 2**63 or more reads as negative, as in the int64 columns (2**63 itself as absent, as it always did)
+    let num = |v: Option<u64>| v.map_or(FT_NONE, |x| x as i64);
+    let if_actual = |v: Option<u64>| if actual { num(Some(v.unwrap_or(0))) } else { FT_NONE };
     Ok(Some(FtEvent::Start(FtStart {
         ts: 0,
         clock: 0,
@@ -851,14 +867,14 @@ fn decode_ft_event(raw: &[u8], layers: &mut HashSet<Arc<str>>) -> WireResult<Opt
         member,
         pid: pid as i64,
         token: token as i64,
-        dft: dft.map(|v| v as i64),
+        dft: num(dft),
         layer,
-        jank: if actual { Some(jank.unwrap_or(0)) } else { None },
-        present: if actual { Some(present_type.unwrap_or(0)) } else { None },
+        jank: if_actual(jank),
+        present: if_actual(present_type),
         on_time: if actual { flag(layout[5]) } else { None },
         gpu: if actual { flag(layout[6]) } else { None },
-        prediction: if actual { Some(prediction.unwrap_or(0)) } else { None },
-        severity: if actual { severity } else { None },
+        prediction: if_actual(prediction),
+        severity: if actual { num(severity) } else { FT_NONE },
     })))
 }
 
@@ -1261,7 +1277,7 @@ impl Decoder {
                 _ => {}
             }
         }
-        if typ != 1 && typ != 2 {
+        if !matches!(typ, TE_SLICE_BEGIN | TE_SLICE_END | TE_INSTANT) {
             return Ok(());
         }
         let seq = self.seqs.get(&seq_id).unwrap();
@@ -1282,7 +1298,7 @@ impl Decoder {
             clock,
             uuid: uuid.or(seq.track_uuid),
             seq_thread: seq.thread,
-            begin: typ == 1,
+            kind: typ as u8,
             name,
         });
         Ok(())
@@ -1315,7 +1331,8 @@ impl Decoder {
                 self.out.track_skipped += 1;
                 continue;
             };
-            self.out.slices.push((ts, tid, pid, te.begin.then_some(te.name)));
+            let name = (te.kind as u64 != TE_SLICE_END).then_some(te.name);
+            self.out.slices.push((ts, tid, pid, te.kind, name));
         }
         let mut u: Vec<u32> = unconvertible.into_iter().collect();
         u.sort();
