@@ -133,6 +133,11 @@ impl TableBuilder {
         self.push(name, Arc::new(array))
     }
 
+    /// A String column of optional strings (string views; each string copied once into the view array's buffers).
+    pub fn str_column(&mut self, name: &str, values: &[Option<&str>]) -> &mut Self {
+        self.push(name, Arc::new(StringViewArray::from_iter(values.iter().copied())))
+    }
+
     /// A Categorical column: row i is `values[codes[i]]`. An error for a code outside the values.
     pub fn categorical(&mut self, name: &str, values: &[&str], codes: Vec<u32>) -> Result<&mut Self, ArrowError> {
         let keys = PrimitiveArray::<UInt32Type>::new(ScalarBuffer::from(codes), None);

@@ -11,6 +11,7 @@ use pyo3::types::{PyDict, PyList};
 mod arrow_table;
 mod atrace;
 mod binder;
+mod block;
 mod dump;
 mod hash;
 mod frametimeline;
@@ -561,6 +562,17 @@ fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i
     Ok(d)
 }
 
+/// Block requests paired with their completions (see block.rs): issues as (ts, dev, sector, nr_sectors, bytes,
+/// rwbs, tid, comm) rows, completions as (ts, dev, sector, nr_sectors, rwbs, error). The block table (a `Table`,
+/// BLOCK_SCHEMA's columns), one row per issue in time order.
+#[pyfunction]
+fn block_requests(py: Python<'_>, issues: Vec<block::Issue>, completes: Vec<block::Complete>) -> PyResult<arrow_table::Table> {
+    py.detach(|| {
+        let (issues, dur) = block::pair(issues, &completes);
+        block::table(issues, dur)
+    }).map_err(arrow_table::py_err)
+}
+
 /// JavaScript string escaping undone (the legacy systrace report's linuxPerfData string; see systrace_text.rs).
 #[pyfunction]
 fn unescape_js(py: Python<'_>, text: &str) -> String {
@@ -698,6 +710,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(thread_state_actions, m)?)?;
     m.add_class::<StateActions>()?;
     m.add_function(wrap_pyfunction!(binder_calls, m)?)?;
+    m.add_function(wrap_pyfunction!(block_requests, m)?)?;
     m.add_class::<ThreadPids>()?;
     m.add_class::<records::Thread>()?;
     m.add_class::<records::Process>()?;

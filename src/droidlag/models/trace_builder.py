@@ -6,7 +6,6 @@ their replies and block requests with their completions, and guesses the CPU top
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeAlias, cast
 
@@ -23,6 +22,7 @@ from droidlag._native import (
     threads_of,
 )
 from droidlag._native import binder_calls as _binder_calls
+from droidlag._native import block_requests as _block_requests
 from droidlag._native import frame_timeline_pairing as _frame_timeline_pairing
 from droidlag.errors import ReadWarning
 from droidlag.models import columns
@@ -92,20 +92,6 @@ def _column(value: IntColumn | int | None, n: int) -> np.ndarray:
     if len(arr) != n:
         raise ValueError(f"column of {len(arr)} values for {n} events")
     return arr
-
-
-def _direction(rwbs: str, nr_sectors: int) -> str:
-    if "F" in rwbs and nr_sectors == 0:   # a pure cache flush ("FWS" with no data) is no write
-        return "flush"
-    if "D" in rwbs:
-        return "discard"
-    if "W" in rwbs:
-        return "write"
-    if "R" in rwbs:
-        return "read"
-    if "F" in rwbs:
-        return "flush"
-    return "other"
 
 
 class TraceBuilder:
@@ -720,41 +706,12 @@ class TraceBuilder:
         return columns.table(r["table"], BINDER_SCHEMA)
 
     def _build_block(self) -> pl.DataFrame:
+        """One row per issue in time order, paired natively with its completion: a completion closes the latest
+        open issue of the same (dev, sector) before it; a request requeued and issued again completes once, for its
+        last issue, and the earlier issue stays open (dur null)."""
         if not self._block_issue:
             return columns.empty(BLOCK_SCHEMA)
-        issues = sorted(self._block_issue, key=lambda e: e[0])
-        durs: list[int | None] = [None] * len(issues)
-        # A completion closes the latest open issue of the same (dev, sector) before it: a request that was
-        # requeued and issued again completes once, for its last issue; the earlier issue stays open.
-        # (ts, 0 issue | 1 completion, index into issues | into completions)
-        events = [(e[0], 0, i) for i, e in enumerate(issues)]
-        events += [(c[0], 1, j) for j, c in enumerate(self._block_complete)]
-        events.sort(key=lambda e: (e[0], e[1]))
-        open_: dict[tuple[int, int], list[int]] = defaultdict(list)
-        for ts, kind, x in events:
-            if kind == 0:
-                e = issues[x]
-                open_[(e[1], e[2])].append(x)
-            else:
-                c = self._block_complete[x]
-                stack = open_.get((c[1], c[2]))
-                if stack:
-                    i = stack.pop()
-                    durs[i] = ts - issues[i][0]
-                    stack.clear()
-        cols: dict[str, list[Any]] = {k: [] for k in BLOCK_SCHEMA}
-        for (ts, dev, sector, nr, nbytes, rwbs, tid, comm), dur in zip(issues, durs):
-            cols["ts"].append(ts)
-            cols["dur"].append(dur)
-            cols["dev"].append(dev)
-            cols["sector"].append(sector)
-            cols["nr_sectors"].append(nr)
-            cols["bytes"].append(nbytes)
-            cols["rwbs"].append(rwbs)
-            cols["direction"].append(_direction(rwbs, nr))
-            cols["tid"].append(tid)
-            cols["comm"].append(comm)
-        return pl.DataFrame(cols, schema=BLOCK_SCHEMA)
+        return columns.table(_block_requests(self._block_issue, self._block_complete), BLOCK_SCHEMA)
 
     def _warn_unended(self, unended: int) -> None:
         if unended:
