@@ -17,7 +17,7 @@ use arrow_array::{
     Array, ArrayRef, BooleanArray, DictionaryArray, PrimitiveArray, RecordBatch, RecordBatchIterator, StringArray,
     StringViewArray,
 };
-use arrow_buffer::{BooleanBuffer, NullBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, BooleanBufferBuilder, Buffer, NullBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, Field, Schema};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
@@ -28,6 +28,94 @@ fn validity<T: PartialEq + Copy>(values: &[T], none: T) -> Option<NullBuffer> {
         return None;
     }
     Some(NullBuffer::new(BooleanBuffer::collect_bool(values.len(), |i| values[i] != none)))
+}
+
+/// A String column written row by row as Arrow string views: a value of up to 12 bytes lives in its view, a longer
+/// one in the column's data buffer, copied there once by `view` (the caller keeps the view of a value it meets again,
+/// so a row costs a 16-byte view and a validity bit, and the column needs no second pass).
+pub struct StringViews {
+    views: Vec<u128>,
+    data: Vec<u8>,
+    valid: BooleanBufferBuilder,
+    nulls: usize,
+}
+
+/// A value no view takes (a length of 2^32 - 1 in buffer 2^32 - 1): a cache's mark for "null".
+pub const NULL_VIEW: u128 = u128::MAX;
+/// Another value no view takes: a cache's mark for "not yet looked up".
+pub const UNSET_VIEW: u128 = u128::MAX - 1;
+
+impl StringViews {
+    pub fn with_capacity(n: usize) -> Self {
+        StringViews { views: Vec::with_capacity(n), data: Vec::new(), valid: BooleanBufferBuilder::new(n), nulls: 0 }
+    }
+
+    /// The view of `s` in this column (Arrow's layout: the length, then the bytes inline when they fit in 12, else
+    /// the first 4, the buffer's index (0) and the offset in it), its bytes copied to the column's data if longer.
+    pub fn view(&mut self, s: &str) -> u128 {
+        let b = s.as_bytes();
+        let len = u32::try_from(b.len()).expect("a string under 4 GiB");
+        let mut v = [0u8; 16];
+        v[..4].copy_from_slice(&len.to_le_bytes());
+        if b.len() <= 12 {
+            v[4..4 + b.len()].copy_from_slice(b);
+        } else {
+            let offset = u32::try_from(self.data.len()).expect("a column's distinct strings under 4 GiB");
+            self.data.extend_from_slice(b);
+            v[4..8].copy_from_slice(&b[..4]);
+            v[12..].copy_from_slice(&offset.to_le_bytes());
+        }
+        u128::from_le_bytes(v)
+    }
+
+    /// A row of the value whose view this is (from `view` of this column).
+    #[inline]
+    pub fn push(&mut self, view: u128) {
+        self.views.push(view);
+        self.valid.append(true);
+    }
+
+    #[inline]
+    pub fn push_null(&mut self) {
+        self.views.push(0);
+        self.valid.append(false);
+        self.nulls += 1;
+    }
+
+    /// A row from a cache's entry: NULL_VIEW is a null row.
+    #[inline]
+    pub fn push_cached(&mut self, view: u128) {
+        if view == NULL_VIEW { self.push_null() } else { self.push(view) }
+    }
+
+    fn array(mut self) -> StringViewArray {
+        let nulls = (self.nulls > 0).then(|| NullBuffer::new(self.valid.finish()));
+        let buffers: Arc<[Buffer]> = if self.data.is_empty() { Arc::new([]) } else { Arc::new([Buffer::from_vec(self.data)]) };
+        // SAFETY: every view was made by `view` of this column: a length and inline bytes of a &str, or the length,
+        // prefix and offset of a &str copied whole into the one data buffer (valid UTF-8, in bounds); null rows are
+        // the zero view; the validity has one bit per view.
+        unsafe { StringViewArray::new_unchecked(ScalarBuffer::from(self.views), buffers, nulls) }
+    }
+}
+
+/// A Boolean column written row by row (values and validity bits), nulls allowed.
+pub struct Bools {
+    values: BooleanBufferBuilder,
+    valid: BooleanBufferBuilder,
+    nulls: usize,
+}
+
+impl Bools {
+    pub fn with_capacity(n: usize) -> Self {
+        Bools { values: BooleanBufferBuilder::new(n), valid: BooleanBufferBuilder::new(n), nulls: 0 }
+    }
+
+    #[inline]
+    pub fn push(&mut self, v: Option<bool>) {
+        self.values.append(v.unwrap_or(false));
+        self.valid.append(v.is_some());
+        self.nulls += v.is_none() as usize;
+    }
 }
 
 /// Columns of one length, named, in the table's order; `finish` makes the table.
@@ -59,6 +147,27 @@ impl TableBuilder {
     pub fn int64(&mut self, name: &str, values: Vec<i64>) -> &mut Self {
         let nulls = validity(&values, i64::MIN);
         self.push(name, Arc::new(PrimitiveArray::<Int64Type>::new(Self::buffer(values), nulls)))
+    }
+
+    /// An Int64 column of values that are never null (`i64::MIN` a value too), moved in as it is.
+    pub fn int64_values(&mut self, name: &str, values: Vec<i64>) -> &mut Self {
+        self.push(name, Arc::new(PrimitiveArray::<Int64Type>::new(Self::buffer(values), None)))
+    }
+
+    /// A String column written as views (`StringViews`).
+    pub fn views(&mut self, name: &str, column: StringViews) -> &mut Self {
+        self.push(name, Arc::new(column.array()))
+    }
+
+    /// A Boolean column written row by row (`Bools`).
+    pub fn bools(&mut self, name: &str, mut column: Bools) -> &mut Self {
+        let nulls = (column.nulls > 0).then(|| NullBuffer::new(column.valid.finish()));
+        self.push(name, Arc::new(BooleanArray::new(column.values.finish(), nulls)))
+    }
+
+    /// A Boolean column of no nulls from bools.
+    pub fn bool_values(&mut self, name: &str, values: &[bool]) -> &mut Self {
+        self.push(name, Arc::new(BooleanArray::new(BooleanBuffer::collect_bool(values.len(), |i| values[i]), None)))
     }
 
     /// An Int64 column from optional values.

@@ -5,7 +5,7 @@
 //! Enum values come as the wire's u64 and are looked at as the table's int64: the value 2**63 (i64::MIN) stands for
 //! an absent field, as the int64 columns did before this ran natively.
 
-use crate::arrow_table::{Table, TableBuilder};
+use crate::arrow_table::{Bools, StringViews, Table, TableBuilder, NULL_VIEW, UNSET_VIEW};
 use crate::hash::FastMap;
 use crate::perfetto::FtStart;
 
@@ -75,46 +75,33 @@ fn severity_name(v: i64) -> String {
 /// Keys below this index a table in `Codes` (enum values, FrameTimeline members); any other goes through a map.
 const SMALL: usize = 64;
 
-/// The dictionary codes of one string column, made row by row: each distinct key named once (its code: its place
-/// among the distinct values, in first-use order). Small keys index a table, others a map; null rows share one code.
+/// One string column written row by row from a key per row: each distinct key named once (its view kept: small keys
+/// in a table, others in a map), a row then costs a lookup and a view.
 struct Codes {
-    small: [u32; SMALL],
-    map: FastMap<i64, u32>,
-    null: u32,
-    distinct: Vec<Option<String>>,
-    codes: Vec<u32>,
+    small: [u128; SMALL],
+    map: FastMap<i64, u128>,
+    column: StringViews,
 }
 
 impl Codes {
     fn new(rows: usize) -> Self {
-        Codes { small: [u32::MAX; SMALL], map: FastMap::default(), null: u32::MAX, distinct: Vec::new(),
-                codes: Vec::with_capacity(rows) }
+        Codes { small: [UNSET_VIEW; SMALL], map: FastMap::default(), column: StringViews::with_capacity(rows) }
     }
 
+    /// A row of the key's name (None: null), `name` asked the first time the key is met.
     #[inline]
     fn push(&mut self, key: i64, name: impl FnOnce() -> Option<String>) {
         let slot = match usize::try_from(key) {
             Ok(k) if k < SMALL => &mut self.small[k],
-            _ => self.map.entry(key).or_insert(u32::MAX),
+            _ => self.map.entry(key).or_insert(UNSET_VIEW),
         };
-        if *slot == u32::MAX {
-            *slot = self.distinct.len() as u32;
-            self.distinct.push(name());
+        if *slot == UNSET_VIEW {
+            *slot = match name() {
+                Some(s) => self.column.view(&s),
+                None => NULL_VIEW,
+            };
         }
-        self.codes.push(*slot);
-    }
-
-    #[inline]
-    fn push_null(&mut self) {
-        if self.null == u32::MAX {
-            self.null = self.distinct.len() as u32;
-            self.distinct.push(None);
-        }
-        self.codes.push(self.null);
-    }
-
-    fn add_to(self, b: &mut TableBuilder, name: &str) {
-        b.strings(name, &self.codes, self.distinct.len(), |c| self.distinct[c as usize].as_deref());
+        self.column.push_cached(*slot);
     }
 }
 
@@ -136,53 +123,63 @@ pub enum Shape {
 
 /// The start events as a native table in the table's row order (`pair` with the end events: a repeated cookie's
 /// earlier starts dropped, rows in time order): ints with null for an absent field, enum fields named for actual
-/// frames and null for expected ones. One pass over the events in that order writes every column. Returns the table
-/// and the number of rows without an end event.
+/// frames and null for expected ones. One pass over the rows writes every column (strings as views: each distinct
+/// value named once). Returns the table and the number of rows without an end event.
 pub fn table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64], shape: Shape)
              -> Result<(Table, usize), arrow_schema::ArrowError> {
-    let start_cookie: Vec<i64> = starts.iter().map(|e| e.cookie).collect();
-    let start_ts: Vec<i64> = starts.iter().map(|e| e.ts).collect();
-    let paired = pair(&start_cookie, &start_ts, end_cookie, end_ts);
-    let order = &paired.take;
-    let n = order.as_ref().map_or(starts.len(), Vec::len);
-    let (mut ts, mut cookie) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let rows = rows(starts.len(), |i| starts[i].cookie, |i| starts[i].ts, end_cookie, end_ts);
+    let n = rows.src.len();
+    let (mut ts, mut second) = (Vec::with_capacity(n), Vec::with_capacity(n)); // second: cookie or dur
     let (mut pid, mut token, mut dft) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut on_time, mut gpu) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let [mut kind, mut scope, mut jank, mut present, mut prediction, mut severity] =
-        std::array::from_fn(|_| Codes::new(n));
+    let (mut on_time, mut gpu) = (Bools::with_capacity(n), Bools::with_capacity(n));
+    let [mut jank, mut present, mut prediction, mut severity] = std::array::from_fn(|_| Codes::new(n));
+    let (mut kind, mut scope) = (StringViews::with_capacity(n), StringViews::with_capacity(n));
+    // a member's kind and scope ("" past the list), views made once
+    let member_views: Vec<(u128, u128)> = KINDS.iter().zip(SCOPES).map(|(k, s)| (kind.view(k), scope.view(s))).collect();
+    let (no_kind, no_scope) = (kind.view(""), scope.view(""));
     // layers: by the shared name's address (the decoder shares one Arc per distinct name), the last one remembered
-    let mut layer = Codes::new(n);
-    let mut last_layer: Option<(usize, u32)> = None;
-    let mut row = |e: &FtStart| {
-        ts.push(Some(e.ts));
-        cookie.push(Some(e.cookie));
+    let mut layer = StringViews::with_capacity(n);
+    let mut layer_views: FastMap<usize, u128> = FastMap::default();
+    let mut last_layer: Option<(usize, u128)> = None;
+    for (k, &i) in rows.src.iter().enumerate() {
+        let e = &starts[i as usize];
+        ts.push(e.ts);
+        second.push(match shape {
+            Shape::Starts => e.cookie,
+            Shape::Final { trace_end } => {
+                let end = if rows.found[k] { rows.end[k] } else { trace_end };
+                end.wrapping_sub(e.ts).max(0)
+            }
+        });
         pid.push(e.pid);
         token.push(e.token);
         dft.push(e.dft.unwrap_or(NONE));
         on_time.push(e.on_time);
         gpu.push(e.gpu);
-        let m = e.member as usize;
-        kind.push(m as i64, || Some(KINDS.get(m).unwrap_or(&"").to_string()));
-        scope.push(m as i64, || Some(SCOPES.get(m).unwrap_or(&"").to_string()));
+        let (kv, sv) = member_views.get(e.member as usize).copied().unwrap_or((no_kind, no_scope));
+        kind.push(kv);
+        scope.push(sv);
         match &e.layer {
             None => layer.push_null(),
             Some(l) => {
                 let addr = l.as_ptr() as usize;
-                match last_layer {
-                    Some((a, code)) if a == addr => layer.codes.push(code),
+                let v = match last_layer {
+                    Some((a, v)) if a == addr => v,
                     _ => {
-                        layer.push(addr as i64, || Some(l.to_string()));
-                        last_layer = Some((addr, *layer.codes.last().unwrap()));
+                        let v = *layer_views.entry(addr).or_insert_with(|| layer.view(l));
+                        last_layer = Some((addr, v));
+                        v
                     }
-                }
+                };
+                layer.push(v);
             }
         }
         if e.member != 2 && e.member != 4 {
             // an expected frame: its enum fields are null
             for c in [&mut jank, &mut present, &mut prediction, &mut severity] {
-                c.push_null();
+                c.column.push_null();
             }
-            return;
+            continue;
         }
         let bits = as_i64(e.jank);
         jank.push(bits, || (bits != NONE).then(|| jank_type_name(bits)));
@@ -195,36 +192,22 @@ pub fn table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64], shape: Shap
             v = NO_SEVERITY_JANK_NONE;
         }
         severity.push(v, || Some(severity_name(v)));
-    };
-    match order {
-        Some(o) => o.iter().for_each(|&i| row(&starts[i as usize])),
-        None => starts.iter().for_each(&mut row),
     }
-    let unended = paired.found.iter().filter(|f| !**f).count();
+    let unended = rows.found.iter().filter(|f| !**f).count();
     let mut b = TableBuilder::new();
     // ts and cookie are never null (i64::MIN is a value there)
-    b.int64_opt("ts", &ts);
+    b.int64_values("ts", ts);
     match shape {
-        Shape::Starts => {
-            b.int64_opt("cookie", &cookie);
-        }
-        Shape::Final { trace_end } => {
-            b.int64("dur", paired.durations(&start_ts, trace_end));
-        }
-    }
-    kind.add_to(&mut b, "kind");
-    scope.add_to(&mut b, "scope");
-    b.int64("pid", pid);
-    layer.add_to(&mut b, "layer_name");
+        Shape::Starts => b.int64_values("cookie", second),
+        Shape::Final { .. } => b.int64("dur", second),
+    };
+    b.views("kind", kind).views("scope", scope).int64("pid", pid).views("layer_name", layer);
     b.int64("token", token).int64("display_frame_token", dft);
-    jank.add_to(&mut b, "jank_type");
-    present.add_to(&mut b, "present_type");
-    b.boolean("on_time_finish", on_time.into_iter());
-    b.boolean("gpu_composition", gpu.into_iter());
-    prediction.add_to(&mut b, "prediction_type");
-    severity.add_to(&mut b, "jank_severity");
+    b.views("jank_type", jank.column).views("present_type", present.column);
+    b.bools("on_time_finish", on_time).bools("gpu_composition", gpu);
+    b.views("prediction_type", prediction.column).views("jank_severity", severity.column);
     if let Shape::Final { .. } = shape {
-        b.boolean("ended", paired.found.iter().map(|&f| Some(f)).collect::<Vec<_>>().into_iter());
+        b.bool_values("ended", &rows.found);
     }
     Ok((b.finish()?, unended))
 }
@@ -260,15 +243,17 @@ enum CookieSlots {
 }
 
 impl CookieSlots {
-    fn new(cookie: &[i64]) -> Self {
-        let (Some(&lo), Some(&hi)) = (cookie.iter().min(), cookie.iter().max()) else {
+    /// Slots for the n cookies `cookie(0..n)`.
+    fn new(n: usize, cookie: impl Fn(usize) -> i64) -> Self {
+        if n == 0 {
             return CookieSlots::Sparse(FastMap::default());
-        };
+        }
+        let (lo, hi) = (0..n).fold((i64::MAX, i64::MIN), |(lo, hi), i| (lo.min(cookie(i)), hi.max(cookie(i))));
         let span = hi as i128 - lo as i128 + 1;
-        if span <= (4 * cookie.len() + 1024) as i128 {
+        if span <= (4 * n + 1024) as i128 {
             CookieSlots::Dense { lo, slot: vec![u32::MAX; span as usize] }
         } else {
-            CookieSlots::Sparse(FastMap::with_capacity_and_hasher(cookie.len(), Default::default()))
+            CookieSlots::Sparse(FastMap::with_capacity_and_hasher(n, Default::default()))
         }
     }
 
@@ -297,38 +282,58 @@ impl CookieSlots {
     }
 }
 
-pub fn pair(cookie: &[i64], ts: &[i64], end_cookie: &[i64], end_ts: &[i64]) -> Pairing {
-    // each cookie's row (first place) and the start it takes its values from (its last)
-    let mut row_of = CookieSlots::new(cookie);
-    let mut src: Vec<usize> = Vec::with_capacity(cookie.len());
-    for (i, &c) in cookie.iter().enumerate() {
-        let slot = row_of.get(c).expect("every start cookie is in the range");
+/// The table's rows of the n starts `cookie(i)`, `ts(i)`, in table order (see `Pairing`).
+pub struct Rows {
+    /// the start each row takes its values from
+    pub src: Vec<u32>,
+    /// the end's timestamp, where found (else 0)
+    pub end: Vec<i64>,
+    pub found: Vec<bool>,
+}
+
+pub fn rows(n: usize, cookie: impl Fn(usize) -> i64, ts: impl Fn(usize) -> i64, end_cookie: &[i64], end_ts: &[i64]) -> Rows {
+    assert!(n < u32::MAX as usize, "more FrameTimeline starts than 32-bit indices");
+    // each cookie's slot (its first place) and the start it takes its values from (its last)
+    let mut slot_of = CookieSlots::new(n, &cookie);
+    let mut src: Vec<u32> = Vec::with_capacity(n);
+    for i in 0..n {
+        let slot = slot_of.get(cookie(i)).expect("every start cookie is in the range");
         if *slot == u32::MAX {
             *slot = src.len() as u32;
-            src.push(i);
+            src.push(i as u32);
         } else {
-            src[*slot as usize] = i;
+            src[*slot as usize] = i as u32;
         }
     }
-    if !(1..src.len()).all(|k| ts[src[k - 1]] <= ts[src[k]]) {
-        // stable: equal times keep first-place order (a radix sort of the rows' times)
-        let keys: Vec<i64> = src.iter().map(|&i| ts[i]).collect();
-        src = crate::order::by_time(&keys).into_iter().map(|k| src[k as usize]).collect();
-    }
-    // each cookie's last end, by the same slots: end_of[slot] (an end whose cookie no start has is not needed)
-    let mut end_of: Vec<Option<i64>> = vec![None; src.len()];
+    // each slot's last end (an end whose cookie no start has is not needed)
+    let mut end = vec![0i64; src.len()];
+    let mut found = vec![false; src.len()];
     for (&c, &t) in end_cookie.iter().zip(end_ts) {
-        if let Some(s) = row_of.find(c) {
-            end_of[s as usize] = Some(t);
+        if let Some(s) = slot_of.find(c) {
+            end[s as usize] = t;
+            found[s as usize] = true;
         }
     }
-    // rows were numbered by first place before the sort: a row's end is its first-place number's
-    let ends: Vec<Option<i64>> = src.iter().map(|&i| row_of.find(cookie[i]).and_then(|s| end_of[s as usize])).collect();
-    let identity = src.len() == cookie.len() && src.iter().enumerate().all(|(k, &i)| k == i);
+    if (1..src.len()).all(|k| ts(src[k - 1] as usize) <= ts(src[k] as usize)) {
+        return Rows { src, end, found };
+    }
+    // stable: equal times keep first-place order (slots are numbered by first place)
+    let keys: Vec<i64> = src.iter().map(|&i| ts(i as usize)).collect();
+    let order = crate::order::by_time(&keys);
+    Rows {
+        src: order.iter().map(|&s| src[s as usize]).collect(),
+        end: order.iter().map(|&s| end[s as usize]).collect(),
+        found: order.iter().map(|&s| found[s as usize]).collect(),
+    }
+}
+
+pub fn pair(cookie: &[i64], ts: &[i64], end_cookie: &[i64], end_ts: &[i64]) -> Pairing {
+    let r = rows(cookie.len(), |i| cookie[i], |i| ts[i], end_cookie, end_ts);
+    let identity = r.src.len() == cookie.len() && r.src.iter().enumerate().all(|(k, &i)| k == i as usize);
     Pairing {
-        take: (!identity).then(|| src.iter().map(|&i| i as i64).collect()),
-        end: ends.iter().map(|e| e.unwrap_or(0)).collect(),
-        found: ends.iter().map(Option::is_some).collect(),
+        take: (!identity).then(|| r.src.iter().map(|&i| i as i64).collect()),
+        end: r.end,
+        found: r.found,
     }
 }
 
