@@ -17,7 +17,7 @@ use arrow_array::{
     Array, ArrayRef, BooleanArray, DictionaryArray, PrimitiveArray, RecordBatch, RecordBatchIterator, StringArray,
     StringViewArray,
 };
-use arrow_buffer::{BooleanBuffer, BooleanBufferBuilder, Buffer, NullBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, Field, Schema};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
@@ -32,22 +32,20 @@ fn validity<T: PartialEq + Copy>(values: &[T], none: T) -> Option<NullBuffer> {
 
 /// A String column written row by row as Arrow string views: a value of up to 12 bytes lives in its view, a longer
 /// one in the column's data buffer, copied there once by `view` (the caller keeps the view of a value it meets again,
-/// so a row costs a 16-byte view and a validity bit, and the column needs no second pass).
+/// so a row costs a 16-byte view, and the column needs no second pass but for its nulls).
 pub struct StringViews {
     views: Vec<u128>,
     data: Vec<u8>,
-    valid: BooleanBufferBuilder,
-    nulls: usize,
 }
 
-/// A value no view takes (a length of 2^32 - 1 in buffer 2^32 - 1): a cache's mark for "null".
+/// A value no view takes (a length of 2^32 - 1 in buffer 2^32 - 1): a null row while the column is written.
 pub const NULL_VIEW: u128 = u128::MAX;
 /// Another value no view takes: a cache's mark for "not yet looked up".
 pub const UNSET_VIEW: u128 = u128::MAX - 1;
 
 impl StringViews {
     pub fn with_capacity(n: usize) -> Self {
-        StringViews { views: Vec::with_capacity(n), data: Vec::new(), valid: BooleanBufferBuilder::new(n), nulls: 0 }
+        StringViews { views: Vec::with_capacity(n), data: Vec::new() }
     }
 
     /// The view of `s` in this column (Arrow's layout: the length, then the bytes inline when they fit in 12, else
@@ -68,53 +66,23 @@ impl StringViews {
         u128::from_le_bytes(v)
     }
 
-    /// A row of the value whose view this is (from `view` of this column).
-    #[inline]
+    /// A row: the view of its value (from `view` of this column), or NULL_VIEW.
+    #[inline(always)]
     pub fn push(&mut self, view: u128) {
         self.views.push(view);
-        self.valid.append(true);
-    }
-
-    #[inline]
-    pub fn push_null(&mut self) {
-        self.views.push(0);
-        self.valid.append(false);
-        self.nulls += 1;
-    }
-
-    /// A row from a cache's entry: NULL_VIEW is a null row.
-    #[inline]
-    pub fn push_cached(&mut self, view: u128) {
-        if view == NULL_VIEW { self.push_null() } else { self.push(view) }
     }
 
     fn array(mut self) -> StringViewArray {
-        let nulls = (self.nulls > 0).then(|| NullBuffer::new(self.valid.finish()));
+        let nulls = self.views.contains(&NULL_VIEW).then(|| {
+            let valid = BooleanBuffer::collect_bool(self.views.len(), |i| self.views[i] != NULL_VIEW);
+            self.views.iter_mut().filter(|v| **v == NULL_VIEW).for_each(|v| *v = 0);
+            NullBuffer::new(valid)
+        });
         let buffers: Arc<[Buffer]> = if self.data.is_empty() { Arc::new([]) } else { Arc::new([Buffer::from_vec(self.data)]) };
         // SAFETY: every view was made by `view` of this column: a length and inline bytes of a &str, or the length,
         // prefix and offset of a &str copied whole into the one data buffer (valid UTF-8, in bounds); null rows are
         // the zero view; the validity has one bit per view.
         unsafe { StringViewArray::new_unchecked(ScalarBuffer::from(self.views), buffers, nulls) }
-    }
-}
-
-/// A Boolean column written row by row (values and validity bits), nulls allowed.
-pub struct Bools {
-    values: BooleanBufferBuilder,
-    valid: BooleanBufferBuilder,
-    nulls: usize,
-}
-
-impl Bools {
-    pub fn with_capacity(n: usize) -> Self {
-        Bools { values: BooleanBufferBuilder::new(n), valid: BooleanBufferBuilder::new(n), nulls: 0 }
-    }
-
-    #[inline]
-    pub fn push(&mut self, v: Option<bool>) {
-        self.values.append(v.unwrap_or(false));
-        self.valid.append(v.is_some());
-        self.nulls += v.is_none() as usize;
     }
 }
 
@@ -159,10 +127,11 @@ impl TableBuilder {
         self.push(name, Arc::new(column.array()))
     }
 
-    /// A Boolean column written row by row (`Bools`).
-    pub fn bools(&mut self, name: &str, mut column: Bools) -> &mut Self {
-        let nulls = (column.nulls > 0).then(|| NullBuffer::new(column.valid.finish()));
-        self.push(name, Arc::new(BooleanArray::new(column.values.finish(), nulls)))
+    /// A Boolean column of n rows, row i `value(i)` (None: null).
+    pub fn opt_bools(&mut self, name: &str, n: usize, value: impl Fn(usize) -> Option<bool>) -> &mut Self {
+        let values = BooleanBuffer::collect_bool(n, |i| value(i) == Some(true));
+        let nulls = (0..n).any(|i| value(i).is_none()).then(|| NullBuffer::new(BooleanBuffer::collect_bool(n, |i| value(i).is_some())));
+        self.push(name, Arc::new(BooleanArray::new(values, nulls)))
     }
 
     /// A Boolean column of no nulls from bools.

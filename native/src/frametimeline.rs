@@ -5,7 +5,7 @@
 //! Enum values come as the wire's u64 and are looked at as the table's int64: the value 2**63 (i64::MIN) stands for
 //! an absent field, as the int64 columns did before this ran natively.
 
-use crate::arrow_table::{Bools, StringViews, Table, TableBuilder, NULL_VIEW, UNSET_VIEW};
+use crate::arrow_table::{StringViews, Table, TableBuilder, NULL_VIEW, UNSET_VIEW};
 use crate::hash::FastMap;
 use crate::perfetto::FtStart;
 
@@ -101,7 +101,7 @@ impl Codes {
                 None => NULL_VIEW,
             };
         }
-        self.column.push_cached(*slot);
+        self.column.push(*slot);
     }
 }
 
@@ -129,55 +129,53 @@ pub fn table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64], shape: Shap
              -> Result<(Table, usize), arrow_schema::ArrowError> {
     let rows = rows(starts.len(), |i| starts[i].cookie, |i| starts[i].ts, end_cookie, end_ts);
     let n = rows.src.len();
-    let (mut ts, mut second) = (Vec::with_capacity(n), Vec::with_capacity(n)); // second: cookie or dur
-    let (mut pid, mut token, mut dft) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut on_time, mut gpu) = (Bools::with_capacity(n), Bools::with_capacity(n));
-    let [mut jank, mut present, mut prediction, mut severity] = std::array::from_fn(|_| Codes::new(n));
-    let (mut kind, mut scope) = (StringViews::with_capacity(n), StringViews::with_capacity(n));
+    // column by column over the rows' starts (tight loops, each column written once)
+    let e: Vec<&FtStart> = rows.src.iter().map(|&i| &starts[i as usize]).collect();
+    let ts: Vec<i64> = e.iter().map(|e| e.ts).collect();
+    let second: Vec<i64> = match shape {
+        // second: cookie or dur
+        Shape::Starts => e.iter().map(|e| e.cookie).collect(),
+        Shape::Final { trace_end } => e.iter().zip(&rows.end).zip(&rows.found).map(|((e, &end), &found)| {
+            (if found { end } else { trace_end }).wrapping_sub(e.ts).max(0)
+        }).collect(),
+    };
+    let pid: Vec<i64> = e.iter().map(|e| e.pid).collect();
+    let token: Vec<i64> = e.iter().map(|e| e.token).collect();
+    let dft: Vec<i64> = e.iter().map(|e| e.dft.unwrap_or(NONE)).collect();
     // a member's kind and scope ("" past the list), views made once
-    let member_views: Vec<(u128, u128)> = KINDS.iter().zip(SCOPES).map(|(k, s)| (kind.view(k), scope.view(s))).collect();
-    let (no_kind, no_scope) = (kind.view(""), scope.view(""));
+    let (mut kind, mut scope) = (StringViews::with_capacity(n), StringViews::with_capacity(n));
+    let mut member_views = [(0u128, 0u128); 8];
+    for (m, v) in member_views.iter_mut().enumerate() {
+        *v = (kind.view(KINDS.get(m).unwrap_or(&"")), scope.view(SCOPES.get(m).unwrap_or(&"")));
+    }
+    for e in &e {
+        let (k, s) = member_views[(e.member as usize).min(7)];
+        kind.push(k);
+        scope.push(s);
+    }
     // layers: by the shared name's address (the decoder shares one Arc per distinct name), the last one remembered
     let mut layer = StringViews::with_capacity(n);
     let mut layer_views: FastMap<usize, u128> = FastMap::default();
-    let mut last_layer: Option<(usize, u128)> = None;
-    for (k, &i) in rows.src.iter().enumerate() {
-        let e = &starts[i as usize];
-        ts.push(e.ts);
-        second.push(match shape {
-            Shape::Starts => e.cookie,
-            Shape::Final { trace_end } => {
-                let end = if rows.found[k] { rows.end[k] } else { trace_end };
-                end.wrapping_sub(e.ts).max(0)
-            }
-        });
-        pid.push(e.pid);
-        token.push(e.token);
-        dft.push(e.dft.unwrap_or(NONE));
-        on_time.push(e.on_time);
-        gpu.push(e.gpu);
-        let (kv, sv) = member_views.get(e.member as usize).copied().unwrap_or((no_kind, no_scope));
-        kind.push(kv);
-        scope.push(sv);
-        match &e.layer {
-            None => layer.push_null(),
+    let mut last_layer: (usize, u128) = (0, NULL_VIEW);
+    for e in &e {
+        let v = match &e.layer {
+            None => NULL_VIEW,
             Some(l) => {
                 let addr = l.as_ptr() as usize;
-                let v = match last_layer {
-                    Some((a, v)) if a == addr => v,
-                    _ => {
-                        let v = *layer_views.entry(addr).or_insert_with(|| layer.view(l));
-                        last_layer = Some((addr, v));
-                        v
-                    }
-                };
-                layer.push(v);
+                if addr != last_layer.0 {
+                    last_layer = (addr, *layer_views.entry(addr).or_insert_with(|| layer.view(l)));
+                }
+                last_layer.1
             }
-        }
+        };
+        layer.push(v);
+    }
+    let [mut jank, mut present, mut prediction, mut severity] = std::array::from_fn(|_| Codes::new(n));
+    for e in &e {
         if e.member != 2 && e.member != 4 {
             // an expected frame: its enum fields are null
             for c in [&mut jank, &mut present, &mut prediction, &mut severity] {
-                c.column.push_null();
+                c.column.push(NULL_VIEW);
             }
             continue;
         }
@@ -204,7 +202,7 @@ pub fn table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64], shape: Shap
     b.views("kind", kind).views("scope", scope).int64("pid", pid).views("layer_name", layer);
     b.int64("token", token).int64("display_frame_token", dft);
     b.views("jank_type", jank.column).views("present_type", present.column);
-    b.bools("on_time_finish", on_time).bools("gpu_composition", gpu);
+    b.opt_bools("on_time_finish", n, |k| e[k].on_time).opt_bools("gpu_composition", n, |k| e[k].gpu);
     b.views("prediction_type", prediction.column).views("jank_severity", severity.column);
     if let Shape::Final { .. } = shape {
         b.bool_values("ended", &rows.found);

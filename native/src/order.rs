@@ -32,6 +32,11 @@ pub fn by_time_then<K: Ord>(ts: &[i64], second: impl Fn(usize) -> K) -> Vec<u32>
     let buckets = 1usize << bits;
     let index_bits = 64 - (n as u64).leading_zeros();
     if span_bits + index_bits <= 64 {
+        if n <= BUCKETED_MAX {
+            if let Some(order) = bucketed(ts, lo, span_bits, index_bits, &second) {
+                return order;
+            }
+        }
         return packed(ts, lo, index_bits, passes, bits, second);
     }
     let mut key: Vec<u64> = ts.iter().map(|&t| t.wrapping_sub(lo) as u64).collect();
@@ -67,6 +72,58 @@ pub fn by_time_then<K: Ord>(ts: &[i64], second: impl Fn(usize) -> K) -> Vec<u32>
     drop((key_tmp, order_tmp));
     equal_runs(&mut order, |x, y| key[x] == key[y], second);
     order
+}
+
+/// Up to this many events, one counting pass by the timestamps' top bits into about n buckets and an insertion sort
+/// of what is left (`bucketed`) beats the radix passes: its count table and its target stay in cache.
+const BUCKETED_MAX: usize = 1 << 16;
+
+/// The stable time order by one counting pass into about n buckets by the offset's top bits (keys packed as in
+/// `packed`: offset above, index below, so that plain u64 order is the stable order), then an insertion sort, which
+/// only has to order each bucket's few keys. A trace's events spread over its span, a few per bucket; where they
+/// crowd (bursts, equal timestamps) the insertion sort would cost the square of a bucket's size: None when the
+/// buckets' squared sizes pass a few per event (the radix sort then takes over).
+fn bucketed<K: Ord>(ts: &[i64], lo: i64, span_bits: u32, index_bits: u32, second: &impl Fn(usize) -> K) -> Option<Vec<u32>> {
+    let n = ts.len();
+    let bucket_bits = index_bits.min(span_bits);
+    let shift = span_bits - bucket_bits;
+    let mut count = vec![0u32; 1usize << bucket_bits];
+    for &t in ts {
+        count[(t.wrapping_sub(lo) as u64 >> shift) as usize] += 1;
+    }
+    let mut at = 0u32;
+    let mut crowding = 0u64;
+    for c in count.iter_mut() {
+        let here = *c;
+        crowding += here as u64 * here as u64;
+        *c = at;
+        at += here;
+    }
+    if crowding > 8 * n as u64 {
+        return None;
+    }
+    let mut v = vec![0u64; n];
+    for (i, &t) in ts.iter().enumerate() {
+        let off = t.wrapping_sub(lo) as u64;
+        let slot = &mut count[(off >> shift) as usize];
+        v[*slot as usize] = off << index_bits | i as u64;
+        *slot += 1;
+    }
+    drop(count);
+    // keys of different buckets are in order already: each key moves back only past its own bucket's
+    for k in 1..n {
+        let key = v[k];
+        let mut j = k;
+        while j > 0 && v[j - 1] > key {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = key;
+    }
+    let mask = (1u64 << index_bits) - 1;
+    let mut order: Vec<u32> = v.iter().map(|&k| (k & mask) as u32).collect();
+    equal_runs(&mut order, |x, y| v[x] >> index_bits == v[y] >> index_bits, second);
+    Some(order)
 }
 
 /// The radix sort when a timestamp's offset and its index fit one 64-bit word together (offset above, index below;
@@ -152,5 +209,26 @@ mod tests {
         let mut want2: Vec<u32> = (0..ts2.len() as u32).collect();
         want2.sort_by_key(|&i| (ts2[i as usize], second(i as usize)));
         assert_eq!(by_time_then(&ts2, second), want2);
+        // the bucketed path (n under BUCKETED_MAX, packed): nearly sorted, bursts, and all but a few equal
+        let nearly: Vec<i64> = (0..4000i64).map(|i| i * 1000 + ((i * 7919) % 13) * 900).collect();
+        let burst: Vec<i64> = (0..4000i64).map(|i| if i % 2 == 0 { 5_000_000 + i % 17 } else { i * 3 }).collect();
+        let flat: Vec<i64> = (0..4000i64).map(|i| if i % 1000 == 3 { 9 } else { 4 }).collect();
+        for ts in [nearly, burst, flat] {
+            let mut want: Vec<u32> = (0..ts.len() as u32).collect();
+            want.sort_by_key(|&i| (ts[i as usize], second(i as usize)));
+            assert_eq!(by_time_then(&ts, second), want);
+        }
+    }
+
+    #[test]
+    fn bucketed_gives_way_to_the_radix_sort_when_crowded() {
+        // 4000 events, 3000 of them within one bucket's width: the insertion sort would cost 3000^2 / 4
+        let ts: Vec<i64> = (0..4000i64).map(|i| if i < 3000 { 1_000_000 + (3000 - i) } else { i * 1_000_000 }).collect();
+        let lo = *ts.iter().min().unwrap();
+        let span_bits = 64 - ((ts.iter().max().unwrap() - lo) as u64).leading_zeros();
+        assert!(bucketed(&ts, lo, span_bits, 12, &|_| ()).is_none());
+        let spread: Vec<i64> = (0..4000i64).map(|i| (i * 7919) % 4000 * 1000).collect();
+        let order = bucketed(&spread, 0, 22, 12, &|_| ()).expect("spread events are bucketed");
+        assert!(order.windows(2).all(|w| spread[w[0] as usize] < spread[w[1] as usize]));
     }
 }
