@@ -162,40 +162,55 @@ impl Parsed {
     /// table's order reached here rather than by a sort of the built table, which copied it). Also the number of
     /// samples whose CPU number does not fit the table's 32-bit column (left null).
     pub fn take_counters(&mut self) -> Result<(crate::arrow_table::Table, i64), arrow_schema::ArrowError> {
-        let mut ts = std::mem::take(&mut self.c_ts);
-        let mut name = std::mem::take(&mut self.c_name);
-        let mut value = std::mem::take(&mut self.c_value);
-        let mut pid = std::mem::take(&mut self.c_pid);
-        let mut cpu = std::mem::take(&mut self.c_cpu);
-        if !ts.windows(2).all(|w| w[0] <= w[1]) {
-            let order = crate::order::by_time(&ts);
-            fn permute<T: Copy>(v: &mut Vec<T>, order: &[u32]) {
-                *v = order.iter().map(|&i| v[i as usize]).collect();
-            }
-            permute(&mut ts, &order);
-            permute(&mut name, &order);
-            permute(&mut value, &order);
-            permute(&mut pid, &order);
-            permute(&mut cpu, &order);
-        }
+        use crate::arrow_table::{StringViews, NULL_VIEW, UNSET_VIEW};
+        let ts = std::mem::take(&mut self.c_ts);
+        let name = std::mem::take(&mut self.c_name);
+        let value = std::mem::take(&mut self.c_value);
+        let pid = std::mem::take(&mut self.c_pid);
+        let cpu = std::mem::take(&mut self.c_cpu);
+        let n = ts.len();
+        let order = (!ts.windows(2).all(|w| w[0] <= w[1])).then(|| crate::order::by_time(&ts));
+        // one pass in table order writes every column: the names as views (each string id's made once)
+        let (mut ts_out, mut value_out) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut cpu_out, mut pid_out) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut name_out = StringViews::with_capacity(n);
+        let mut views = vec![UNSET_VIEW; self.strings.list.len() + 1];
+        views[0] = NULL_VIEW;
         // None (and, as the int64 columns had it, i64::MIN) is null; so is a CPU number past the 32-bit column
         // (damaged input), counted for a warning
         let mut bad_cpus = 0;
-        let cpu32: Vec<i32> = cpu.iter().map(|c| match *c {
-            None | Some(i64::MIN) => i32::MIN,
-            Some(c) => i32::try_from(c).ok().filter(|&c| c != i32::MIN).unwrap_or_else(|| {
-                bad_cpus += 1;
-                i32::MIN
-            }),
-        }).collect();
-        let strings = &self.strings;
-        let name_of = |id: u32| if id == 0 { None } else { strings.list.get(id as usize - 1).map(String::as_str) };
+        let mut row = |i: usize| {
+            ts_out.push(ts[i]);
+            value_out.push(value[i]);
+            pid_out.push(pid[i].unwrap_or(i64::MIN));
+            cpu_out.push(match cpu[i] {
+                None | Some(i64::MIN) => i32::MIN,
+                Some(c) => i32::try_from(c).ok().filter(|&c| c != i32::MIN).unwrap_or_else(|| {
+                    bad_cpus += 1;
+                    i32::MIN
+                }),
+            });
+            let id = name[i] as usize;
+            let v = match views.get_mut(id) {
+                Some(v) if *v == UNSET_VIEW => {
+                    *v = name_out.view(&self.strings.list[id - 1]);
+                    *v
+                }
+                Some(v) => *v,
+                None => NULL_VIEW,
+            };
+            name_out.push(v);
+        };
+        match &order {
+            Some(o) => o.iter().for_each(|&i| row(i as usize)),
+            None => (0..n).for_each(&mut row),
+        }
         let mut t = crate::arrow_table::TableBuilder::new();
-        t.int64("ts", ts)
-            .strings("name", &name, strings.list.len() + 1, name_of)
-            .float64("value", value)
-            .int32("cpu", cpu32)
-            .int64("pid", pid.iter().map(|p| p.unwrap_or(i64::MIN)).collect());
+        t.int64("ts", ts_out)
+            .views("name", name_out)
+            .float64("value", value_out)
+            .int32("cpu", cpu_out)
+            .int64("pid", pid_out);
         Ok((t.finish()?, bad_cpus))
     }
 
@@ -332,7 +347,7 @@ pub struct Slices {
     pub name: Vec<u32>, // string ids of the events' table (0: None)
     pub depth: Vec<i32>,
     pub parent: Vec<i64>,
-    pub kind: Vec<u32>, // 0 thread, 1 async, 2 instant
+    pub kind: Vec<u8>, // 0 thread, 1 async, 2 instant
     pub cookie: Vec<i64>,
     pub track: Vec<u32>,
     pub closed: Vec<bool>,
@@ -343,25 +358,42 @@ pub struct Slices {
 const NULL: i64 = i64::MIN;
 /// The slice kinds' names, by the codes of `Slices::kind`.
 const KIND_NAMES: [&str; 3] = ["thread", "async", "instant"];
+/// `Slices::dur` of a slice not closed (yet).
+const OPEN: i64 = -1;
 
 impl Slices {
+    fn with_capacity(n: usize) -> Self {
+        Slices {
+            ts: Vec::with_capacity(n), dur: Vec::with_capacity(n), tid: Vec::with_capacity(n),
+            pid: Vec::with_capacity(n), name: Vec::with_capacity(n), depth: Vec::with_capacity(n),
+            parent: Vec::with_capacity(n), kind: Vec::with_capacity(n), cookie: Vec::with_capacity(n),
+            track: Vec::with_capacity(n), closed: Vec::with_capacity(n), unmatched_ends: 0, unclosed: 0,
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
-    fn add(&mut self, ts: i64, tid: i64, pid: Option<i64>, name: u32, depth: usize, parent: Option<i64>,
-           kind: u32, cookie: Option<i64>, track: u32) -> usize {
+    #[inline(always)]
+    fn add(&mut self, ts: i64, tid: i64, pid: i64, name: u32, depth: i32, parent: i64, kind: u8, cookie: i64,
+           track: u32, dur: i64) -> usize {
         let row = self.ts.len();
         self.ts.push(ts);
-        self.dur.push(-1);
+        self.dur.push(dur);
         self.tid.push(tid);
-        self.pid.push(pid.unwrap_or(NULL));
+        self.pid.push(pid);
         self.name.push(name);
-        // as the table's Int32 column takes it (a depth past 2^31 wraps, as a numpy cast did)
-        self.depth.push(depth as i32);
-        self.parent.push(parent.unwrap_or(NULL));
+        self.depth.push(depth);
+        self.parent.push(parent);
         self.kind.push(kind);
-        self.cookie.push(cookie.unwrap_or(NULL));
+        self.cookie.push(cookie);
         self.track.push(track);
-        self.closed.push(false);
+        self.closed.push(dur != OPEN);
         row
+    }
+
+    #[inline(always)]
+    fn close(&mut self, row: usize, ts: i64) {
+        self.dur[row] = ts.wrapping_sub(self.ts[row]);
+        self.closed[row] = true;
     }
 
     /// The rows whose name holds U+FFFD (undecodable bytes replaced when the name was read).
@@ -373,24 +405,83 @@ impl Slices {
         self.name.iter().filter(|&&id| bad.get(id as usize).copied().unwrap_or(false)).count() as i64
     }
 
-    /// The slice table (SLICE_SCHEMA's columns, in its order), the columns moved into it.
+    /// The slice table (SLICE_SCHEMA's columns, in its order), the columns moved into it. Strings as views, each
+    /// distinct one made once (by string id).
     pub fn table(self, strings: &Strings) -> Result<crate::arrow_table::Table, arrow_schema::ArrowError> {
+        use crate::arrow_table::{StringViews, NULL_VIEW, UNSET_VIEW};
         let n = self.ts.len();
-        let name_of = |id: u32| if id == 0 { None } else { strings.list.get(id as usize - 1).map(String::as_str) };
+        // a string column by id (0: null), each id's view made the first time a row names it
+        let by_id = |ids: &[u32]| {
+            let mut col = StringViews::with_capacity(n);
+            let mut cache = vec![UNSET_VIEW; strings.list.len() + 1];
+            cache[0] = NULL_VIEW;
+            for &id in ids {
+                let v = match cache.get_mut(id as usize) {
+                    Some(v) if *v == UNSET_VIEW => {
+                        *v = col.view(&strings.list[id as usize - 1]);
+                        *v
+                    }
+                    Some(v) => *v,
+                    None => NULL_VIEW, // (no such id: none is made)
+                };
+                col.push(v);
+            }
+            col
+        };
+        let mut kind = StringViews::with_capacity(n);
+        let kind_views: Vec<u128> = KIND_NAMES.iter().map(|k| kind.view(k)).collect();
+        for &k in &self.kind {
+            kind.push(kind_views.get(k as usize).copied().unwrap_or(NULL_VIEW));
+        }
         let mut t = crate::arrow_table::TableBuilder::new();
-        t.int64("id", (0..n as i64).collect())
+        t.int64_values("id", (0..n as i64).collect())
             .int64("ts", self.ts)
             .int64("dur", self.dur)
             .int64("tid", self.tid)
             .int64("pid", self.pid)
-            .strings("name", &self.name, strings.list.len() + 1, name_of)
+            .views("name", by_id(&self.name))
             .int32("depth", self.depth)
             .int64("parent_id", self.parent)
-            .strings("kind", &self.kind, KIND_NAMES.len(), |k| KIND_NAMES.get(k as usize).copied())
+            .views("kind", kind)
             .int64("cookie", self.cookie)
-            .strings("track", &self.track, strings.list.len() + 1, name_of)
-            .boolean("closed", self.closed.iter().map(|&c| Some(c)));
+            .views("track", by_id(&self.track))
+            .bool_values("closed", &self.closed);
         t.finish()
+    }
+}
+
+/// Each thread's innermost open slice (row + 1, 0 for none): by a table indexed by tid when every tid is small (Android's
+/// are below pid_max) and the table no larger than a few entries per event, else by a map. The rest of a thread's
+/// stack is the chain of parents: a slice's parent is the one open when it began, open again when it ends.
+enum OpenTop {
+    Table(Vec<u32>),
+    Map(HashMap<i64, u32>),
+}
+
+impl OpenTop {
+    fn new(tids: &[i64]) -> Self {
+        let top = tids.iter().fold(0u64, |m, &t| m.max(t as u64)); // (a negative tid is huge as unsigned)
+        if top < (1 << 22) && (top as usize) < 4 * tids.len() + (1 << 16) {
+            OpenTop::Table(vec![0; top as usize + 1])
+        } else {
+            OpenTop::Map(HashMap::default())
+        }
+    }
+
+    #[inline(always)]
+    fn slot(&mut self, tid: i64) -> &mut u32 {
+        match self {
+            OpenTop::Table(t) => &mut t[tid as usize],
+            OpenTop::Map(m) => m.entry(tid).or_insert(0),
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, tid: i64) -> u32 {
+        match self {
+            OpenTop::Table(t) => t[tid as usize],
+            OpenTop::Map(m) => m.get(&tid).copied().unwrap_or(0),
+        }
     }
 }
 
@@ -399,50 +490,56 @@ impl Slices {
 /// named track). Slices still open at the end run to `end`. thread_pid: the pid of a thread for B events that
 /// name none.
 pub fn nest<S: std::hash::BuildHasher>(ev: &Parsed, thread_pid: &StdHashMap<i64, i64, S>, end: i64) -> Slices {
+    assert!(ev.ts.len() < u32::MAX as usize, "more slice events than 32-bit rows");
     // by (ts, seq), ties in index order (a radix sort of the timestamps, see order.rs)
     let order = crate::order::by_time_then(&ev.ts, |i| ev.seq[i]);
-    let mut out = Slices::default();
-    let mut stacks: HashMap<i64, Vec<usize>> = HashMap::default();
+    let mut out = Slices::with_capacity(ev.kind.iter().filter(|&&k| k != K_END).count());
+    let mut top = OpenTop::new(&ev.tid);
     let mut async_open: HashMap<(Option<i64>, u32, u32, Option<i64>), usize> = HashMap::default();
     for i in order {
         let i = i as usize;
         let (ts, tid, pid) = (ev.ts[i], ev.tid[i], ev.pid[i]);
         match ev.kind[i] {
             K_BEGIN => {
-                let st = stacks.entry(tid).or_default();
-                let parent = st.last().map(|r| *r as i64);
-                let depth = st.len();
-                let pid = pid.or_else(|| thread_pid.get(&tid).copied());
-                let row = out.add(ts, tid, pid, ev.name[i], depth, parent, 0, None, 0);
-                st.push(row); // (the thread's stack as the entry found it: one lookup, not two)
+                let pid = pid.or_else(|| thread_pid.get(&tid).copied()).unwrap_or(NULL);
+                let slot = top.slot(tid);
+                let (depth, parent) = match *slot {
+                    0 => (0, NULL),
+                    r => (out.depth[r as usize - 1].wrapping_add(1), r as i64 - 1),
+                };
+                let row = out.add(ts, tid, pid, ev.name[i], depth, parent, 0, NULL, 0, OPEN);
+                *slot = row as u32 + 1;
             }
-            K_END => match stacks.get_mut(&tid).and_then(|st| st.pop()) {
-                Some(row) => {
-                    out.dur[row] = ts - out.ts[row];
-                    out.closed[row] = true;
+            K_END => {
+                let slot = top.slot(tid);
+                match *slot {
+                    0 => out.unmatched_ends += 1,
+                    r => {
+                        let row = r as usize - 1;
+                        let parent = out.parent[row];
+                        *slot = if parent == NULL { 0 } else { parent as u32 + 1 };
+                        out.close(row, ts);
+                    }
                 }
-                None => out.unmatched_ends += 1,
-            },
+            }
             K_ASYNC_START => {
                 let key = (pid, ev.track[i], ev.name[i], ev.cookie[i]);
-                let row = out.add(ts, tid, pid, ev.name[i], 0, None, 1, ev.cookie[i], ev.track[i]);
+                let row = out.add(ts, tid, pid.unwrap_or(NULL), ev.name[i], 0, NULL, 1, ev.cookie[i].unwrap_or(NULL),
+                                  ev.track[i], OPEN);
                 async_open.insert(key, row);
             }
             K_ASYNC_FINISH => {
                 let key = (pid, ev.track[i], ev.name[i], ev.cookie[i]);
                 if let Some(row) = async_open.remove(&key) {
-                    out.dur[row] = ts - out.ts[row];
-                    out.closed[row] = true;
+                    out.close(row, ts);
                 }
             }
             _ => {
-                let (depth, parent) = match (ev.track[i], stacks.get(&tid)) {
-                    (0, Some(st)) => (st.len(), st.last().map(|r| *r as i64)),
-                    _ => (0, None),
+                let (depth, parent) = match (ev.track[i], top.get(tid)) {
+                    (0, r) if r != 0 => (out.depth[r as usize - 1].wrapping_add(1), r as i64 - 1),
+                    _ => (0, NULL),
                 };
-                let row = out.add(ts, tid, pid, ev.name[i], depth, parent, 2, None, ev.track[i]);
-                out.dur[row] = 0;
-                out.closed[row] = true;
+                out.add(ts, tid, pid.unwrap_or(NULL), ev.name[i], depth, parent, 2, NULL, ev.track[i], 0);
             }
         }
     }

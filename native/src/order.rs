@@ -75,14 +75,17 @@ pub fn by_time_then<K: Ord>(ts: &[i64], second: impl Fn(usize) -> K) -> Vec<u32>
 }
 
 /// Up to this many events, one counting pass by the timestamps' top bits into about n buckets and an insertion sort
-/// of what is left (`bucketed`) beats the radix passes: its count table and its target stay in cache.
-const BUCKETED_MAX: usize = 1 << 16;
+/// of what is left (`bucketed`) beats the radix passes (whose fixed cost per pass is the 4096 buckets'); past it, on
+/// the corpus' streams, they cost the same or more (`corpus_timing`).
+const BUCKETED_MAX: usize = 1 << 13;
+/// The insertion sort's moves allowed per event before `bucketed` gives way (about what the radix passes cost).
+const MOVES_PER_EVENT: usize = 8;
 
 /// The stable time order by one counting pass into about n buckets by the offset's top bits (keys packed as in
 /// `packed`: offset above, index below, so that plain u64 order is the stable order), then an insertion sort, which
 /// only has to order each bucket's few keys. A trace's events spread over its span, a few per bucket; where they
-/// crowd (bursts, equal timestamps) the insertion sort would cost the square of a bucket's size: None when the
-/// buckets' squared sizes pass a few per event (the radix sort then takes over).
+/// crowd (bursts, equal timestamps) the insertion sort would cost the square of a bucket's size: None when its
+/// moves pass a few per event (the radix sort then takes over).
 fn bucketed<K: Ord>(ts: &[i64], lo: i64, span_bits: u32, index_bits: u32, second: &impl Fn(usize) -> K) -> Option<Vec<u32>> {
     let n = ts.len();
     let bucket_bits = index_bits.min(span_bits);
@@ -92,15 +95,10 @@ fn bucketed<K: Ord>(ts: &[i64], lo: i64, span_bits: u32, index_bits: u32, second
         count[(t.wrapping_sub(lo) as u64 >> shift) as usize] += 1;
     }
     let mut at = 0u32;
-    let mut crowding = 0u64;
     for c in count.iter_mut() {
         let here = *c;
-        crowding += here as u64 * here as u64;
         *c = at;
         at += here;
-    }
-    if crowding > 8 * n as u64 {
-        return None;
     }
     let mut v = vec![0u64; n];
     for (i, &t) in ts.iter().enumerate() {
@@ -110,7 +108,10 @@ fn bucketed<K: Ord>(ts: &[i64], lo: i64, span_bits: u32, index_bits: u32, second
         *slot += 1;
     }
     drop(count);
-    // keys of different buckets are in order already: each key moves back only past its own bucket's
+    // keys of different buckets are in order already: each key moves back only past keys of its own bucket, a
+    // few in a stream whose events spread over time; where they crowd (bursts) the moves would grow as the square of
+    // a bucket's size, and past a budget of a few per event the radix sort takes over
+    let mut budget = MOVES_PER_EVENT * n;
     for k in 1..n {
         let key = v[k];
         let mut j = k;
@@ -119,6 +120,7 @@ fn bucketed<K: Ord>(ts: &[i64], lo: i64, span_bits: u32, index_bits: u32, second
             j -= 1;
         }
         v[j] = key;
+        budget = budget.checked_sub(k - j)?;
     }
     let mask = (1u64 << index_bits) - 1;
     let mut order: Vec<u32> = v.iter().map(|&k| (k & mask) as u32).collect();
@@ -230,5 +232,75 @@ mod tests {
         let spread: Vec<i64> = (0..4000i64).map(|i| (i * 7919) % 4000 * 1000).collect();
         let order = bucketed(&spread, 0, 22, 12, &|_| ()).expect("spread events are bucketed");
         assert!(order.windows(2).all(|w| spread[w[0] as usize] < spread[w[1] as usize]));
+    }
+}
+
+#[cfg(test)]
+mod corpus_timing {
+    /// Times the sort paths on the corpus traces' streams (not a check: `cargo test --release -- --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn sort_paths_on_corpus_streams() {
+        for name in ["nowinandroid_pixel7pro_a13_atrace_frametimeline.perfetto-trace",
+                     "perfetto_pixel6a_a13_warm_startup_sched_binder_freq_frametimeline.perfetto-trace"] {
+            let Ok(bytes) = std::fs::read(format!("../../shared/corpus/traces/{name}")) else { continue };
+            let mut d = crate::perfetto::Decoder::new();
+            d.feed(&bytes);
+            d.finish_input();
+            d.finish();
+            let mut o = std::mem::take(&mut d.out);
+            let st = crate::perfetto::sched_stream(o.sw, o.wk, o.wakeup, o.blocked_ts, o.blocked_tid);
+            let ft: Vec<i64> = o.ft_start.iter().map(|e| e.ts).collect();
+            for (what, ts) in [("slices", &o.atrace.ts), ("counters", &o.atrace.c_ts), ("sched", &st.ts), ("ft", &ft)] {
+                let time = |f: &dyn Fn() -> Vec<u32>| {
+                    (0..200).map(|_| { let t = std::time::Instant::now(); std::hint::black_box(f()); t.elapsed().as_nanos() }).min().unwrap()
+                };
+                let a = time(&|| super::by_time(ts));
+                let lo = *ts.iter().min().unwrap_or(&0);
+                let span_bits = 64 - (ts.iter().max().unwrap_or(&0).wrapping_sub(lo) as u64).leading_zeros();
+                let index_bits = 64 - (ts.len() as u64).leading_zeros();
+                let passes = span_bits.div_ceil(super::MAX_BITS);
+                let bits = span_bits.div_ceil(passes.max(1));
+                let b = time(&|| super::packed(ts, lo, index_bits, passes, bits, |_| ()));
+                let c = time(&|| { let mut o: Vec<u32> = (0..ts.len() as u32).collect(); o.sort_by_key(|&i| ts[i as usize]); o });
+                let bucketed = super::bucketed(ts, lo, span_bits, index_bits, &|_| ()).is_some();
+                eprintln!("{name:.12} {what:9} n={:6} by_time {a:7} ns (bucketed {bucketed}) radix {b:7} ns  std stable {c:7} ns", ts.len());
+            }
+            let best = |f: &mut dyn FnMut()| (0..200).map(|_| { let t = std::time::Instant::now(); f(); t.elapsed().as_nanos() }).min().unwrap();
+            let tp: std::collections::HashMap<i64, i64, rustc_hash::FxBuildHasher> = Default::default();
+            let ev = &o.atrace;
+            let nest = best(&mut || { std::hint::black_box(crate::atrace::nest(ev, &tp, i64::MAX / 2)); });
+            let s = crate::atrace::nest(ev, &tp, i64::MAX / 2);
+            let rows = s.ts.len();
+            let replaced = best(&mut || { std::hint::black_box(s.replaced_names(&ev.strings)); });
+            let mut s = Some(s);
+            let table = best(&mut || { let x = s.take().unwrap_or_else(|| crate::atrace::nest(ev, &tp, i64::MAX / 2)); std::hint::black_box(x.table(&ev.strings).unwrap()); });
+            let nest_table = best(&mut || { std::hint::black_box(crate::atrace::nest(ev, &tp, i64::MAX / 2).table(&ev.strings).unwrap()); });
+            eprintln!("{name:.12} nest {nest} ns ({rows} rows) replaced_names {replaced} ns nest+table {nest_table} ns (table ~{} ns)", nest_table - nest);
+            let _ = table;
+            let ft = best(&mut || { std::hint::black_box(crate::frametimeline::table(&o.ft_start, &[], &[], crate::frametimeline::Shape::Final { trace_end: 0 }).unwrap()); });
+            eprintln!("{name:.12} ft table {ft} ns");
+            let mut atr = std::mem::take(&mut o.atrace);
+            let (c_ts, c_name, c_value, c_pid, c_cpu) = (atr.c_ts.clone(), atr.c_name.clone(), atr.c_value.clone(), atr.c_pid.clone(), atr.c_cpu.clone());
+            let tc = best(&mut || {
+                atr.c_ts = c_ts.clone(); atr.c_name = c_name.clone(); atr.c_value = c_value.clone(); atr.c_pid = c_pid.clone(); atr.c_cpu = c_cpu.clone();
+                let t = std::time::Instant::now();
+                std::hint::black_box(atr.take_counters().unwrap());
+                eprint!("{} ", t.elapsed().as_nanos());
+            });
+            eprintln!("\n{name:.12} take_counters (with clones) {tc} ns");
+            let aux: Vec<i32> = st.switch_state.iter().map(|&s| (s & 7) as i32 + 2).chain(std::iter::repeat(0)).take(st.ts.len()).collect();
+            let inp = crate::states::Input { ts: &st.ts, kind: &st.kind, cpu: &st.cpu, a: &st.a, b: &st.b, aux: &aux };
+            let acts = best(&mut || { std::hint::black_box(crate::states::actions(&inp, 0, 1)); });
+            let a = crate::states::actions(&inp, 0, 1);
+            let cat = [0u8, 0, 2, 2, 1, 2, 2, 2, 2, 2];
+            let der = best(&mut || { std::hint::black_box(crate::states::derive(&a, &cat, i64::MAX / 2)); });
+            let r = crate::states::derive(&a, &cat, i64::MAX / 2);
+            let rows = r.ts.len();
+            let names = ["Running", "R", "S", "D", "D|K", "x", "y", "z", "w", "v"];
+            let mut r = Some(r);
+            let tab = best(&mut || { let x = r.take().unwrap_or_else(|| crate::states::derive(&a, &cat, i64::MAX / 2)); let pl = vec![(None, None); x.blocked_payload.len()]; std::hint::black_box(x.table(&names, &pl).unwrap()); });
+            eprintln!("{name:.12} states actions {acts} ns derive {der} ns ({rows} rows) table {tab} ns (incl derive after the first)");
+        }
     }
 }

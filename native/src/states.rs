@@ -30,7 +30,7 @@ pub struct Rows {
     pub ts: Vec<i64>,
     pub dur: Vec<i64>,
     pub tid: Vec<i64>,
-    pub state: Vec<i32>,
+    pub state: Vec<u32>, // state codes below 2^30 (Action keeps 30 bits)
     pub cpu: Vec<i32>, // i32::MIN for none
     pub waker: Vec<i64>,
     // the few rows named by a blocked reason, ascending, and the index of its payload (narrow columns and a sparse
@@ -55,11 +55,10 @@ impl Rows {
         }
         let function = |c: u32| if c == 0 { None } else { payloads.get(c as usize - 1).and_then(|p| p.0.as_deref()) };
         let io_wait = pick.iter().map(|&c| if c == 0 { None } else { payloads.get(c as usize - 1).and_then(|p| p.1) });
-        // state codes below 2^30 (Action keeps 30 bits); a code past the names is an error of the table, not UB
-        let state: Vec<u32> = self.state.iter().map(|&s| s as u32).collect();
+        // a code past the names is an error of the table, not UB
         let mut t = crate::arrow_table::TableBuilder::new();
         t.int64("ts", self.ts).int64("dur", self.dur).int64("tid", self.tid);
-        t.categorical("state", names, state)?;
+        t.categorical("state", names, self.state)?;
         t.int32("cpu", self.cpu);
         if self.blocked_rows.is_empty() {
             // no blocked reason names a row (most traces): columns of nulls, nothing gathered
@@ -325,7 +324,7 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
                 out.ts.push(x_ts);
                 out.dur.push(end - x_ts);
                 out.tid.push(tid);
-                out.state.push(x_state);
+                out.state.push(x_state as u32);
                 out.cpu.push(if x_kind == BLOCKED { i32::MIN } else { x.cpu });
                 out.waker.push(if x_kind == WAKING { x.extra } else { NONE });
             }
