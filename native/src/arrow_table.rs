@@ -235,6 +235,14 @@ pub struct Table {
     batch: RecordBatch,
 }
 
+#[cfg(test)]
+impl Table {
+    /// The table's one batch (for tests).
+    pub fn batch(&self) -> &RecordBatch {
+        &self.batch
+    }
+}
+
 #[pymethods]
 impl Table {
     /// Rows.
@@ -285,5 +293,31 @@ mod tests {
         assert!(s.is_null(1));
         assert_eq!(s.value(2), "x");
         assert!(cols[4].is_null(1));
+    }
+
+    #[test]
+    fn string_views_hold_short_values_inline_and_long_ones_once() {
+        // lengths 0, 12 (the most a view holds), 13 and longer (in the data buffer), a null, and a repeat
+        let values = ["", "twelve bytes", "thirteen byte", "a string of thirty-three bytes..", "ü and more than 12 bytes"];
+        let mut col = StringViews::with_capacity(8);
+        let views: Vec<u128> = values.iter().map(|v| col.view(v)).collect();
+        // the data holds each long value once, in order: 13 + 32 + 25 bytes ("ü" is two)
+        assert_eq!(col.data.len(), 13 + 32 + 25);
+        for v in &views {
+            col.push(*v);
+        }
+        col.push(NULL_VIEW);
+        col.push(views[3]);
+        let a = col.array();
+        assert_eq!(a.len(), 7);
+        for (i, v) in values.iter().enumerate() {
+            assert_eq!(a.value(i), *v);
+        }
+        assert!(a.is_null(5) && a.null_count() == 1);
+        assert_eq!(a.value(6), values[3]);
+        // the views are Arrow's own (what StringViewArray makes of the same values)
+        let arrow = StringViewArray::from_iter_values(values);
+        assert_eq!(&a.views()[..2], &arrow.views()[..2]); // inline views are the same bits
+        assert_eq!(a.views()[2] as u64, arrow.views()[2] as u64); // a long one: same length and prefix
     }
 }

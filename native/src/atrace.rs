@@ -533,7 +533,79 @@ pub fn nest<S: std::hash::BuildHasher>(ev: &Parsed, thread_pid: &StdHashMap<i64,
 
 #[cfg(test)]
 mod tests {
-    use super::{py_float, separators};
+    use super::*;
+    use arrow_array::{Array, BooleanArray, Int32Array, Int64Array, StringViewArray};
+
+    fn col<'a, T: 'static>(t: &'a crate::arrow_table::Table, name: &str) -> &'a T {
+        t.batch().column_by_name(name).unwrap().as_any().downcast_ref::<T>().unwrap()
+    }
+
+    /// Slice events nested by hand: rows in time order, a thread's stack through B/E (depth, parent), an instant at
+    /// the thread's depth, an async pair across threads, a begin whose pid comes from the thread map, an end with
+    /// no begin, a slice still open at the end; the same with tids no table holds (negative: the map path).
+    #[test]
+    fn nesting_follows_each_threads_stack() {
+        for shift in [0i64, -1000] {
+            let mut ev = Parsed::default();
+            let t = |tid: i64| tid + shift;
+            // (ts, tid, pid, kind, name, cookie), in an order other than time's
+            let events: [(i64, i64, Option<i64>, u8, Option<&str>, Option<i64>); 11] = [
+                (10, 5, Some(100), K_BEGIN, Some("a"), None),
+                (20, 5, Some(100), K_BEGIN, Some("b"), None),
+                (60, 8, Some(300), K_ASYNC_FINISH, Some("s"), Some(9)),
+                (25, 5, Some(100), K_INSTANT, Some("i"), None),
+                (30, 5, None, K_END, None, None),
+                (15, 6, None, K_BEGIN, Some("c"), None),
+                (12, 7, Some(300), K_ASYNC_START, Some("s"), Some(9)),
+                (35, 5, Some(100), K_BEGIN, Some("d"), None),
+                (40, 5, None, K_END, None, None),
+                (50, 5, None, K_END, None, None),
+                (70, 5, None, K_END, None, None),
+            ];
+            for (seq, (ts, tid, pid, kind, name, cookie)) in events.into_iter().enumerate() {
+                ev.event(ts, seq as i64, t(tid), pid, kind, name, cookie, None);
+            }
+            let thread_pid: StdHashMap<i64, i64> = [(t(6), 200)].into_iter().collect();
+            let s = nest(&ev, &thread_pid, 100);
+            // rows: a(10) s(12) c(15) b(20) i(25) d(35)
+            assert_eq!(s.ts, vec![10, 12, 15, 20, 25, 35]);
+            assert_eq!(s.dur, vec![40, 48, 85, 10, 0, 5]);
+            assert_eq!(s.depth, vec![0, 0, 0, 1, 2, 1]);
+            assert_eq!(s.parent, vec![NULL, NULL, NULL, 0, 3, 0]);
+            assert_eq!(s.pid, vec![100, 300, 200, 100, 100, 100]);
+            assert_eq!(s.kind, vec![0, 1, 0, 0, 2, 0]);
+            assert_eq!(s.closed, vec![true, true, false, true, true, true]);
+            assert_eq!((s.unmatched_ends, s.unclosed), (1, 1));
+            let table = s.table(&ev.strings).unwrap();
+            let names = col::<StringViewArray>(&table, "name");
+            assert_eq!(names.iter().collect::<Vec<_>>(), ["a", "s", "c", "b", "i", "d"].map(Some));
+            assert_eq!(col::<StringViewArray>(&table, "kind").value(1), "async");
+            assert!(col::<StringViewArray>(&table, "track").is_null(0));
+            assert!(col::<Int64Array>(&table, "parent_id").is_null(0));
+            assert_eq!(col::<Int64Array>(&table, "cookie").value(1), 9);
+            assert!(!col::<BooleanArray>(&table, "closed").value(2));
+        }
+    }
+
+    /// Counter samples out of time order: the table in time order (ties in arrival order), names by id, a CPU number
+    /// past 32 bits null and counted, absent pids null.
+    #[test]
+    fn counters_come_in_time_order_with_bad_cpus_counted() {
+        let mut ev = Parsed::default();
+        ev.counter(30, "x", 1.0, Some(1), None);
+        ev.counter(10, "a counter name past twelve bytes", 2.0, Some(1 << 40), None);
+        ev.counter(20, "x", 3.0, None, Some(7));
+        ev.counter(20, "y", 4.0, Some(i32::MIN as i64), None);
+        let (t, bad) = ev.take_counters().unwrap();
+        assert_eq!(bad, 2); // 2^40 and i32::MIN (the column's null) do not fit
+        assert_eq!(col::<Int64Array>(&t, "ts").values().to_vec(), vec![10, 20, 20, 30]);
+        let names = col::<StringViewArray>(&t, "name");
+        assert_eq!(names.iter().collect::<Vec<_>>(), ["a counter name past twelve bytes", "x", "y", "x"].map(Some));
+        let cpu = col::<Int32Array>(&t, "cpu");
+        assert_eq!((0..4).map(|i| cpu.is_valid(i).then(|| cpu.value(i))).collect::<Vec<_>>(), [None, None, None, Some(1)]);
+        let pid = col::<Int64Array>(&t, "pid");
+        assert_eq!((0..4).map(|i| pid.is_valid(i).then(|| pid.value(i))).collect::<Vec<_>>(), [None, Some(7), None, None]);
+    }
 
     /// The separators counted one byte at a time, the plain way.
     fn plain(b: &[u8]) -> ([usize; 3], usize, usize) {

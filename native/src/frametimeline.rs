@@ -348,6 +348,55 @@ mod tests {
         assert_eq!(jank_type_name(1 << 20), "Unknown Jank Bits 0x100000");
     }
 
+    /// The table of crafted starts, worked by hand: a repeated cookie (first place, last values), rows put in time
+    /// order, an expected frame's enum fields null, an actual frame's named, a frame without an end running to the
+    /// trace's end, a layer name long enough for the views' data buffer, an absent field null.
+    #[test]
+    fn table_of_crafted_starts() {
+        use arrow_array::{Array, BooleanArray, Int64Array, StringViewArray};
+        let layer: std::sync::Arc<str> = "TX - com.example.app/com.example.app.MainActivity#0".into();
+        let start = |ts, cookie, member, jank: Option<u64>, layer: Option<std::sync::Arc<str>>| FtStart {
+            ts, clock: 6, cookie, member, pid: 42, token: cookie * 10, dft: if member == 1 { None } else { Some(7) }, layer,
+            jank, present: jank.map(|_| 2), on_time: jank.map(|_| false), gpu: None, prediction: jank.map(|_| 1),
+            severity: None,
+        };
+        let starts = vec![
+            start(300, 1, 3, None, Some(layer.clone())),                  // expected surface frame, cookie 1
+            start(100, 2, 4, Some(64 | 128), Some(layer.clone())),        // actual surface frame, cookie 2
+            start(200, 1, 1, None, None),                                 // cookie 1 again: its values, first place
+            start(250, 3, 4, Some(1), Some(layer.clone())),               // actual, no jank, no end event
+        ];
+        let (t, unended) = table(&starts, &[2, 1, 1, 99], &[180, 290, 260, 5], Shape::Final { trace_end: 1000 }).unwrap();
+        let c = |name: &str| t.batch().column_by_name(name).unwrap().clone();
+        let ints = |name: &str| c(name).as_any().downcast_ref::<Int64Array>().unwrap().iter().collect::<Vec<_>>();
+        let strs = |name: &str| {
+            let a = c(name);
+            let a = a.as_any().downcast_ref::<StringViewArray>().unwrap();
+            a.iter().map(|v| v.map(str::to_string)).collect::<Vec<_>>()
+        };
+        let s = |v: &str| Some(v.to_string());
+        // rows by time: cookie 2 (100), cookie 1 (200, the third start's values), cookie 3 (250)
+        assert_eq!(ints("ts"), [Some(100), Some(200), Some(250)]);
+        assert_eq!(ints("dur"), [Some(80), Some(60), Some(750)]); // ends 180, 260 (the last of cookie 1), trace end
+        assert_eq!(unended, 1);
+        assert_eq!(strs("kind"), [s("actual"), s("expected"), s("actual")]);
+        assert_eq!(strs("scope"), [s("surface"), s("display"), s("surface")]);
+        assert_eq!(strs("layer_name"), [s(&layer), None, s(&layer)]);
+        assert_eq!(strs("jank_type"), [s("App Deadline Missed, Buffer Stuffing"), None, s("None")]);
+        assert_eq!(strs("present_type"), [s("Late Present"), None, s("Late Present")]);
+        assert_eq!(strs("prediction_type"), [s("Valid Prediction"), None, s("Valid Prediction")]);
+        assert_eq!(strs("jank_severity"), [s("Unknown"), None, s("None")]);
+        assert_eq!(ints("display_frame_token"), [Some(7), None, Some(7)]);
+        assert_eq!(ints("token"), [Some(20), Some(10), Some(30)]);
+        let on_time = c("on_time_finish");
+        let on_time = on_time.as_any().downcast_ref::<BooleanArray>().unwrap();
+        assert_eq!(on_time.iter().collect::<Vec<_>>(), [Some(false), None, Some(false)]);
+        assert_eq!(c("gpu_composition").null_count(), 3);
+        let ended = c("ended");
+        let ended = ended.as_any().downcast_ref::<BooleanArray>().unwrap();
+        assert_eq!(ended.iter().collect::<Vec<_>>(), [Some(true), Some(true), Some(false)]);
+    }
+
     #[test]
     fn repeated_cookie_keeps_first_place_and_last_values() {
         // cookies 7, 8, 7: row 0 is cookie 7 with the values of start 2; ends: 8 once, 7 twice (the last counts)

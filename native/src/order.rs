@@ -18,13 +18,12 @@ pub fn by_time(ts: &[i64]) -> Vec<u32> {
 pub fn by_time_then<K: Ord>(ts: &[i64], second: impl Fn(usize) -> K) -> Vec<u32> {
     let n = ts.len();
     assert!(n <= u32::MAX as usize, "more events than 32-bit indices");
-    let mut order: Vec<u32> = (0..n as u32).collect();
     if n <= SMALL || ts.windows(2).all(|w| w[0] <= w[1]) {
+        let mut order: Vec<u32> = (0..n as u32).collect();
         order.sort_by_key(|&i| (ts[i as usize], second(i as usize)));   // (a sorted run is one pass)
         return order;
     }
-    let lo = *ts.iter().min().unwrap_or(&0);
-    let hi = *ts.iter().max().unwrap_or(&0);
+    let (lo, hi) = ts.iter().fold((i64::MAX, i64::MIN), |(lo, hi), &t| (lo.min(t), hi.max(t)));
     let span = hi.wrapping_sub(lo) as u64;
     let span_bits = 64 - span.leading_zeros();
     let passes = span_bits.div_ceil(MAX_BITS);
@@ -39,6 +38,7 @@ pub fn by_time_then<K: Ord>(ts: &[i64], second: impl Fn(usize) -> K) -> Vec<u32>
         }
         return packed(ts, lo, index_bits, passes, bits, second);
     }
+    let mut order: Vec<u32> = (0..n as u32).collect();
     let mut key: Vec<u64> = ts.iter().map(|&t| t.wrapping_sub(lo) as u64).collect();
     let mut key_tmp: Vec<u64> = vec![0; n];
     let mut order_tmp: Vec<u32> = vec![0; n];
@@ -237,10 +237,15 @@ mod tests {
 
 #[cfg(test)]
 mod corpus_timing {
-    /// Times the sort paths on the corpus traces' streams (not a check: `cargo test --release -- --ignored --nocapture`).
+    /// Times the native table passes on two corpus traces' streams (best of 200, wall time in a hot loop): the sort
+    /// paths, the slice nesting and its table, the FrameTimeline table, the counters table, the thread-state actions
+    /// and intervals. Not a check (no timed assertion): `cargo test --release corpus_timing -- --ignored --nocapture`.
     #[test]
     #[ignore]
-    fn sort_paths_on_corpus_streams() {
+    fn passes_on_corpus_streams() {
+        fn best(f: &mut dyn FnMut()) -> u128 {
+            (0..200).map(|_| { let t = std::time::Instant::now(); f(); t.elapsed().as_nanos() }).min().unwrap()
+        }
         for name in ["nowinandroid_pixel7pro_a13_atrace_frametimeline.perfetto-trace",
                      "perfetto_pixel6a_a13_warm_startup_sched_binder_freq_frametimeline.perfetto-trace"] {
             let Ok(bytes) = std::fs::read(format!("../../shared/corpus/traces/{name}")) else { continue };
@@ -251,66 +256,54 @@ mod corpus_timing {
             let mut o = std::mem::take(&mut d.out);
             let st = crate::perfetto::sched_stream(o.sw, o.wk, o.wakeup, o.blocked_ts, o.blocked_tid);
             let ft: Vec<i64> = o.ft_start.iter().map(|e| e.ts).collect();
+            let name = &name[..12];
             for (what, ts) in [("slices", &o.atrace.ts), ("counters", &o.atrace.c_ts), ("sched", &st.ts), ("ft", &ft)] {
-                let time = |f: &dyn Fn() -> Vec<u32>| {
-                    (0..200).map(|_| { let t = std::time::Instant::now(); std::hint::black_box(f()); t.elapsed().as_nanos() }).min().unwrap()
-                };
-                let a = time(&|| super::by_time(ts));
-                let lo = *ts.iter().min().unwrap_or(&0);
-                let span_bits = 64 - (ts.iter().max().unwrap_or(&0).wrapping_sub(lo) as u64).leading_zeros();
+                if ts.len() <= super::SMALL {
+                    continue;
+                }
+                let by_time = best(&mut || { std::hint::black_box(super::by_time(ts)); });
+                let lo = *ts.iter().min().unwrap();
+                let span_bits = 64 - (ts.iter().max().unwrap().wrapping_sub(lo) as u64).leading_zeros();
                 let index_bits = 64 - (ts.len() as u64).leading_zeros();
                 let passes = span_bits.div_ceil(super::MAX_BITS);
                 let bits = span_bits.div_ceil(passes.max(1));
-                let b = time(&|| super::packed(ts, lo, index_bits, passes, bits, |_| ()));
-                let c = time(&|| { let mut o: Vec<u32> = (0..ts.len() as u32).collect(); o.sort_by_key(|&i| ts[i as usize]); o });
-                let bucketed = super::bucketed(ts, lo, span_bits, index_bits, &|_| ()).is_some();
-                eprintln!("{name:.12} {what:9} n={:6} by_time {a:7} ns (bucketed {bucketed}) radix {b:7} ns  std stable {c:7} ns", ts.len());
+                let radix = best(&mut || { std::hint::black_box(super::packed(ts, lo, index_bits, passes, bits, |_| ())); });
+                let bucketed = best(&mut || { std::hint::black_box(super::bucketed(ts, lo, span_bits, index_bits, &|_| ())); });
+                let fits = super::bucketed(ts, lo, span_bits, index_bits, &|_| ()).is_some();
+                eprintln!("{name} sort {what:8} n={:6}: by_time {by_time:7} ns, radix {radix:7} ns, bucketed {bucketed:7} ns (within budget: {fits})", ts.len());
             }
-            let best = |f: &mut dyn FnMut()| (0..200).map(|_| { let t = std::time::Instant::now(); f(); t.elapsed().as_nanos() }).min().unwrap();
             let tp: std::collections::HashMap<i64, i64, rustc_hash::FxBuildHasher> = Default::default();
             let ev = &o.atrace;
             let nest = best(&mut || { std::hint::black_box(crate::atrace::nest(ev, &tp, i64::MAX / 2)); });
-            let s = crate::atrace::nest(ev, &tp, i64::MAX / 2);
-            let rows = s.ts.len();
-            let replaced = best(&mut || { std::hint::black_box(s.replaced_names(&ev.strings)); });
-            let mut s = Some(s);
-            let table = best(&mut || { let x = s.take().unwrap_or_else(|| crate::atrace::nest(ev, &tp, i64::MAX / 2)); std::hint::black_box(x.table(&ev.strings).unwrap()); });
-            let nest_table = best(&mut || { std::hint::black_box(crate::atrace::nest(ev, &tp, i64::MAX / 2).table(&ev.strings).unwrap()); });
-            eprintln!("{name:.12} nest {nest} ns ({rows} rows) replaced_names {replaced} ns nest+table {nest_table} ns (table ~{} ns)", nest_table - nest);
-            let _ = table;
-            let ft = best(&mut || { std::hint::black_box(crate::frametimeline::table(&o.ft_start, &[], &[], crate::frametimeline::Shape::Final { trace_end: 0 }).unwrap()); });
-            eprintln!("{name:.12} ft table {ft} ns strings {}", o.atrace.strings.list.len());
+            let both = best(&mut || { std::hint::black_box(crate::atrace::nest(ev, &tp, i64::MAX / 2).table(&ev.strings).unwrap()); });
+            eprintln!("{name} nest {nest} ns, nest + table {both} ns ({} events)", ev.ts.len());
+            let shape = crate::frametimeline::Shape::Final { trace_end: i64::MAX / 2 };
+            let ft = best(&mut || { std::hint::black_box(crate::frametimeline::table(&o.ft_start, &[], &[], shape).unwrap()); });
+            eprintln!("{name} FrameTimeline table {ft} ns ({} starts)", o.ft_start.len());
             let mut atr = std::mem::take(&mut o.atrace);
-            let (c_ts, c_name, c_value, c_pid, c_cpu) = (atr.c_ts.clone(), atr.c_name.clone(), atr.c_value.clone(), atr.c_pid.clone(), atr.c_cpu.clone());
-            let mut inner = u128::MAX;
-            let tc = best(&mut || {
-                atr.c_ts = c_ts.clone(); atr.c_name = c_name.clone(); atr.c_value = c_value.clone(); atr.c_pid = c_pid.clone(); atr.c_cpu = c_cpu.clone();
+            let c = (atr.c_ts.clone(), atr.c_name.clone(), atr.c_value.clone(), atr.c_pid.clone(), atr.c_cpu.clone());
+            let mut counters = u128::MAX;
+            for _ in 0..200 {
+                (atr.c_ts, atr.c_name, atr.c_value, atr.c_pid, atr.c_cpu) = c.clone();
                 let t = std::time::Instant::now();
                 std::hint::black_box(atr.take_counters().unwrap());
-                inner = inner.min(t.elapsed().as_nanos());
-            });
-            let sort = best(&mut || { std::hint::black_box(super::by_time(&c_ts)); });
-            let mut old = u128::MAX;
-            for _ in 0..200 {
-                atr.c_ts = c_ts.clone(); atr.c_name = c_name.clone(); atr.c_value = c_value.clone(); atr.c_pid = c_pid.clone(); atr.c_cpu = c_cpu.clone();
-                let t = std::time::Instant::now();
-                
-                old = old.min(t.elapsed().as_nanos());
+                counters = counters.min(t.elapsed().as_nanos());
             }
-
-            eprintln!("{name:.12} take_counters {inner} ns (with clones {tc} ns; its sort {sort} ns)");
+            eprintln!("{name} counters table {counters} ns ({} samples)", c.0.len());
+            // state codes: running 0, runnable 1, the switches' prev_state made codes 2..9 (as a trace's names would be)
             let aux: Vec<i32> = st.switch_state.iter().map(|&s| (s & 7) as i32 + 2).chain(std::iter::repeat(0)).take(st.ts.len()).collect();
             let inp = crate::states::Input { ts: &st.ts, kind: &st.kind, cpu: &st.cpu, a: &st.a, b: &st.b, aux: &aux };
             let acts = best(&mut || { std::hint::black_box(crate::states::actions(&inp, 0, 1)); });
             let a = crate::states::actions(&inp, 0, 1);
             let cat = [0u8, 0, 2, 2, 1, 2, 2, 2, 2, 2];
-            let der = best(&mut || { std::hint::black_box(crate::states::derive(&a, &cat, i64::MAX / 2)); });
-            let r = crate::states::derive(&a, &cat, i64::MAX / 2);
-            let rows = r.ts.len();
+            let derive = best(&mut || { std::hint::black_box(crate::states::derive(&a, &cat, i64::MAX / 2)); });
             let names = ["Running", "R", "S", "D", "D|K", "x", "y", "z", "w", "v"];
-            let mut r = Some(r);
-            let tab = best(&mut || { let x = r.take().unwrap_or_else(|| crate::states::derive(&a, &cat, i64::MAX / 2)); let pl = vec![(None, None); x.blocked_payload.len()]; std::hint::black_box(x.table(&names, &pl).unwrap()); });
-            eprintln!("{name:.12} states actions {acts} ns derive {der} ns ({rows} rows) table {tab} ns (incl derive after the first)");
+            let both = best(&mut || {
+                let r = crate::states::derive(&a, &cat, i64::MAX / 2);
+                let payloads = vec![(None, None); r.blocked_payload.len()];
+                std::hint::black_box(r.table(&names, &payloads).unwrap());
+            });
+            eprintln!("{name} thread states: actions {acts} ns, derive {derive} ns, derive + table {both} ns ({} events)", st.ts.len());
         }
     }
 }
