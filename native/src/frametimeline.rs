@@ -34,7 +34,7 @@ const PREDICTION_TYPE_NAMES: [&str; 4] =
     ["Unspecified Prediction", "Valid Prediction", "Expired Prediction", "Unknown Prediction"];
 const JANK_SEVERITY_NAMES: [&str; 4] = ["Unknown", "None", "Partial", "Full"];
 /// An absent field, in the int64 view of a value.
-const NONE: i64 = i64::MIN;
+const NONE: i64 = crate::perfetto::FT_NONE;
 /// Older traces lack the severity field: trace processor calls their JANK_NONE frames "None", the others "Unknown".
 const NO_SEVERITY_JANK_NONE: i64 = NONE + 1;
 
@@ -105,10 +105,6 @@ impl Codes {
     }
 }
 
-fn as_i64(v: Option<u64>) -> i64 {
-    v.map_or(NONE, |x| x as i64)
-}
-
 const KINDS: [&str; 5] = ["", "expected", "actual", "expected", "actual"];
 const SCOPES: [&str; 5] = ["", "display", "display", "surface", "surface"];
 
@@ -130,7 +126,7 @@ pub fn table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64], shape: Shap
     let rows = rows(starts.len(), |i| starts[i].cookie, |i| starts[i].ts, end_cookie, end_ts);
     let n = rows.src.len();
     // column by column over the rows' starts (tight loops: one pass writing every column cost more), a block of rows
-    // at a time (the block's starts stay in cache from one column's loop to the next: the starts are 144 bytes each)
+    // at a time (the block's starts stay in cache from one column's loop to the next: the starts are 104 bytes each)
     let e: Vec<&FtStart> = rows.src.iter().map(|&i| &starts[i as usize]).collect();
     let [mut ts, mut second, mut pid, mut token, mut dft] = std::array::from_fn(|_| Vec::with_capacity(n));
     let (mut on_time, mut gpu): (Vec<Option<bool>>, Vec<Option<bool>>) = (Vec::with_capacity(n), Vec::with_capacity(n));
@@ -160,7 +156,7 @@ pub fn table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64], shape: Shap
         }
         pid.extend(block.iter().map(|e| e.pid));
         token.extend(block.iter().map(|e| e.token));
-        dft.extend(block.iter().map(|e| e.dft.unwrap_or(NONE)));
+        dft.extend(block.iter().map(|e| e.dft));
         on_time.extend(block.iter().map(|e| e.on_time));
         gpu.extend(block.iter().map(|e| e.gpu));
         for e in block {
@@ -189,13 +185,13 @@ pub fn table(starts: &[FtStart], end_cookie: &[i64], end_ts: &[i64], shape: Shap
                 }
                 continue;
             }
-            let bits = as_i64(e.jank);
+            let bits = e.jank;
             jank.push(bits, || (bits != NONE).then(|| jank_type_name(bits)));
-            let p = as_i64(e.present);
+            let p = e.present;
             present.push(p, || (p != NONE).then(|| enum_name(&PRESENT_TYPE_NAMES, p)));
-            let q = as_i64(e.prediction);
+            let q = e.prediction;
             prediction.push(q, || (q != NONE).then(|| enum_name(&PREDICTION_TYPE_NAMES, q)));
-            let mut v = as_i64(e.severity);
+            let mut v = e.severity;
             if v == NONE && bits == JANK_NONE {
                 v = NO_SEVERITY_JANK_NONE;
             }
@@ -366,10 +362,10 @@ mod tests {
     fn table_of_crafted_starts() {
         use arrow_array::{Array, BooleanArray, Int64Array, StringViewArray};
         let layer: std::sync::Arc<str> = "TX - com.example.app/com.example.app.MainActivity#0".into();
-        let start = |ts, cookie, member, jank: Option<u64>, layer: Option<std::sync::Arc<str>>| FtStart {
-            ts, clock: 6, cookie, member, pid: 42, token: cookie * 10, dft: if member == 1 { None } else { Some(7) }, layer,
-            jank, present: jank.map(|_| 2), on_time: jank.map(|_| false), gpu: None, prediction: jank.map(|_| 1),
-            severity: None,
+        let start = |ts, cookie, member, jank: Option<i64>, layer: Option<std::sync::Arc<str>>| FtStart {
+            ts, clock: 6, cookie, member, pid: 42, token: cookie * 10, dft: if member == 1 { NONE } else { 7 }, layer,
+            jank: jank.unwrap_or(NONE), present: jank.map_or(NONE, |_| 2), on_time: jank.map(|_| false), gpu: None,
+            prediction: jank.map_or(NONE, |_| 1), severity: NONE,
         };
         let starts = vec![
             start(300, 1, 3, None, Some(layer.clone())),                  // expected surface frame, cookie 1

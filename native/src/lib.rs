@@ -17,6 +17,7 @@ mod frametimeline;
 mod ftrace_text;
 mod order;
 mod perfetto;
+mod records;
 mod states;
 mod systrace_text;
 mod wire;
@@ -77,17 +78,8 @@ fn col(py: Python<'_>, v: Vec<i64>) -> PyResult<Bound<'_, PyAny>> {
     Ok(Bound::new(py, Column { data: Data::I64(v) })?.into_any())
 }
 
-/// Each thread's process, for the threads whose process is known (pids: None where it is not).
-fn known_pids(tids: Vec<i64>, pids: Vec<Option<i64>>) -> hash::FastMap<i64, i64> {
-    // sized for every thread at once (collect from a filter knows no size: it grew by rehashing, 5 times for 3000)
-    let mut map = hash::FastMap::with_capacity_and_hasher(tids.len(), Default::default());
-    map.extend(tids.into_iter().zip(pids).filter_map(|(t, p)| Some((t, p?))));
-    map
-}
-
-/// Each known thread's process, made once per build from the TraceBuilder's threads (tids, and pids None where
-/// unknown) for both the slice nesting and the binder pairing: taking the lists from Python and hashing them cost
-/// 0.1 ms for 3000 threads, in each call.
+/// Each known thread's process, made once per build from the TraceBuilder's threads (`{tid: Thread}`, read
+/// natively) for both the slice nesting and the binder pairing.
 #[pyclass(module = "droidlag._native")]
 struct ThreadPids {
     map: hash::FastMap<i64, i64>,
@@ -96,8 +88,12 @@ struct ThreadPids {
 #[pymethods]
 impl ThreadPids {
     #[new]
-    fn new(tids: Vec<i64>, pids: Vec<Option<i64>>) -> Self {
-        ThreadPids { map: known_pids(tids, pids) }
+    fn new(threads: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let pairs = records::known_pids(threads)?;
+        // sized for every thread at once (a collect from a filter knows no size: it grew by rehashing)
+        let mut map = hash::FastMap::with_capacity_and_hasher(pairs.len(), Default::default());
+        map.extend(pairs);
+        Ok(ThreadPids { map })
     }
 }
 
@@ -106,9 +102,11 @@ fn cols<const N: usize>(py: Python<'_>, group: [Vec<i64>; N]) -> PyResult<Bound<
     PyList::new(py, items)
 }
 
-/// Declarations folded per process and per thread with the TraceBuilder's rules (the first pid, ppid and name
-/// win; a missing one is filled by a later declaration), in first-seen order: a trace that repeats its process
-/// tree (long captures, concatenated files) hands each process and thread over once.
+/// Declarations folded per process and per thread with the TraceBuilder's rules, in first-seen order: a trace that
+/// repeats its process tree (long captures, concatenated files) hands each process and thread over once. A process
+/// takes its latest name and ppid (as trace processor's process table does: an app process is listed under its
+/// zygote's name, or `<pre-initialized>`, until it takes its package name); a thread keeps its first pid and name,
+/// a missing one filled by a later declaration.
 fn collapse_decls(decls: Vec<Decl>) -> Vec<Decl> {
     let mut out: Vec<Decl> = Vec::new();
     let mut procs: hash::FastMap<i64, usize> = hash::FastMap::with_capacity_and_hasher(decls.len(), Default::default());
@@ -123,10 +121,10 @@ fn collapse_decls(decls: Vec<Decl>) -> Vec<Decl> {
                 }
                 Some(&i) => {
                     if let Decl::Process { name: old_name, ppid: old_ppid, .. } = &mut out[i] {
-                        if old_name.is_none() && named(&name) {
+                        if named(&name) {
                             *old_name = name;
                         }
-                        if old_ppid.is_none() {
+                        if ppid.is_some() {
                             *old_ppid = ppid;
                         }
                     }
@@ -249,8 +247,10 @@ impl PerfettoDecoder {
             }
         }
         let names = o.names.into_iter().map(|(ts, _c, tid, pid, n)| (ts, tid, pid, n)).collect();
-        d.set_item("threads", perfetto::fold_threads(declared, &o.atrace.threads, names, o.renames, o.comms))?;
-        d.set_item("processes", processes)?;
+        // as records (`{tid: Thread}`, `{pid: Process}`), made here from the folded rows
+        let threads = perfetto::fold_threads(declared, &o.atrace.threads, &o.newtasks, names, o.renames, o.comms);
+        d.set_item("threads", records::thread_dict(py, threads)?)?;
+        d.set_item("processes", records::process_dict(py, processes)?)?;
         d.set_item("atrace", SliceEvents { ev: o.atrace, seq })?;
         d.set_item("cpu_info", o.cpu_info)?;
         d.set_item("metadata", o.metadata)?;
@@ -358,6 +358,13 @@ impl SliceEvents {
     fn end(&mut self, ts: i64, tid: i64) {
         self.seq += 1;
         self.ev.event(ts, self.seq, tid, None, atrace::K_END, None, None, None);
+    }
+
+    /// An instant (a slice of duration 0) on thread tid's track (pid None: the thread's process).
+    #[pyo3(signature = (ts, tid, name, pid=None))]
+    fn instant(&mut self, ts: i64, tid: i64, name: String, pid: Option<i64>) {
+        self.seq += 1;
+        self.ev.event(ts, self.seq, tid, pid, atrace::K_INSTANT, Some(&name), None, None);
     }
 
     /// What the payloads read so far imply beyond slices, handed over once: (thread pids [(tid, pid)], the counter
@@ -644,6 +651,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<StateActions>()?;
     m.add_function(wrap_pyfunction!(binder_calls, m)?)?;
     m.add_class::<ThreadPids>()?;
+    m.add_class::<records::Thread>()?;
+    m.add_class::<records::Process>()?;
+    m.add_function(wrap_pyfunction!(records::threads_of, m)?)?;
+    m.add_function(wrap_pyfunction!(records::processes_of, m)?)?;
+    m.add_function(wrap_pyfunction!(records::add_main_threads, m)?)?;
     m.add_function(wrap_pyfunction!(frame_timeline_pairing, m)?)?;
     m.add_function(wrap_pyfunction!(unescape_js, m)?)?;
     m.add_function(wrap_pyfunction!(process_dump, m)?)?;

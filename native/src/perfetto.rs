@@ -104,6 +104,8 @@ const FE_BINDER_TRANSACTION_RECEIVED: u32 = 51;
 const FE_SCHED_WAKEUP_NEW: u32 = 114;
 const FE_BLOCK_RQ_COMPLETE: u32 = 125;
 const FE_TASK_NEWTASK: u32 = 235;
+/// clone(2)'s flag for a thread of the caller's process (task_newtask.clone_flags)
+const CLONE_THREAD: u64 = 0x10000;
 const FE_TASK_RENAME: u32 = 236;
 
 /// Per-sequence incremental state: interned strings and packet defaults.
@@ -122,15 +124,22 @@ pub enum Decl {
     Thread { tid: i64, pid: Option<i64>, name: Option<String> },
 }
 
-/// A track-event slice begin/end before its thread is known (tracks may be described after their events).
+/// A track-event slice begin, end or instant before its thread is known (tracks may be described after their
+/// events).
 struct TrackEvent {
     ts: i64,
     clock: u32,
     uuid: Option<u64>,
     seq_thread: Option<(i64, i64)>,
-    begin: bool,
+    kind: u8,
     name: String,
 }
+
+// TrackEvent.type values read here (track_event.proto): slice begin and end, and instants (trace processor makes an
+// instant a slice of duration 0 on its track).
+const TE_SLICE_BEGIN: u64 = 1;
+const TE_SLICE_END: u64 = 2;
+const TE_INSTANT: u64 = 3;
 
 /// Everything the reader hands over. Column groups share one length each.
 #[derive(Default)]
@@ -148,6 +157,7 @@ pub struct Out {
     pub print_seq: i64,
     pub comms: Vec<(i64, String)>, // first comm seen per tid, in order
     pub renames: Vec<(i64, i64, String)>, // (ts, tid, new comm): task_rename
+    pub newtasks: Vec<(i64, i64, bool)>, // (new tid, creating tid, CLONE_THREAD): task_newtask, in file order
     pub names: Vec<(i64, u32, i64, Option<i64>, String)>, // (ts, clock, tid, pid, name): process_tree threads
     pub decls: Vec<Decl>,
     pub cpu_info: Vec<(Option<String>, i64, i64)>, // (processor, index, max kHz)
@@ -171,8 +181,9 @@ pub struct Out {
     pub ft_events: i64,
     pub ft_broken: i64,
     pub ft_incomplete: i64,
-    // track events on thread tracks, in file order: ts, tid, pid, name (None: the slice ends)
-    pub slices: Vec<(i64, i64, i64, Option<String>)>,
+    // track events on thread tracks, in file order: ts, tid, pid, TrackEvent.type (1 slice begin, 2 slice end,
+    // 3 instant), name (None for an end)
+    pub slices: Vec<(i64, i64, i64, u8, Option<String>)>,
     pub track_skipped: i64,
     pub foreign_clock_events: i64,
     pub lost_bundles: i64,
@@ -185,20 +196,25 @@ pub struct Out {
 
 pub struct FtStart {
     pub ts: i64,
-    pub clock: u32,
     pub cookie: i64,
-    pub member: u32,
     pub pid: i64,
     pub token: i64,
-    pub dft: Option<i64>,
+    // the optional numbers as the table's int64 view of the wire's u64: i64::MIN (FT_NONE) for an absent field
+    // (8 bytes each where Option<u64> took 16: a trace holds thousands of starts until the table is made)
+    pub dft: i64,
+    pub jank: i64,
+    pub present: i64,
+    pub prediction: i64,
+    pub severity: i64,
     pub layer: Option<Arc<str>>, // shared by the events of one layer
-    pub jank: Option<u64>,
-    pub present: Option<u64>,
+    pub clock: u32,
+    pub member: u32,
     pub on_time: Option<bool>,
     pub gpu: Option<bool>,
-    pub prediction: Option<u64>,
-    pub severity: Option<u64>,
 }
+
+/// An absent optional number of a FrameTimeline start (FtStart), as the table's int64 columns hold it.
+pub const FT_NONE: i64 = i64::MIN;
 
 /// Lengths of every output at a packet boundary, to roll back a packet that fails half-way.
 struct Mark {
@@ -356,7 +372,7 @@ impl Decoder {
             o.wk[0].len(), o.wk[1].len(), o.wk[2].len(), o.wk[3].len(),
             o.wakeup[0].len(), o.wakeup[1].len(), o.wakeup[2].len(), o.wakeup[3].len(),
             o.idle[0].len(), o.idle[1].len(), o.idle[2].len(), o.freq[0].len(), o.freq[1].len(), o.freq[2].len(),
-            o.atrace.ts.len() + (o.atrace.c_ts.len() << 32), o.comms.len(), o.renames.len(), o.names.len(), o.decls.len(), o.cpu_info.len(),
+            o.atrace.ts.len() + (o.atrace.c_ts.len() << 32), o.comms.len(), o.renames.len() + (o.newtasks.len() << 32), o.names.len(), o.decls.len(), o.cpu_info.len(),
             o.metadata.len(), o.binder_tx[0].len(), o.binder_rx[0].len(), o.blocked.len(),
             o.block_issue.len() + (o.block_complete.len() << 32), o.ft_start.len() + (o.ft_end.len() << 32),
             self.track_events.len() + (self.snapshots.len() << 32),
@@ -386,7 +402,8 @@ impl Decoder {
         for (tid, _) in o.comms.drain(l[20]..) {
             self.comm_seen.remove(tid);
         }
-        o.renames.truncate(l[21]);
+        o.renames.truncate(l[21] & 0xFFFF_FFFF);
+        o.newtasks.truncate(l[21] >> 32);
         o.names.truncate(l[22]);
         o.decls.truncate(l[23]);
         o.cpu_info.truncate(l[24]);
@@ -844,6 +861,9 @@ fn decode_ft_event(raw: &[u8], layers: &mut HashSet<Arc<str>>) -> WireResult<Opt
             }
         }
     });
+    // a value of 2**63 or more reads as negative, as in the int64 columns (2**63 itself as absent, as it always did)
+    let num = |v: Option<u64>| v.map_or(FT_NONE, |x| x as i64);
+    let if_actual = |v: Option<u64>| if actual { num(Some(v.unwrap_or(0))) } else { FT_NONE };
     Ok(Some(FtEvent::Start(FtStart {
         ts: 0,
         clock: 0,
@@ -851,14 +871,14 @@ fn decode_ft_event(raw: &[u8], layers: &mut HashSet<Arc<str>>) -> WireResult<Opt
         member,
         pid: pid as i64,
         token: token as i64,
-        dft: dft.map(|v| v as i64),
+        dft: num(dft),
         layer,
-        jank: if actual { Some(jank.unwrap_or(0)) } else { None },
-        present: if actual { Some(present_type.unwrap_or(0)) } else { None },
+        jank: if_actual(jank),
+        present: if_actual(present_type),
         on_time: if actual { flag(layout[5]) } else { None },
         gpu: if actual { flag(layout[6]) } else { None },
-        prediction: if actual { Some(prediction.unwrap_or(0)) } else { None },
-        severity: if actual { severity } else { None },
+        prediction: if_actual(prediction),
+        severity: if actual { num(severity) } else { FT_NONE },
     })))
 }
 
@@ -1186,7 +1206,14 @@ impl Decoder {
                 o.block_complete.push((ts, f.u64(1) as i64, f.u64(2) as i64, f.u32(3), text(f.bytes(5)), error));
             }
             FE_TASK_RENAME => o.renames.push((ts, f.i32(1), text(f.bytes(3)))),
-            FE_TASK_NEWTASK => self.comm(f.i32(1), f.bytes(2)),
+            FE_TASK_NEWTASK => {
+                // pid=1 comm=2 clone_flags=3, written by the creating thread (the event's pid)
+                let new = f.i32(1);
+                self.comm(new, f.bytes(2));
+                if new != 0 {
+                    self.out.newtasks.push((new, pid, f.u64(3) & CLONE_THREAD != 0));
+                }
+            }
             _ => {}
         }
         Ok(())
@@ -1261,7 +1288,7 @@ impl Decoder {
                 _ => {}
             }
         }
-        if typ != 1 && typ != 2 {
+        if !matches!(typ, TE_SLICE_BEGIN | TE_SLICE_END | TE_INSTANT) {
             return Ok(());
         }
         let seq = self.seqs.get(&seq_id).unwrap();
@@ -1282,7 +1309,7 @@ impl Decoder {
             clock,
             uuid: uuid.or(seq.track_uuid),
             seq_thread: seq.thread,
-            begin: typ == 1,
+            kind: typ as u8,
             name,
         });
         Ok(())
@@ -1315,7 +1342,8 @@ impl Decoder {
                 self.out.track_skipped += 1;
                 continue;
             };
-            self.out.slices.push((ts, tid, pid, te.begin.then_some(te.name)));
+            let name = (te.kind as u64 != TE_SLICE_END).then_some(te.name);
+            self.out.slices.push((ts, tid, pid, te.kind, name));
         }
         let mut u: Vec<u32> = unconvertible.into_iter().collect();
         u.sort();
@@ -1443,45 +1471,73 @@ pub type ThreadRow = (i64, Option<i64>, Option<String>);
 /// authoritative names in time order (process_tree names and task_rename replace the name; a missing pid is
 /// filled), then comms (fill a missing name). Threads in first-seen order, each once: the Python side makes each
 /// thread's record once instead of replacing it fact by fact.
-pub fn fold_threads(declared: Vec<ThreadRow>, atrace_pids: &[(i64, i64)], names: Vec<(i64, i64, Option<i64>, String)>,
-                    renames: Vec<(i64, i64, String)>, comms: Vec<(i64, String)>) -> Vec<ThreadRow> {
-    let mut rows: Vec<ThreadRow> = Vec::with_capacity(declared.len());
-    let mut at: HashMap<i64, usize> = HashMap::with_capacity_and_hasher(declared.len(), Default::default());
-    let named = |n: &Option<String>| n.as_deref().is_some_and(|s| !s.is_empty());
-    // TraceBuilder.thread(tid, pid, name, overwrite_name)
-    let mut apply = |tid: i64, pid: Option<i64>, name: Option<String>, overwrite: bool| match at.get(&tid) {
-        None => {
-            at.insert(tid, rows.len());
-            rows.push((tid, pid, name));
-        }
-        Some(&i) => {
-            let row = &mut rows[i];
-            if row.1.is_none() {
-                row.1 = pid;
-            }
-            if named(&name) && (overwrite || !named(&row.2)) {
-                row.2 = name;
-            }
-        }
+pub fn fold_threads(declared: Vec<ThreadRow>, atrace_pids: &[(i64, i64)], newtasks: &[(i64, i64, bool)],
+                    names: Vec<(i64, i64, Option<i64>, String)>, renames: Vec<(i64, i64, String)>,
+                    comms: Vec<(i64, String)>) -> Vec<ThreadRow> {
+    let mut f = ThreadFold {
+        rows: Vec::with_capacity(declared.len()),
+        at: HashMap::with_capacity_and_hasher(declared.len(), Default::default()),
     };
     for (tid, pid, name) in declared {
-        apply(tid, pid, name, false);
+        f.apply(tid, pid, name, false);
     }
     for &(tid, pid) in atrace_pids {
-        apply(tid, Some(pid), None, false);
+        f.apply(tid, Some(pid), None, false);
     }
     let mut authoritative: Vec<(i64, i64, Option<i64>, String)> = names;
     authoritative.extend(renames.into_iter().map(|(ts, tid, name)| (ts, tid, None, name)));
     authoritative.sort_by_key(|r| r.0); // stable: ties keep process_tree names before renames, each in file order
     for (_, tid, pid, name) in authoritative {
-        apply(tid, pid, Some(name), true);
+        f.apply(tid, pid, Some(name), true);
     }
     for (tid, comm) in comms {
         if !comm.is_empty() {
-            apply(tid, None, Some(comm), false);
+            f.apply(tid, None, Some(comm), false);
         }
     }
-    rows
+    // task_newtask, last (the new task is a thread by now, from its comm; a pid stated anywhere else wins): a thread
+    // made with CLONE_THREAD is in its creator's process, where that is known (a creator made earlier in the trace
+    // included); any other new task is a process of its own (its tid the pid)
+    for &(new, creator, thread) in newtasks {
+        let pid = if thread { f.pid_of(creator) } else { Some(new) };
+        if pid.is_some() {
+            f.apply(new, pid, None, false);
+        }
+    }
+    f.rows
+}
+
+/// The thread rows being folded, in first-seen order, and each tid's row.
+struct ThreadFold {
+    rows: Vec<ThreadRow>,
+    at: HashMap<i64, usize>,
+}
+
+impl ThreadFold {
+    /// TraceBuilder.thread(tid, pid, name, overwrite_name): a new thread is added; a known one gets a missing pid,
+    /// and the name when it has none (or always, if `overwrite`).
+    fn apply(&mut self, tid: i64, pid: Option<i64>, name: Option<String>, overwrite: bool) {
+        let named = |n: &Option<String>| n.as_deref().is_some_and(|s| !s.is_empty());
+        match self.at.get(&tid) {
+            None => {
+                self.at.insert(tid, self.rows.len());
+                self.rows.push((tid, pid, name));
+            }
+            Some(&i) => {
+                let row = &mut self.rows[i];
+                if row.1.is_none() {
+                    row.1 = pid;
+                }
+                if named(&name) && (overwrite || !named(&row.2)) {
+                    row.2 = name;
+                }
+            }
+        }
+    }
+
+    fn pid_of(&self, tid: i64) -> Option<i64> {
+        self.at.get(&tid).and_then(|&i| self.rows[i].1)
+    }
 }
 
 #[cfg(test)]

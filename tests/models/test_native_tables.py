@@ -87,7 +87,7 @@ def test_a_native_table_exports_again_and_shares_its_buffers():
     for i in range(100):
         ev.begin(i * 10, 1, f"slice number {i} with a long name", 1)
         ev.end(i * 10 + 5, 1)
-    table = ev.nest(ThreadPids([], []), 1000)["table"]
+    table = ev.nest(ThreadPids({}), 1000)["table"]
     assert len(table) == 100 and table.columns == list(SLICE_SCHEMA)
     one, two = pl.DataFrame(table), pl.DataFrame(table)
     assert one.equals(two) and dict(one.schema) == SLICE_SCHEMA

@@ -338,3 +338,50 @@ def test_bulk_declarations_follow_the_one_by_one_rules():
     assert (t.threads[11].pid, t.threads[11].name) == (1, "a")        # first wins
     assert list(t.threads)[:2] == [10, 11]
     assert t.processes[3] == Process(3, "named", 7)
+
+
+def test_a_second_build_reuses_the_tables_and_refuses_events_added_after_the_first():
+    # slice events and the sched stream are let go once their tables are made (memory); a second build() gives the
+    # same tables and warnings once, and events added after a build cannot be lost silently
+    b = TraceBuilder("systrace", "x")
+    b.atrace(0, 1, "B|1|outer")
+    b.atrace(10, 1, "E|1")
+    b.atrace(20, 1, "E|1")          # an end without a begin: one warning
+    b.sched_switch(0, 0, 1, "S", 2)
+    first = b.build()
+    second = b.build()
+    assert second.slices.equals(first.slices) and second.thread_states.equals(first.thread_states)
+    assert first.slices["name"].to_list() == ["outer"] and first.slices["dur"].to_list() == [10]
+    assert sum("without a begin" in w.message for w in second.warnings) == 1
+    b.atrace(30, 1, "B|1|late")
+    with pytest.raises(RuntimeError, match="build once"):
+        b.build()
+
+
+def test_a_binder_call_to_a_process_main_thread_known_only_as_the_process_has_its_server_pid():
+    # the server thread (tid 50) is never declared as a thread, only as process 50: it is that process's main
+    # thread, and its pid is known when the binder table is made (as in 43 of the pixel6a corpus trace's calls)
+    b = TraceBuilder("perfetto", "x")
+    b.process(50, "system_server")
+    b.thread(61, 60, "binder-client")
+    b.binder_transaction(10, 61, 1, reply=False)
+    b.binder_transaction_received(11, 50, 1)
+    b.binder_transaction(20, 50, 2, reply=True)
+    b.binder_transaction_received(21, 61, 2)
+    t = b.build()
+    row = t.binder.row(0, named=True)
+    assert (row["client_tid"], row["client_pid"], row["server_tid"], row["server_pid"]) == (61, 60, 50, 50)
+
+
+def test_a_process_declared_again_takes_its_later_name_and_ppid():
+    # as trace processor's process table takes each process-tree listing: an app process is listed under its
+    # zygote's name until it takes its package name (the pixel6 corpus trace's pid 10628)
+    b = TraceBuilder("perfetto", "x")
+    b.process(7, "zygote64", 1)
+    b.process(7, "com.example.app")
+    b.process(7, "", None)                  # no name, no ppid: nothing replaced
+    b.process(8, None, None)
+    b.process(8, "late", 3)
+    t = b.build()
+    assert t.processes[7] == Process(7, "com.example.app", 1) and t.processes[8] == Process(8, "late", 3)
+    assert t.threads[7].name == "com.example.app"     # the main thread named after the process

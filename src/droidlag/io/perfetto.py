@@ -2,16 +2,14 @@
 
 The decoder walks the raw TracePacket bytes (fed in chunks, so a file need not be in memory at once) and returns
 columns: process_tree, system_info/cpu_info, ftrace bundles (compact_sched and regular events: sched, atrace print,
-binder, block, cpufreq/idle, task names), thread-track TrackEvent slices and FrameTimeline (field 76). This module
+binder, block, cpufreq/idle, task names), thread-track TrackEvent slices and instants and FrameTimeline (field 76). This module
 hands them to the TraceBuilder. Timestamps are put on the boot clock (the trace clock of Android captures) with
 the trace's clock snapshots. A truncated or corrupt file is read packet by packet up to the first broken record,
 with a warning naming the byte offset.
 """
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +22,6 @@ from droidlag.models.trace_builder import TraceBuilder
 CHUNK_BYTES = 128 << 10   # read_perfetto_file's read buffer: held through the read, so small (8 MB was most of a
                           # small trace's peak; 128 KB measured lowest of 64-256 KB on the corpus traces); the decoding
                           # loop is native, so more reads cost nothing measurable
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for the block (as it was before, after it)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def read_perfetto(data: bytes, path: str) -> Trace:
@@ -74,13 +60,6 @@ def read_perfetto_chunks(chunks: Iterable[bytes], path: str) -> Trace:
 
 def _trace(decoder: PerfettoDecoder, size: int, path: str) -> Trace:
     """The Trace of what the decoder read from `size` bytes of input."""
-    # the cyclic garbage collector is paused while the thread and process records are made (thousands of tuples
-    # and strings, none in a cycle): its collections, triggered by the count of new objects, cost a fifth of that
-    with gc_paused():
-        return _trace_of(decoder, size, path)
-
-
-def _trace_of(decoder: PerfettoDecoder, size: int, path: str) -> Trace:
     cols = decoder.finish()
     builder = TraceBuilder("perfetto", path)
     stopped = cols["stopped"]
@@ -112,10 +91,10 @@ def fill_builder(b: TraceBuilder, cols: dict[str, Any]) -> None:
         b.warn(f"the file holds {cols['trace_configs']} traces (one TraceConfig packet each, as when captures are "
                "concatenated); read as one: processes and threads of the same id are merged and the time range "
                "spans them all")
-    b.processes_many(cols["processes"])     # one per process, its declarations folded natively
-    # one (tid, pid, name) per thread, with the TraceBuilder's rules already applied natively to the declarations,
-    # atrace pids, authoritative names (process_tree, task_rename) and comms: each thread's record is made once
-    b.threads_many(cols["threads"])
+    # the records, made natively: one per process, its declarations folded; one per thread, with the TraceBuilder's
+    # rules already applied to the declarations, atrace pids, authoritative names (process_tree, task_rename) and
+    # comms: each record is made once
+    b.adopt_records(cols["processes"], cols["threads"])
     for _processor, index, khz in cols["cpu_info"]:
         # CpuInfo lists one entry per CPU in CPU order; `processor` is its model name ("AArch64 Processor rev 0"),
         # not a number, so the position is the CPU (the reader used to key by that name when present)
@@ -150,11 +129,17 @@ def _sched(b: TraceBuilder, cols: dict[str, Any]) -> None:
                "trace; kept as hex address or ksym#<id>")
 
 
+_TRACK_SLICE_END, _TRACK_INSTANT = 2, 3   # TrackEvent.type of the decoder's track_slices rows (1: slice begin)
+
+
 def _track_events(b: TraceBuilder, cols: dict[str, Any]) -> None:
-    """Thread-track slices become thread slices; events on process or async tracks are counted, not read."""
-    for ts, tid, pid, name in cols["track_slices"]:
-        if name is None:
+    """Thread-track slices become thread slices and thread-track instants instants (duration 0, as trace processor
+    makes them); events on process or async tracks are counted, not read."""
+    for ts, tid, pid, kind, name in cols["track_slices"]:
+        if kind == _TRACK_SLICE_END:
             b.slice_end(ts, tid)
+        elif kind == _TRACK_INSTANT:
+            b.slice_instant(ts, tid, name, pid or None)
         else:
             b.slice_begin(ts, tid, name, pid or None)
     if cols["track_skipped"]:

@@ -6,10 +6,15 @@ table has exactly one producer. The schemas below are the contract the analyses 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import polars as pl
 
+# A process (pid, name, ppid) and a thread (tid, pid, name: pid None when the trace does not say) as the trace names
+# them: immutable records made natively (native/src/records.rs), thousands per trace. They read as the named tuples
+# they were: attributes, equality and hash by value, iteration and unpacking, indexing, repr, pickling.
+from droidlag._native import Process as Process
+from droidlag._native import Thread as Thread
 from droidlag.errors import ReadWarning
 
 # One schema per table; columns documented with their units.
@@ -100,19 +105,6 @@ FRAME_TIMELINE_SCHEMA = {
 FRAME_TIMELINE_START_SCHEMA = {"ts": pl.Int64, "cookie": pl.Int64,
                                **{k: v for k, v in FRAME_TIMELINE_SCHEMA.items() if k not in ("ts", "dur", "ended")}}
 
-
-class Process(NamedTuple):
-    """A process as the trace names it (a named tuple: a trace holds thousands, made in bulk by the readers)."""
-    pid: int
-    name: str | None
-    ppid: int | None = None
-
-
-class Thread(NamedTuple):
-    """A thread and its process (pid None when the trace does not say), as the trace names it."""
-    tid: int
-    pid: int | None
-    name: str | None
 
 
 @dataclass

@@ -8,14 +8,20 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from itertools import repeat
-from operator import attrgetter, itemgetter
 from typing import Any, TypeAlias, cast
 
 import numpy as np
 import polars as pl
 
-from droidlag._native import Column, FrameTimelineEvents, SliceEvents, ThreadPids
+from droidlag._native import (
+    Column,
+    FrameTimelineEvents,
+    SliceEvents,
+    ThreadPids,
+    add_main_threads,
+    processes_of,
+    threads_of,
+)
 from droidlag._native import binder_calls as _binder_calls
 from droidlag._native import frame_timeline_pairing as _frame_timeline_pairing
 from droidlag.errors import ReadWarning
@@ -52,9 +58,6 @@ BlockIssue: TypeAlias = tuple[int, int, int, int, int, str, "int | None", "str |
 BlockComplete: TypeAlias = tuple[int, int, int, int, str, int]
 
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
-_PID = attrgetter("pid")
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
-_new_tuple = tuple.__new__     # a named tuple record from a row tuple, without a Python-level __new__ call
 MAX_CPU = (1 << 16) - 1   # far above any device; the thread-state cpu column is 32-bit
 _NONE_I32 = np.iinfo(np.int32).min     # None in the narrow (int32) sched cpu column
 
@@ -105,19 +108,6 @@ def _direction(rwbs: str, nr_sectors: int) -> str:
     return "other"
 
 
-def _made_in_bulk(records: dict[int, Any], rows: Iterable[tuple[Any, ...]], record: type) -> bool:
-    """The first declarations (a decoder's: a list, one row per id) as records of a named-tuple type, made in bulk
-    (one map, no Python-level __new__ per row); False, with `records` left as it was, when there were records already
-    or an id repeats: then the rows go one by one, as the rules say."""
-    if records or not isinstance(rows, list):
-        return False
-    records.update(zip(map(_FIRST, rows), map(_new_tuple, repeat(record), rows)))
-    if len(records) == len(rows):
-        return True
-    records.clear()
-    return False
-
-
 class TraceBuilder:
     """Collects raw events from one file; `build()` returns the Trace."""
 
@@ -143,6 +133,7 @@ class TraceBuilder:
         self._blocked: list[tuple[str | None, bool | None]] = []
         self._has_switch = False
         self._states_built: tuple[int, pl.DataFrame] | None = None    # (trace end, table) once derived
+        self._slices_built: tuple[int, pl.DataFrame] | None = None    # (trace end, table) once nested
         self._has_waking = False
         self._has_blocked = False
         # counter samples: per-event ones gather natively with atrace's, bulk calls add frames (in arrival order)
@@ -180,20 +171,23 @@ class TraceBuilder:
 
     # ---- processes and threads ----------------------------------------------------------------------------
     def process(self, pid: int, name: str | None = None, ppid: int | None = None) -> None:
-        """Declare a process; a later call with a name fills in a missing one."""
+        """Declare a process; a later declaration's name and ppid replace the earlier ones (an empty name or a
+        None ppid leaves them), as trace processor's process table takes each process-tree listing: an Android app
+        process is listed under its zygote's name, or `<pre-initialized>`, until it takes its package name."""
         check_i64(pid, ppid)
         old = self._processes.get(pid)
-        if old is None or (name and not old.name) or (ppid is not None and old.ppid is None):
-            self._processes[pid] = Process(pid, name or (old.name if old else None),
-                                           ppid if ppid is not None else (old.ppid if old else None))
+        if old is None:
+            self._processes[pid] = Process(pid, name or None, ppid)
+        elif (name and name != old.name) or (ppid is not None and ppid != old.ppid):
+            self._processes[pid] = Process(pid, name or old.name, ppid if ppid is not None else old.ppid)
 
     def processes_many(self, rows: Iterable[tuple[int, str | None, int | None]]) -> None:
         """Declare many processes (pid, name, ppid) as `process` would, one by one; a process not seen before is
         added directly (the common case of a process tree; as in threads_many, the numbers are a decoder's 64-bit
-        ones, not checked again)."""
+        ones, not checked again). The first declarations (a list, each id once) are made natively in one call."""
         processes = self._processes
-        # (a process's empty name is no name: rows with one go one by one; an iterator is not read here)
-        if isinstance(rows, list) and "" not in map(_SECOND, rows) and _made_in_bulk(processes, rows, Process):
+        if not processes and isinstance(rows, list) and (made := processes_of(rows)) is not None:
+            self._processes = made
             return
         for pid, name, ppid in rows:
             if pid in processes:
@@ -215,15 +209,27 @@ class TraceBuilder:
 
     def threads_many(self, rows: Iterable[tuple[int, int | None, str | None]]) -> None:
         """Declare many threads (tid, pid, name) as `thread` would, one by one; a thread not seen before is added
-        directly (the common case of a process tree)."""
+        directly (the common case of a process tree). The first declarations (a list, each id once) are made
+        natively in one call."""
         threads = self._threads
-        if _made_in_bulk(threads, rows, Thread):
+        if not threads and isinstance(rows, list) and (made := threads_of(rows)) is not None:
+            self._threads = made
             return
         for tid, pid, name in rows:
             if tid in threads:
                 self.thread(tid, pid, name)
             else:
                 threads[tid] = Thread(tid, pid, name)
+
+    def adopt_records(self, processes: dict[int, Process], threads: dict[int, Thread]) -> None:
+        """Take a decoder's records (`{pid: Process}`, `{tid: Thread}`, each id once, its declarations already folded
+        by the rules of `process` and `thread`) as this trace's first ones; with records already declared, they are
+        declared one by one instead."""
+        if self._processes or self._threads:
+            self.processes_many([(p.pid, p.name, p.ppid) for p in processes.values()])
+            self.threads_many([(t.tid, t.pid, t.name) for t in threads.values()])
+            return
+        self._processes, self._threads = processes, threads
 
     # ---- slices -------------------------------------------------------------------------------------------
     def atrace(self, ts: int, tid: int, payload: str, line: int | None = None) -> None:
@@ -268,6 +274,11 @@ class TraceBuilder:
     def slice_end(self, ts: int, tid: int) -> None:
         self._see(ts)
         self._slice_ev.end(ts, tid)
+
+    def slice_instant(self, ts: int, tid: int, name: str, pid: int | None = None) -> None:
+        """An instant on a thread (a slice of duration 0, kind "instant", nested in the thread's open slices)."""
+        self._see(ts)
+        self._slice_ev.instant(ts, tid, name, pid)
 
     # ---- scheduling ---------------------------------------------------------------------------------------
     def sched_switch(self, ts: int, cpu: int, prev_tid: int, prev_state: str, next_tid: int,
@@ -575,6 +586,9 @@ class TraceBuilder:
         start = self._min_ts if self._min_ts is not None else 0
         end = self._max_ts if self._max_ts is not None else start
         self._end = end
+        # Threads seen only as pids of processes are that process's main thread: added before the tables, whose
+        # threads' pids (slices without one, a binder call's server) come from the records
+        add_main_threads(self._processes, self._threads)
         self._known_pids = None
         slices = self._build_slices()
         states = self._build_thread_states()
@@ -585,14 +599,6 @@ class TraceBuilder:
         cpu_max = dict(self._cpu_max_freq)
         for cpu, khz in self._max_cpufreq(counters).items():
             cpu_max.setdefault(cpu, khz)
-        # Threads seen only as pids of processes are that process's main thread.
-        threads = self._threads
-        for pid, p in self._processes.items():
-            t = threads.get(pid)
-            if t is None:
-                threads[pid] = _new_tuple(Thread, (pid, pid, p.name))     # Thread(pid, pid, p.name), made directly
-            elif t.pid is None:
-                threads[pid] = _new_tuple(Thread, (pid, pid, t.name))
         return Trace(
             format=self.format, path=self.path, start_ns=start, end_ns=end,
             processes=dict(self._processes), threads=dict(self._threads),
@@ -605,9 +611,9 @@ class TraceBuilder:
 
     def _thread_pids(self) -> ThreadPids:
         """Every thread's pid (where known) as a native map, made once per build for both the slice nesting and the
-        binder pairing (the lists gathered by map: a comprehension over the threads cost twice as much)."""
+        binder pairing (the records read natively)."""
         if self._known_pids is None:
-            self._known_pids = ThreadPids(list(self._threads), list(map(_PID, self._threads.values())))
+            self._known_pids = ThreadPids(self._threads)
         return self._known_pids
 
     def _build_counters(self) -> pl.DataFrame:
@@ -646,10 +652,18 @@ class TraceBuilder:
 
     def _build_slices(self) -> pl.DataFrame:
         """Slice events nested per thread natively (B/E stacks, S/F pairs by (pid, track, name, cookie), instants);
-        slices still open at the end run to the trace end."""
+        slices still open at the end run to the trace end. The events are let go once nested (memory: the tables
+        built after reuse theirs); a second build() reuses the table."""
+        if self._slices_built is not None:
+            end, table = self._slices_built
+            if len(self._slice_ev) or end != self._end:
+                raise RuntimeError("TraceBuilder.build() after adding events to a built trace: build once")
+            return table
         s = self._slice_ev.nest(self._thread_pids(), self._end)
+        self._slice_ev = SliceEvents()
         self.replaced_slice_names = s["replaced_names"]
         slices = columns.table(s["table"], SLICE_SCHEMA)
+        self._slices_built = (self._end, slices)
         if s["unmatched_ends"]:
             self.warn(f"{s['unmatched_ends']} slice end(s) without a begin on their thread, ignored: the begin was "
                       "before the trace started, or was written by another thread (kernel display and driver "
