@@ -4,9 +4,10 @@
 //! allow (integers, floats, booleans, string views), so a table costs one call, not one per column.
 //!
 //! The native passes mark null with a sentinel (`i64::MIN`, `i32::MIN`); the validity bitmap is made from it here.
-//! Strings are gathered from (distinct values, codes) as string views into one data buffer of the distinct values:
-//! each distinct string is copied once, a row costs a 16-byte view. A categorical column (polars' Categorical) is an
-//! Arrow dictionary array of its distinct values.
+//! Strings are written row by row as string views (`StringViews`): each distinct string is copied once into the
+//! column's one data buffer (or held inline in its view when 12 bytes or less), a row costs a 16-byte view, and null
+//! rows are marked as written (a bitmap made once at the end). A categorical column (polars' Categorical) is an Arrow
+//! dictionary array of its distinct values.
 
 use std::ffi::CString;
 use std::sync::Arc;
@@ -139,17 +140,6 @@ impl TableBuilder {
         self.push(name, Arc::new(BooleanArray::new(BooleanBuffer::collect_bool(values.len(), |i| values[i]), None)))
     }
 
-    /// An Int64 column from optional values.
-    pub fn int64_opt(&mut self, name: &str, values: &[Option<i64>]) -> &mut Self {
-        let nulls = if values.iter().all(Option::is_some) {
-            None
-        } else {
-            Some(NullBuffer::new(BooleanBuffer::collect_bool(values.len(), |i| values[i].is_some())))
-        };
-        let plain: Vec<i64> = values.iter().map(|v| v.unwrap_or(0)).collect();
-        self.push(name, Arc::new(PrimitiveArray::<Int64Type>::new(ScalarBuffer::from(plain), nulls)))
-    }
-
     /// An Int32 column, `i32::MIN` as null.
     pub fn int32(&mut self, name: &str, values: Vec<i32>) -> &mut Self {
         let nulls = validity(&values, i32::MIN);
@@ -161,54 +151,9 @@ impl TableBuilder {
         self.push(name, Arc::new(PrimitiveArray::<Float64Type>::new(Self::buffer(values), None)))
     }
 
-    /// A Boolean column from optional values.
-    pub fn boolean<I: ExactSizeIterator<Item = Option<bool>> + Clone>(&mut self, name: &str, values: I) -> &mut Self {
-        let n = values.len();
-        let all_valid = values.clone().all(|v| v.is_some());
-        let mut it = values.clone();
-        let bits = BooleanBuffer::collect_bool(n, |_| it.next().flatten().unwrap_or(false));
-        let nulls = if all_valid {
-            None
-        } else {
-            let mut it = values;
-            Some(NullBuffer::new(BooleanBuffer::collect_bool(n, |_| it.next().flatten().is_some())))
-        };
-        self.push(name, Arc::new(BooleanArray::new(bits, nulls)))
-    }
-
     /// A column of n nulls of this type (no values written: a validity of zeros).
     pub fn nulls(&mut self, name: &str, data_type: &arrow_schema::DataType, n: usize) -> &mut Self {
         self.push(name, arrow_array::new_null_array(data_type, n))
-    }
-
-    /// A String column of n rows: row i is `distinct(codes[i])` (None: null), the distinct values looked up once
-    /// each (`n_codes`: codes are below it). Built as string views into one buffer of the distinct values.
-    pub fn strings<'a, F>(&mut self, name: &str, codes: &[u32], n_codes: usize, distinct: F) -> &mut Self
-    where
-        F: Fn(u32) -> Option<&'a str>,
-    {
-        // the distinct values this column uses, in first-use order, as a view array of its own
-        let mut slot: Vec<u32> = vec![u32::MAX; n_codes];
-        let mut used: Vec<Option<&str>> = Vec::new();
-        for &c in codes {
-            let s = &mut slot[c as usize];
-            if *s == u32::MAX {
-                *s = used.len() as u32;
-                used.push(distinct(c));
-            }
-        }
-        let values = StringViewArray::from_iter(used.iter().copied());
-        let views = values.views();
-        let out: Vec<u128> = codes.iter().map(|&c| views[slot[c as usize] as usize]).collect();
-        let nulls = values.nulls().map(|vn| {
-            NullBuffer::new(BooleanBuffer::collect_bool(codes.len(), |i| vn.is_valid(slot[codes[i] as usize] as usize)))
-        });
-        // SAFETY: every view is a view of `values` (valid UTF-8 within its buffers, which are shared as they are), and
-        // the validity has one bit per view: try_new's checks hold by construction.
-        let array = unsafe {
-            StringViewArray::new_unchecked(ScalarBuffer::from(out), values.data_buffers().clone(), nulls)
-        };
-        self.push(name, Arc::new(array))
     }
 
     /// A Categorical column: row i is `values[codes[i]]`. An error for a code outside the values.
@@ -279,10 +224,15 @@ mod tests {
         let mut b = TableBuilder::new();
         b.int64("a", vec![1, i64::MIN, 3]);
         b.int32("b", vec![i32::MIN, 2, 3]);
-        let names = ["x", "a string longer than twelve bytes"];
-        b.strings("s", &[2, 0, 1], 3, |c| if c == 0 { None } else { Some(names[c as usize - 1]) });
+        let mut s = StringViews::with_capacity(3);
+        let (x, long) = (s.view("x"), s.view("a string longer than twelve bytes"));
+        for v in [long, NULL_VIEW, x] {
+            s.push(v);
+        }
+        b.views("s", s);
         b.categorical("c", &["Running", "R"], vec![1, 0, 1]).unwrap();
-        b.boolean("o", [Some(true), None, Some(false)].into_iter());
+        let o = [Some(true), None, Some(false)];
+        b.opt_bools("o", 3, |i| o[i]);
         let t = b.finish().unwrap();
         let cols = t.batch.columns();
         assert_eq!(cols[0].null_count(), 1);
