@@ -7,9 +7,10 @@
 //! or dashed, the flags column may be absent (2012-era kernels). Each event's arguments are parsed by the rules of
 //! the kernel's print format, greedy where a comm may hold spaces.
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{FastMap as HashMap, TidSet};
 
 use crate::atrace::Parsed;
+use crate::perfetto::{SchedStream, MAX_CPU};
 
 pub const NONE: i64 = i64::MIN;
 const NS_PER_S: i64 = 1_000_000_000;
@@ -65,8 +66,8 @@ pub struct TextParser {
     pub min_ts: Option<i64>,
     pub max_ts: Option<i64>,
     tgid_of: HashMap<i64, i64>,
-    named: HashSet<i64>,
-    comm_named: HashSet<i64>,
+    named: TidSet,
+    comm_named: TidSet,
 }
 
 /// The parts of a line's head.
@@ -323,7 +324,7 @@ impl TextParser {
             skip_wakeup,
             events: 0,
             unhandled: Vec::new(),
-            unhandled_index: HashMap::new(),
+            unhandled_index: HashMap::default(),
             malformed: 0,
             lost_events: 0,
             first_bad_line: None,
@@ -336,9 +337,9 @@ impl TextParser {
             thread_ops: Vec::new(),
             min_ts: None,
             max_ts: None,
-            tgid_of: HashMap::new(),
-            named: HashSet::new(),
-            comm_named: HashSet::new(),
+            tgid_of: HashMap::default(),
+            named: TidSet::default(),
+            comm_named: TidSet::default(),
         }
     }
 
@@ -378,10 +379,11 @@ impl TextParser {
         self.first_ignored = None;
         self.last_ignored = None;
         let mut owned = String::new();
+        let has_cr = text.as_bytes().contains(&b'\r'); // one scan of the text rather than one per line
         for (k, raw) in text.split('\n').enumerate() {
             let lineno = first_line + k as i64;
             // CRLF captures (adb of old, Windows): a CR left on a line would end up in slice names
-            let line: &str = if raw.as_bytes().contains(&b'\r') {
+            let line: &str = if has_cr && raw.as_bytes().contains(&b'\r') {
                 owned.clear();
                 owned.extend(raw.chars().filter(|&c| c != '\r'));
                 &owned
@@ -502,7 +504,7 @@ impl TextParser {
                 self.set_tgid(h.tid, tgid);
             }
         }
-        if h.tid != 0 && !self.named.contains(&h.tid) {
+        if h.tid != 0 && !self.named.contains(h.tid) {
             let task = h.task.trim();
             if task != "<...>" {
                 self.named.insert(h.tid);
@@ -542,7 +544,7 @@ impl TextParser {
         // prev_comm is greedy: the last ` prev_pid=` after which the rest parses
         let mut found = None;
         let mut end = rest.len();
-        while let Some(at) = rest[..end].rfind(" prev_pid=") {
+        while let Some(at) = rfind_field(&rest[..end], " prev_pid=") {
             if let Some(v) = switch_rest(&rest[at + 10..]) {
                 found = Some((&rest[..at], v));
                 break;
@@ -792,6 +794,70 @@ impl TextParser {
     }
 }
 
+/// The parser's scheduling events as one stream in the thread-state pass's narrow columns (perfetto::SchedStream,
+/// which TraceBuilder.sched_stream takes in one step): switches, then wakings (sched_wakeup's too), then blocked
+/// reasons, each group in line order; a switch's prev_state as its index into `TextOut::states`. A CPU number no
+/// device has (a damaged line) leaves its event out, counted, as TraceBuilder._keep_sched_chunk does; a waking
+/// without a target_cpu keeps its event, with no CPU (i32::MIN).
+pub fn sched_stream(sw: [Vec<i64>; 5], wk: [Vec<i64>; 4], blocked_ts: Vec<i64>, blocked_tid: Vec<i64>) -> SchedStream {
+    let n = sw[0].len() + wk[0].len() + blocked_ts.len();
+    let mut s = SchedStream {
+        ts: Vec::with_capacity(n), kind: Vec::with_capacity(n), cpu: Vec::with_capacity(n), a: Vec::with_capacity(n),
+        b: Vec::with_capacity(n), switch_state: Vec::with_capacity(sw[0].len()),
+        blocked_index: (0..blocked_ts.len() as i32).collect(), bad_cpu: 0, range: None,
+        counts: (sw[0].len(), wk[0].len(), blocked_ts.len()),
+    };
+    for t in [&sw[0], &wk[0], &blocked_ts] {
+        if let (Some(&lo), Some(&hi)) = (t.iter().min(), t.iter().max()) {
+            s.range = Some(s.range.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        }
+    }
+    let mut push = |kind: u8, ts: i64, cpu: i64, a: i64, b: i64| {
+        if cpu != NONE && !(0..=MAX_CPU).contains(&cpu) {
+            s.bad_cpu += 1;
+            return false;
+        }
+        s.ts.push(ts);
+        s.kind.push(kind);
+        s.cpu.push(if cpu == NONE { i32::MIN } else { cpu as i32 });
+        s.a.push(a);
+        s.b.push(b);
+        true
+    };
+    let mut states = Vec::with_capacity(sw[0].len());
+    for i in 0..sw[0].len() {
+        if push(0, sw[0][i], sw[1][i], sw[2][i], sw[4][i]) {
+            states.push(sw[3][i]);
+        }
+    }
+    for i in 0..wk[0].len() {
+        push(1, wk[0][i], wk[2][i], wk[1][i], wk[3][i]);
+    }
+    for (&ts, &tid) in blocked_ts.iter().zip(&blocked_tid) {
+        push(2, ts, NONE, tid, NONE);
+    }
+    s.switch_state = states;
+    s
+}
+
+/// The last place of `field` (a ` key=` of a few bytes) in s: a byte loop back from the end, which for an event's
+/// arguments (a hundred bytes) costs less than setting up the standard library's substring search each time.
+#[inline]
+fn rfind_field(s: &str, field: &str) -> Option<usize> {
+    let (h, f) = (s.as_bytes(), field.as_bytes());
+    let first = *f.first()?;
+    let mut i = h.len().checked_sub(f.len())?;
+    loop {
+        if h[i] == first && h[i..].starts_with(f) {
+            return Some(i);
+        }
+        if i == 0 {
+            return None;
+        }
+        i -= 1;
+    }
+}
+
 /// `prev_pid`'s digits onwards of a sched_switch: (prev, prev_state, next_comm, next).
 fn switch_rest(r: &str) -> Option<(i64, &str, &str, i64)> {
     let (prev, r) = lead_int(r)?;
@@ -805,7 +871,7 @@ fn switch_rest(r: &str) -> Option<(i64, &str, &str, i64)> {
     let state = &r[..end];
     let r = r[end..].strip_prefix(" ==> next_comm=")?;
     let mut stop = r.len();
-    while let Some(at) = r[..stop].rfind(" next_pid=") {
+    while let Some(at) = rfind_field(&r[..stop], " next_pid=") {
         if let Some((next, _)) = lead_int(&r[at + 10..]) {
             return Some((prev, state, &r[..at], next));
         }
@@ -818,7 +884,7 @@ fn switch_rest(r: &str) -> Option<(i64, &str, &str, i64)> {
 fn comm_pid<'a>(args: &'a str, prefix: &str, sep: &str) -> Option<(&'a str, i64, &'a str)> {
     let r = args.strip_prefix(prefix)?;
     let mut end = r.len();
-    while let Some(at) = r[..end].rfind(sep) {
+    while let Some(at) = rfind_field(&r[..end], sep) {
         if let Some((v, rest)) = lead_uint(&r[at + sep.len()..]) {
             return Some((&r[..at], v, rest));
         }
@@ -873,4 +939,35 @@ fn lost_events(s: &str) -> Option<i64> {
         from = i;
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfind_field_finds_the_last_place() {
+        assert_eq!(rfind_field("a prev_pid=1 b prev_pid=2", " prev_pid="), Some(14));
+        assert_eq!(rfind_field(" prev_pid=", " prev_pid="), Some(0));
+        assert_eq!(rfind_field("prev_pid=", " prev_pid="), None);
+        assert_eq!(rfind_field("", " x"), None);
+    }
+
+    #[test]
+    fn comms_holding_field_names_stay_whole() {
+        // each comm holds the text of the field after it; the greedy rule takes the last place the rest parses
+        let mut p = TextParser::new(false);
+        p.parse(concat!(
+            "a-7 [001] d..2 1.000000: sched_switch: prev_comm=a prev_pid=9 x prev_pid=7 prev_prio=120 ",
+            "prev_state=S ==> next_comm=b next_pid=3 y next_pid=5 next_prio=120\n",
+            "a-7 [001] d..2 1.000001: sched_waking: comm=c pid=4 z pid=6 prio=120 target_cpu=002\n"), 1);
+        assert_eq!(p.events, 2);
+        assert_eq!(p.malformed, 0);
+        assert_eq!((p.out.sw[2][0], p.out.sw[4][0]), (7, 5));
+        assert_eq!((p.out.wk[1][0], p.out.wk[2][0], p.out.wk[3][0]), (6, 2, 7));
+        let names: Vec<_> = p.thread_ops.iter().filter_map(|(t, _, n, _)| n.clone().map(|n| (*t, n))).collect();
+        // the task column names 7 first; each comm then names its thread once (the builder keeps the first)
+        let want = [(7, "a"), (7, "a prev_pid=9 x"), (5, "b next_pid=3 y"), (6, "c pid=4 z")];
+        assert_eq!(names, want.map(|(t, n)| (t, n.to_string())).to_vec());
+    }
 }

@@ -500,11 +500,21 @@ impl FtraceText {
         let p = &mut self.inner;
         let o = std::mem::take(&mut p.out);
         let d = PyDict::new(py);
-        d.set_item("sched_switch", cols(py, o.sw)?)?;
+        // the sched stream in the thread-state pass's narrow columns (ftrace_text::sched_stream)
+        let st = ftrace_text::sched_stream(o.sw, o.wk, o.blocked_ts, o.blocked_tid);
+        let sched = PyDict::new(py);
+        sched.set_item("ts", col(py, st.ts)?)?;
+        sched.set_item("kind", Column { data: Data::U8(st.kind) })?;
+        sched.set_item("cpu", Column { data: Data::I32(st.cpu) })?;
+        sched.set_item("a", col(py, st.a)?)?;
+        sched.set_item("b", col(py, st.b)?)?;
+        sched.set_item("switch_state", col(py, st.switch_state)?)?;
+        sched.set_item("blocked_index", Column { data: Data::I32(st.blocked_index) })?;
+        sched.set_item("bad_cpu", st.bad_cpu)?;
+        sched.set_item("range", st.range)?;
+        sched.set_item("counts", st.counts)?;
+        d.set_item("sched", sched)?;
         d.set_item("states", o.states)?;
-        d.set_item("sched_waking", cols(py, o.wk)?)?;
-        d.set_item("blocked_ts", col(py, o.blocked_ts)?)?;
-        d.set_item("blocked_tid", col(py, o.blocked_tid)?)?;
         d.set_item("blocked", o.blocked)?;
         d.set_item("binder_transaction", cols(py, o.binder_tx)?)?;
         d.set_item("binder_transaction_received", cols(py, o.binder_rx)?)?;
@@ -555,6 +565,44 @@ fn binder_calls<'py>(py: Python<'py>, tx: Vec<PyBuffer<i64>>, rx: Vec<PyBuffer<i
 #[pyfunction]
 fn unescape_js(py: Python<'_>, text: &str) -> String {
     py.detach(|| systrace_text::unescape_js(text))
+}
+
+/// The JavaScript string literal that `text` opens, unescaped up to its closing quote, and whether it was closed
+/// (the legacy systrace report's linuxPerfData string; see systrace_text.rs).
+#[pyfunction]
+fn js_string(py: Python<'_>, text: &str) -> (String, bool) {
+    py.detach(|| systrace_text::js_string(text))
+}
+
+/// js_string of raw bytes (bytes, bytearray or a view of them) that are valid UTF-8 without CR or NUL, with
+/// whether the string's first line is a continuation; None for other bytes (see systrace_text::js_string_utf8).
+#[pyfunction]
+fn js_string_utf8(py: Python<'_>, raw: PyBuffer<u8>) -> PyResult<Option<(String, bool, bool)>> {
+    let b = slice_of(py, &raw)?;
+    Ok(py.detach(|| systrace_text::js_string_utf8(b)))
+}
+
+/// The first `</script>` (any case, up to 8 whitespace characters before `>`) in buf (bytes or bytearray) at or
+/// after `start`: (start, end) byte offsets, or None.
+#[pyfunction]
+fn find_script_end(py: Python<'_>, buf: PyBuffer<u8>, start: usize) -> PyResult<Option<(usize, usize)>> {
+    let b = slice_of(py, &buf)?;
+    Ok(py.detach(|| systrace_text::find_script_end(b, start.min(b.len()))))
+}
+
+/// Whether `needle` is in `text` (a marker looked for in megabytes of trace text, usually in vain; see
+/// systrace_text::find_literal).
+#[pyfunction]
+fn text_holds(py: Python<'_>, text: &str, needle: &str) -> bool {
+    py.detach(|| systrace_text::find_literal(text.as_bytes(), needle.as_bytes()).is_some())
+}
+
+/// The number of LF bytes in buf[start:end] (bytes or bytearray).
+#[pyfunction]
+fn count_newlines(py: Python<'_>, buf: PyBuffer<u8>, start: usize, end: usize) -> PyResult<usize> {
+    let b = slice_of(py, &buf)?;
+    let end = end.min(b.len());
+    Ok(py.detach(|| systrace_text::count_newlines(&b[start.min(end)..end])))
 }
 
 /// The rows of a systrace PROCESS DUMP in file order (see systrace_text.rs): (kind, pid, second, name) with kind 0
@@ -658,6 +706,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(records::add_main_threads, m)?)?;
     m.add_function(wrap_pyfunction!(frame_timeline_pairing, m)?)?;
     m.add_function(wrap_pyfunction!(unescape_js, m)?)?;
+    m.add_function(wrap_pyfunction!(js_string, m)?)?;
+    m.add_function(wrap_pyfunction!(js_string_utf8, m)?)?;
+    m.add_function(wrap_pyfunction!(find_script_end, m)?)?;
+    m.add_function(wrap_pyfunction!(count_newlines, m)?)?;
+    m.add_function(wrap_pyfunction!(text_holds, m)?)?;
     m.add_function(wrap_pyfunction!(process_dump, m)?)?;
     m.add_function(wrap_pyfunction!(dump_scan, m)?)?;
     m.add_function(wrap_pyfunction!(dump_run_lines, m)?)?;

@@ -162,3 +162,39 @@ def test_corpus_trace_collapsed_reads_as_the_original(corpus, rel, n):
     run_on = [w for w in joined.warnings if "run together" in w.message]
     assert [w.line for w in run_on[:5]] == list(range(4, 4 + min(5, n // 20)))
     assert (n // 20 > 5) == ("more line(s)" in run_on[-1].message)
+
+
+def test_the_sched_stream_equals_the_same_events_given_one_by_one():
+    """The parser hands its switches, wakings and blocked reasons over as one narrow stream (TraceBuilder.sched_stream);
+    the builder fed the same events one call each (another route into the same table) makes the same thread states,
+    and the same warning for the event on a CPU number no device has."""
+    from droidlag.models.trace_builder import TraceBuilder
+    lines = [
+        " a-7 [001] d..2 1.000000: sched_switch: prev_comm=a prev_pid=7 prev_prio=120 prev_state=D ==> next_comm=b "
+        "next_pid=8 next_prio=120",
+        " b-8 [001] d..2 1.000100: sched_waking: comm=a pid=7 prio=120 target_cpu=000",
+        " b-8 [001] d..2 1.000150: sched_wakeup_new: comm=c pid=9 prio=120 success=1",      # no target_cpu
+        " b-8 [070000] d..2 1.000170: sched_switch: prev_comm=b prev_pid=8 prev_prio=120 prev_state=R+ ==> "
+        "next_comm=c next_pid=9 next_prio=120",                                                # no such CPU
+        " b-8 [001] d..2 1.000200: sched_blocked_reason: pid=7 iowait=1 caller=f+0x10/0x20",
+        " b-8 [001] d..2 1.000300: sched_switch: prev_comm=b prev_pid=8 prev_prio=120 prev_state=S ==> next_comm=a "
+        "next_pid=7 next_prio=120",
+        " a-7 [001] d..2 1.000400: sched_switch: prev_comm=a prev_pid=7 prev_prio=120 prev_state=R ==> next_comm=c "
+        "next_pid=9 next_prio=120",
+    ]
+    trace = _read(HEADER + "\n".join(lines) + "\n")
+    b = TraceBuilder("systrace", "mem.txt")
+    for tid, name in ((7, "a"), (8, "b"), (9, "c")):
+        b.thread(tid, name=name)
+    b.sched_switch(1_000_000_000, 1, 7, "D", 8)
+    b.sched_switch(1_000_170_000, 70000, 8, "R+", 9)
+    b.sched_switch(1_000_300_000, 1, 8, "S", 7)
+    b.sched_switch(1_000_400_000, 1, 7, "R", 9)
+    b.sched_waking(1_000_100_000, 7, 0, 8)
+    b.sched_waking(1_000_150_000, 9, None, 8)
+    b.sched_blocked_reason(1_000_200_000, 7, "f", True)
+    by_hand = b.build()
+    assert trace.thread_states.equals(by_hand.thread_states)
+    assert trace.thread_states.height > 0
+    cpu_warnings = [w.message for w in trace.warnings if "CPU" in w.message]
+    assert cpu_warnings == [w.message for w in by_hand.warnings if "CPU" in w.message] and len(cpu_warnings) == 1

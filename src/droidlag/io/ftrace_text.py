@@ -5,16 +5,10 @@ Container formats (HTML, zlib, JS strings) are undone before this module sees th
 """
 from __future__ import annotations
 
-import numpy as np
-
 from droidlag._native import FtraceText
 from droidlag.models.trace_builder import TraceBuilder
 
 MAX_DETAILED_WARNINGS = 5    # malformed lines warned one by one; the rest are counted (the native parser's cap too)
-
-
-def _i64(buf: bytes) -> np.ndarray:
-    return np.frombuffer(buf, dtype=np.int64)
 
 
 class FtraceTextParser:
@@ -73,16 +67,11 @@ class FtraceTextParser:
         self.first_bad_line = cols["first_bad_line"]
         for key, value in cols["metadata"]:
             b.metadata[key] = value
-        sw = [_i64(c) for c in cols["sched_switch"]]
-        if len(sw[0]):
-            b.sched_switch_many(sw[0], sw[1], sw[2], sw[3], sw[4], decode_state=cols["states"].__getitem__)
-        wk = [_i64(c) for c in cols["sched_waking"]]
-        if len(wk[0]):
-            b.sched_waking_many(wk[0], wk[1], wk[2], wk[3])
-        blocked_ts = _i64(cols["blocked_ts"])
-        if len(blocked_ts):
-            b.sched_blocked_reason_many(blocked_ts, _i64(cols["blocked_tid"]), cols["blocked"])
-        b.binder_many(cols["binder_transaction"], cols["binder_transaction_received"])
+        # switches, wakings and blocked reasons as one stream, in the thread-state pass's columns already
+        b.sched_stream(cols["sched"], cols["states"].__getitem__, cols["blocked"])
+        tx, rx = cols["binder_transaction"], cols["binder_transaction_received"]
+        if len(tx[0]) or len(rx[0]):
+            b.binder_many(tx, rx)
         b.block_many(cols["block_rq_issue"], cols["block_rq_complete"])
         b.adopt_slice_events(cols["slice_events"])
         lo, hi = cols["time_range"]

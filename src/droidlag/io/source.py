@@ -135,9 +135,10 @@ class _Inflate:
     it, or None). `produced` is what earlier streams of the same file gave (for the caps)."""
 
     def __init__(self, data: bytes | memoryview, start: int, wbits: int, path: str | Path, limit: int,
-                 produced: int = 0) -> None:
+                 produced: int = 0, salvage: bool = True) -> None:
         self.data, self.start, self.wbits, self.path, self.limit = data, start, wbits, path, limit
         self.produced = produced
+        self.salvage = salvage     # False: stop at a failed piece without replaying it (only trying the stream)
         self.end: int = len(data)
         self.ended = False
         self.error: str | None = None
@@ -207,6 +208,9 @@ class _Inflate:
                 current().used_bytes -= self.produced - produced_mark
                 self.produced = produced_mark
                 got = []
+                if not self.salvage:
+                    self.end, self.error = pos, str(e)
+                    return
                 self._replay(saved, piece, pos, got, str(e))
                 yield from got
                 return
@@ -317,6 +321,20 @@ def inflate_zlib(data: bytes, path: str | Path, warnings: list[ReadWarning],
     return inflate_bounded(data, zlib.MAX_WBITS, path, warnings, limit)
 
 
+def inflate_zlib_trial(data: bytes, path: str | Path,
+                       limit: int = MAX_DECOMPRESSED_BYTES) -> tuple[bytes, list[ReadWarning], bool]:
+    """inflate_zlib without the salvage: (output, warnings, damaged). When damaged (a piece failed), the output
+    lacks what inflated before the damage inside that piece and is not to be kept (its share of the run's budget is
+    given back); otherwise it is inflate_zlib's, warnings and all."""
+    warnings: list[ReadWarning] = []
+    inf = _Inflate(memoryview(data), 0, zlib.MAX_WBITS, path, limit, salvage=False)
+    out = b"".join(inf)
+    if inf.error:
+        current().used_bytes -= inf.produced
+    _stream_warnings(inf, data, path, warnings)
+    return out, warnings, inf.error is not None
+
+
 def inflate_bounded(data: bytes | memoryview, wbits: int, path: str | Path, warnings: list[ReadWarning],
                     limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
     """One zlib (wbits 15), raw deflate (-15, zip entries) or gzip (31) stream, bounded and salvaging as gunzip."""
@@ -340,12 +358,14 @@ def _stream_warnings(inf: _Inflate, data: bytes | memoryview, path: str | Path, 
                                     offset=inf.end))
 
 
-def decode_text(data: bytes, source: str | Path, warnings: list[ReadWarning]) -> str:
-    """Bytes to text with one line convention: invalid UTF-8 is replaced (U+FFFD) and reported with its line and
-    the number of bad spots; CR LF and lone CR (classic Mac, some Windows tools) become LF; NUL bytes are dropped."""
+def decode_text(data: bytes | memoryview, source: str | Path, warnings: list[ReadWarning]) -> str:
+    """Bytes (or a view of them: no copy of a block cut out of a larger buffer) to text with one line convention:
+    invalid UTF-8 is replaced (U+FFFD) and reported with its line and the number of bad spots; CR LF and lone CR
+    (classic Mac, some Windows tools) become LF; NUL bytes are dropped."""
     try:
-        text = data.decode("utf-8")
+        text = str(data, "utf-8")
     except UnicodeDecodeError as e:
+        data = bytes(data)
         line = data.count(b"\n", 0, e.start) + 1
         text = data.decode("utf-8", "replace")
         bad = text.count("\ufffd") - data.count("\ufffd".encode())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from droidlag._native import process_dump
+from droidlag._native import process_dump, text_holds
 from droidlag.errors import InputError
 from droidlag.io.ftrace_text import FtraceTextParser
 from droidlag.io.systrace_html import (
@@ -57,7 +57,7 @@ def _build(builder: TraceBuilder, container: str, sections: list[Section], path:
         kinds = ", ".join(sorted({s.kind for s in sections})) or "nothing"
         raise InputError(path, f"no ftrace/atrace text in this file (found {kinds}); a Chrome JSON trace or a "
                          "process listing alone is not an Android systrace")
-    parser = FtraceTextParser(builder, skip_wakeup=any(" sched_waking: " in s.text for s in ftrace))
+    parser = FtraceTextParser(builder, skip_wakeup=any(text_holds(s.text, " sched_waking: ") for s in ftrace))
     for section in sections:
         if section.kind == PROCESS_DUMP:
             read_process_dump(section.text, builder, parser)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import io
 import re
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
@@ -18,9 +17,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from droidlag._native import count_newlines, find_script_end, js_string, js_string_utf8, text_holds
 from droidlag._native import unescape_js as _native_unescape_js
 from droidlag.errors import ReadWarning
-from droidlag.io.source import GZIP_MAGIC, decode_text, gunzip, inflate_zlib
+from droidlag.io.source import GZIP_MAGIC, decode_text, gunzip, inflate_zlib, inflate_zlib_trial
 
 FTRACE, PROCESS_DUMP, JSON_META, PROCFS = "ftrace", "process-dump", "json", "procfs"
 
@@ -31,10 +31,11 @@ _ZLIB_HEADS = (b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda")
 # The same markers as bytes, for scanning a stream; each bounded so a hostile line cannot make them backtrack.
 _TAG_B = re.compile(rb"<script\b[^>]{0,512}?\bclass\s{0,8}=\s{0,8}[\"']?trace-data[\"']?[^>]{0,512}>", re.IGNORECASE)
 _LEGACY_B = re.compile(rb"linuxPerfData\s{0,8}=\s{0,8}\"")
-_END_B = re.compile(rb"</script\s{0,8}>", re.IGNORECASE)
 _LEGACY_MAX = 40           # bytes a _LEGACY_B match can span at most
-_MARK_KEEP = 1200          # bytes kept between chunks so a marker split across two chunks is still found
+_MARK_KEEP = 1200          # bytes kept between chunks so a marker split across two chunks is still found (the
+                           # longest _TAG_B match is 1066 bytes)
 SCAN_CHUNK = 1 << 20
+SCAN_WINDOW = 1 << 16      # bytes searched for markers at a time (see _next_marker)
 
 
 class Readable(Protocol):
@@ -61,12 +62,12 @@ def split_sections(data: bytes, path: str | Path, warnings: list[ReadWarning]) -
     if marker >= 0 and _only_text_before(head[:marker]):
         return "atrace-zlib", _classify(_after_trace_marker(data[marker + 6:], path, warnings), None)
     if looks_like_html(head) or b"trace-data" in head:
-        # in memory already: one read of the whole (no chunked re-scan of a block megabytes long)
-        found = stream_html_sections(io.BytesIO(data), path, warnings, chunk=max(SCAN_CHUNK, len(data)))
+        found = _html_sections(iter((data,)), path, warnings)    # in memory already: the whole as one chunk
         if found is not None:
             return found
     text = decode_text(data, path, warnings)
-    m = _LINUX_PERF_DATA.search(text)
+    # (the regex only where the literal is: its search of a large text cost more than decoding it)
+    m = _LINUX_PERF_DATA.search(text) if text_holds(text, "linuxPerfData") else None
     if m:
         return "html-legacy", _linux_perf_data(text, m.end(), path, warnings)
     if _looks_js_escaped(text):
@@ -90,17 +91,18 @@ def _after_trace_marker(rest: bytes, path: str | Path, warnings: list[ReadWarnin
 def inflate_salvaging(data: bytes, path: str | Path, warnings: list[ReadWarning]) -> bytes:
     """Inflate atrace's zlib stream. Old adb shells turned every LF into CRLF inside the binary stream; when the
     stream is corrupt as read, the CRLF-repaired one is tried. When both fail, the text that inflated before the
-    damage is kept (fed in small pieces so the good prefix survives the error)."""
-    first: list[ReadWarning] = []
-    out = inflate_zlib(data, path, first)
+    damage is kept (fed in small pieces so the good prefix survives the error). The stream as read and the repaired
+    one are first tried without that replay, which runs only when its text is the one kept."""
+    out, first, damaged = inflate_zlib_trial(data, path)
     if not first:
         return out
     if b"\r\n" in data:
-        second: list[ReadWarning] = []
-        repaired = inflate_zlib(data.replace(b"\r\n", b"\n"), path, second)
+        repaired, second, _ = inflate_zlib_trial(data.replace(b"\r\n", b"\n"), path)
         if not second:
             warnings.append(ReadWarning(str(path), "zlib stream had adb's LF->CRLF damage; repaired"))
             return repaired
+    if damaged:
+        return inflate_zlib(data, path, warnings)
     warnings.extend(first)
     return out
 
@@ -112,88 +114,120 @@ def looks_like_html(head: bytes) -> bool:
     return s.startswith((b"<!doctype html", b"<html", b"<head", b"<meta", b"<script", b"<!--", b"<?xml"))
 
 
-def _next_marker(buf: bytes | bytearray) -> tuple[str, re.Match[bytes]] | None:
-    """The first trace-data tag or linuxPerfData string in buf. The legacy marker is looked for only before the
-    first tag (a scan of the whole rest of an in-memory file per block was the reader's largest cost)."""
-    tag = _TAG_B.search(buf)
-    legacy = _LEGACY_B.search(buf, 0, tag.start() + _LEGACY_MAX) if tag is not None else _LEGACY_B.search(buf)
-    if legacy is not None and (tag is None or legacy.start() < tag.start()):
-        return "html-legacy", legacy
-    return ("html", tag) if tag is not None else None
-
-
-def _find_end(buf: bytes | bytearray, start: int) -> re.Match[bytes] | None:
-    """The first `</script>` (any case, spaces before `>`) at or after start: candidates found by a plain `</`
-    search, each checked by the regex (a case-insensitive regex scan of a block megabytes long costs more than
-    reading it)."""
-    pos = buf.find(b"</", start)
-    while pos >= 0:
-        m = _END_B.match(buf, pos)
-        if m is not None:
-            return m
-        pos = buf.find(b"</", pos + 2)
-    return None
-
-
-def _script_bodies(stream: Readable, chunk: int) -> Iterator[tuple[str, int, bytes, bool]]:
-    """(marker kind, file line where the body starts, body bytes, closed) for every trace-data block and legacy
-    `linuxPerfData` string in the stream. Memory holds one chunk plus the block being read, never the viewer
-    script around the blocks."""
-    buf = bytearray()
-    line = 1                                 # file line of buf[0]
-    eof = False
+def _next_marker(buf: bytes | bytearray, pos: int = 0) -> tuple[str, re.Match[bytes]] | None:
+    """The first trace-data tag or linuxPerfData string in buf at or after pos. Searched a window of SCAN_WINDOW
+    bytes at a time, so that the search of one kind stops at the other's first marker (a tag search over the whole of
+    a legacy report was its largest fixed cost); within a window the legacy marker is looked for only before the
+    first tag. Each window reaches _MARK_KEEP bytes into the next, longer than any marker: a marker that starts in a
+    window is found there whole."""
+    n = len(buf)
     while True:
-        hit = _next_marker(buf)
+        stop = min(n, pos + SCAN_WINDOW)
+        end = min(n, stop + _MARK_KEEP)
+        tag = _TAG_B.search(buf, pos, end)
+        legacy = _LEGACY_B.search(buf, pos, tag.start() + _LEGACY_MAX if tag is not None else end)
+        hit = None
+        if legacy is not None and (tag is None or legacy.start() < tag.start()):
+            hit = "html-legacy", legacy
+        elif tag is not None:
+            hit = "html", tag
+        if hit is not None and (hit[1].start() < stop or end == n):
+            return hit
+        if end == n:
+            return None
+        pos = stop
+
+
+def _shifted(buf: bytes | bytearray, start: int, more: bytes) -> bytes | bytearray:
+    """buf[start:] + more, growable: the chunk itself when nothing is kept (an in-memory file is never copied)."""
+    if start >= len(buf):
+        return more
+    if isinstance(buf, bytes):
+        buf = bytearray(memoryview(buf)[start:])
+    else:
+        del buf[:start]
+    buf += more
+    return buf
+
+
+def _block_sections(kind: str, buf: bytes | bytearray, start: int, end: int, first_line: int, path: str | Path,
+                    warnings: list[ReadWarning]) -> list[Section]:
+    """The sections of the block buf[start:end]: a trace-data block's text (decode_text, its warnings on file
+    lines), or the legacy linuxPerfData string's. The string is unescaped from the bytes themselves when they are
+    valid UTF-8 without CR or NUL, which decoding would leave as they are (no text of the whole block made first)."""
+    with memoryview(buf) as view:
+        fast = js_string_utf8(view[start:end]) if kind == "html-legacy" else None
+        if fast is not None:
+            body, closed, continued = fast
+            return _legacy_sections(body, closed, first_line + continued, path, warnings)
+        n = len(warnings)
+        text = decode_text(view[start:end], path, warnings)
+    warnings[n:] = [replace(w, line=w.line + first_line - 1) if w.line is not None else w for w in warnings[n:]]
+    if kind == "html":
+        return _classify_block(text, first_line, path, warnings)
+    return _linux_perf_data(text, 0, path, warnings, first_line)
+
+
+def _script_bodies(chunks: Iterator[bytes], path: str | Path, warnings: list[ReadWarning]
+                   ) -> Iterator[tuple[str, list[Section]]]:
+    """(marker kind, sections) for every trace-data block and legacy `linuxPerfData` string in the chunks, a block
+    not closed by `</script>` (the file cut short) warned about.
+    Memory holds one chunk plus the block being read, never the viewer script around the blocks. Lines are counted
+    only up to where a later block starts (natively: a block is megabytes long)."""
+    buf: bytes | bytearray = b""
+    pos = 0                                  # where the marker search goes on
+    counted, line = 0, 1                     # line: the file line of buf[counted]
+    ended = False                            # no chunk after buf
+    while True:
+        hit = _next_marker(buf, pos)
+        # a marker in the last _MARK_KEEP bytes may be the tail of one that starts earlier and is cut by the
+        # chunk's end: read on first
+        if not ended and (hit is None or hit[1].start() >= len(buf) - _MARK_KEEP):
+            more = next(chunks, None)
+            if more is not None:
+                keep = max(pos, len(buf) - _MARK_KEEP)
+                line += count_newlines(buf, counted, keep)
+                buf, pos, counted = _shifted(buf, keep, more), 0, 0
+                continue
+            ended = True
         if hit is None:
-            if eof:
-                return
-            drop = max(0, len(buf) - _MARK_KEEP)
-            line += buf.count(b"\n", 0, drop)
-            del buf[:drop]
-            more = stream.read(chunk)
-            eof = not more
-            buf += more
-            continue
+            return
         kind, m = hit
-        line += buf.count(b"\n", 0, m.end())
-        del buf[:m.end()]
-        body_line = line
-        searched = 0
-        while True:
-            e = _find_end(buf, max(0, searched - 16))
-            if e is not None:
-                body = bytes(buf[:e.start()])
-                line += buf.count(b"\n", 0, e.end())
-                del buf[:e.end()]
-                yield kind, body_line, body, True
-                break
-            if eof:
-                yield kind, body_line, bytes(buf), False
+        body = m.end()
+        line += count_newlines(buf, counted, body)
+        counted = searched = body
+        while (end := find_script_end(buf, max(body, searched - 16))) is None:
+            more = None if ended else next(chunks, None)
+            if more is None:
+                warnings.append(ReadWarning(str(path), "last trace block has no </script> (file cut short); read "
+                                            "what was there", line=line))
+                yield kind, _block_sections(kind, buf, body, len(buf), line, path, warnings)
                 return
-            searched = len(buf)
-            more = stream.read(chunk)
-            eof = not more
-            buf += more
+            searched = len(buf) - body
+            buf, body, counted = _shifted(buf, body, more), 0, 0
+        yield kind, _block_sections(kind, buf, body, end[0], line, path, warnings)
+        pos = end[1]
+
+
+def _read_chunks(stream: Readable, chunk: int) -> Iterator[bytes]:
+    while more := stream.read(chunk):
+        yield more
 
 
 def stream_html_sections(stream: Readable, path: str | Path, warnings: list[ReadWarning],
                          chunk: int = SCAN_CHUNK) -> tuple[str, list[Section]] | None:
     """The container kind and sections of an HTML systrace report read from a stream, or None when the stream
     holds no trace-data block and no linuxPerfData string."""
+    return _html_sections(_read_chunks(stream, chunk), path, warnings)
+
+
+def _html_sections(chunks: Iterator[bytes], path: str | Path, warnings: list[ReadWarning]
+                   ) -> tuple[str, list[Section]] | None:
     sections: list[Section] = []
     kinds: set[str] = set()
-    for kind, first_line, raw, closed in _script_bodies(stream, chunk):
+    for kind, found in _script_bodies(chunks, path, warnings):
         kinds.add(kind)
-        if not closed:
-            warnings.append(ReadWarning(str(path), "last trace block has no </script> (file cut short); read what "
-                                        "was there", line=first_line))
-        n = len(warnings)
-        text = decode_text(raw, path, warnings)
-        warnings[n:] = [replace(w, line=w.line + first_line - 1) if w.line is not None else w for w in warnings[n:]]
-        if kind == "html":
-            sections.extend(_classify_block(text, first_line, path, warnings))
-        else:
-            sections.extend(_linux_perf_data(text, 0, path, warnings, first_line))
+        sections.extend(found)
     if not kinds:
         return None
     return ("html" if "html" in kinds else "html-legacy"), sections
@@ -254,34 +288,22 @@ def _classify(text: str, first_line: int | None) -> list[Section]:
 # ---- JavaScript strings ------------------------------------------------------------------------------------
 def _linux_perf_data(text: str, start: int, path: str | Path, warnings: list[ReadWarning],
                      first_line: int | None = None) -> list[Section]:
-    """The legacy `var linuxPerfData = "\\` ... `\\n";` report: the ftrace text is one JS string literal."""
-    end = _closing_quote(text, start)
-    if end < 0:
-        warnings.append(ReadWarning(str(path), "linuxPerfData string is not closed (file cut short); read what "
-                                    "was there"))
-        end = len(text)
+    """The legacy `var linuxPerfData = "\\` ... `\\n";` report: the ftrace text is one JS string literal, from
+    `start` to its first unescaped `"` (found and unescaped natively in one pass: `js_string`)."""
+    body, closed = js_string(text if start == 0 else text[start:])
     if first_line is None:
         first_line = text.count("\n", 0, start) + 1
-    if text.startswith("\\\n", start):   # `= "\` + newline: the string's first line is the file's next one
-        first_line += 1
-    return _classify(unescape_js(text[start:end]), first_line)
+    return _legacy_sections(body, closed, first_line + text.startswith("\\\n", start), path, warnings)
 
 
-def _closing_quote(text: str, start: int) -> int:
-    """Index of the first unescaped `"` at or after start, or -1."""
-    pos = start
-    while True:
-        q = text.find('"', pos)
-        if q < 0:
-            return -1
-        backslashes = 0
-        i = q - 1
-        while i >= start and text[i] == "\\":
-            backslashes += 1
-            i -= 1
-        if backslashes % 2 == 0:
-            return q
-        pos = q + 1
+def _legacy_sections(body: str, closed: bool, first_line: int, path: str | Path,
+                     warnings: list[ReadWarning]) -> list[Section]:
+    """The sections of an unescaped linuxPerfData string whose text starts on file line first_line (after `= "\\`
+    + newline, the line after the marker's)."""
+    if not closed:
+        warnings.append(ReadWarning(str(path), "linuxPerfData string is not closed (file cut short); read what "
+                                    "was there"))
+    return _classify(body, first_line)
 
 
 def _looks_js_escaped(text: str) -> bool:
