@@ -4,9 +4,10 @@
 //! allow (integers, floats, booleans, string views), so a table costs one call, not one per column.
 //!
 //! The native passes mark null with a sentinel (`i64::MIN`, `i32::MIN`); the validity bitmap is made from it here.
-//! Strings are gathered from (distinct values, codes) as string views into one data buffer of the distinct values:
-//! each distinct string is copied once, a row costs a 16-byte view. A categorical column (polars' Categorical) is an
-//! Arrow dictionary array of its distinct values.
+//! Strings are written row by row as string views (`StringViews`): each distinct string is copied once into the
+//! column's one data buffer (or held inline in its view when 12 bytes or less), a row costs a 16-byte view, and null
+//! rows are marked as written (a bitmap made once at the end). A categorical column (polars' Categorical) is an Arrow
+//! dictionary array of its distinct values.
 
 use std::ffi::CString;
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use arrow_array::{
     Array, ArrayRef, BooleanArray, DictionaryArray, PrimitiveArray, RecordBatch, RecordBatchIterator, StringArray,
     StringViewArray,
 };
-use arrow_buffer::{BooleanBuffer, NullBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, Field, Schema};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
@@ -28,6 +29,62 @@ fn validity<T: PartialEq + Copy>(values: &[T], none: T) -> Option<NullBuffer> {
         return None;
     }
     Some(NullBuffer::new(BooleanBuffer::collect_bool(values.len(), |i| values[i] != none)))
+}
+
+/// A String column written row by row as Arrow string views: a value of up to 12 bytes lives in its view, a longer
+/// one in the column's data buffer, copied there once by `view` (the caller keeps the view of a value it meets again,
+/// so a row costs a 16-byte view, and the column needs no second pass but for its nulls).
+pub struct StringViews {
+    views: Vec<u128>,
+    data: Vec<u8>,
+}
+
+/// A value no view takes (a length of 2^32 - 1 in buffer 2^32 - 1): a null row while the column is written.
+pub const NULL_VIEW: u128 = u128::MAX;
+/// Another value no view takes: a cache's mark for "not yet looked up".
+pub const UNSET_VIEW: u128 = u128::MAX - 1;
+
+impl StringViews {
+    pub fn with_capacity(n: usize) -> Self {
+        StringViews { views: Vec::with_capacity(n), data: Vec::new() }
+    }
+
+    /// The view of `s` in this column (Arrow's layout: the length, then the bytes inline when they fit in 12, else
+    /// the first 4, the buffer's index (0) and the offset in it), its bytes copied to the column's data if longer.
+    pub fn view(&mut self, s: &str) -> u128 {
+        let b = s.as_bytes();
+        let len = u32::try_from(b.len()).expect("a string under 4 GiB");
+        let mut v = [0u8; 16];
+        v[..4].copy_from_slice(&len.to_le_bytes());
+        if b.len() <= 12 {
+            v[4..4 + b.len()].copy_from_slice(b);
+        } else {
+            let offset = u32::try_from(self.data.len()).expect("a column's distinct strings under 4 GiB");
+            self.data.extend_from_slice(b);
+            v[4..8].copy_from_slice(&b[..4]);
+            v[12..].copy_from_slice(&offset.to_le_bytes());
+        }
+        u128::from_le_bytes(v)
+    }
+
+    /// A row: the view of its value (from `view` of this column), or NULL_VIEW.
+    #[inline(always)]
+    pub fn push(&mut self, view: u128) {
+        self.views.push(view);
+    }
+
+    fn array(mut self) -> StringViewArray {
+        let nulls = self.views.contains(&NULL_VIEW).then(|| {
+            let valid = BooleanBuffer::collect_bool(self.views.len(), |i| self.views[i] != NULL_VIEW);
+            self.views.iter_mut().filter(|v| **v == NULL_VIEW).for_each(|v| *v = 0);
+            NullBuffer::new(valid)
+        });
+        let buffers: Arc<[Buffer]> = if self.data.is_empty() { Arc::new([]) } else { Arc::new([Buffer::from_vec(self.data)]) };
+        // SAFETY: every view was made by `view` of this column: a length and inline bytes of a &str, or the length,
+        // prefix and offset of a &str copied whole into the one data buffer (valid UTF-8, in bounds); null rows are
+        // the zero view; the validity has one bit per view.
+        unsafe { StringViewArray::new_unchecked(ScalarBuffer::from(self.views), buffers, nulls) }
+    }
 }
 
 /// Columns of one length, named, in the table's order; `finish` makes the table.
@@ -61,15 +118,26 @@ impl TableBuilder {
         self.push(name, Arc::new(PrimitiveArray::<Int64Type>::new(Self::buffer(values), nulls)))
     }
 
-    /// An Int64 column from optional values.
-    pub fn int64_opt(&mut self, name: &str, values: &[Option<i64>]) -> &mut Self {
-        let nulls = if values.iter().all(Option::is_some) {
-            None
-        } else {
-            Some(NullBuffer::new(BooleanBuffer::collect_bool(values.len(), |i| values[i].is_some())))
-        };
-        let plain: Vec<i64> = values.iter().map(|v| v.unwrap_or(0)).collect();
-        self.push(name, Arc::new(PrimitiveArray::<Int64Type>::new(ScalarBuffer::from(plain), nulls)))
+    /// An Int64 column of values that are never null (`i64::MIN` a value too), moved in as it is.
+    pub fn int64_values(&mut self, name: &str, values: Vec<i64>) -> &mut Self {
+        self.push(name, Arc::new(PrimitiveArray::<Int64Type>::new(Self::buffer(values), None)))
+    }
+
+    /// A String column written as views (`StringViews`).
+    pub fn views(&mut self, name: &str, column: StringViews) -> &mut Self {
+        self.push(name, Arc::new(column.array()))
+    }
+
+    /// A Boolean column of n rows, row i `value(i)` (None: null).
+    pub fn opt_bools(&mut self, name: &str, n: usize, value: impl Fn(usize) -> Option<bool>) -> &mut Self {
+        let values = BooleanBuffer::collect_bool(n, |i| value(i) == Some(true));
+        let nulls = (0..n).any(|i| value(i).is_none()).then(|| NullBuffer::new(BooleanBuffer::collect_bool(n, |i| value(i).is_some())));
+        self.push(name, Arc::new(BooleanArray::new(values, nulls)))
+    }
+
+    /// A Boolean column of no nulls from bools.
+    pub fn bool_values(&mut self, name: &str, values: &[bool]) -> &mut Self {
+        self.push(name, Arc::new(BooleanArray::new(BooleanBuffer::collect_bool(values.len(), |i| values[i]), None)))
     }
 
     /// An Int32 column, `i32::MIN` as null.
@@ -83,59 +151,9 @@ impl TableBuilder {
         self.push(name, Arc::new(PrimitiveArray::<Float64Type>::new(Self::buffer(values), None)))
     }
 
-    /// A Boolean column from optional values.
-    pub fn boolean<I: ExactSizeIterator<Item = Option<bool>> + Clone>(&mut self, name: &str, values: I) -> &mut Self {
-        let n = values.len();
-        let all_valid = values.clone().all(|v| v.is_some());
-        let mut it = values.clone();
-        let bits = BooleanBuffer::collect_bool(n, |_| it.next().flatten().unwrap_or(false));
-        let nulls = if all_valid {
-            None
-        } else {
-            let mut it = values;
-            Some(NullBuffer::new(BooleanBuffer::collect_bool(n, |_| it.next().flatten().is_some())))
-        };
-        self.push(name, Arc::new(BooleanArray::new(bits, nulls)))
-    }
-
     /// A column of n nulls of this type (no values written: a validity of zeros).
     pub fn nulls(&mut self, name: &str, data_type: &arrow_schema::DataType, n: usize) -> &mut Self {
         self.push(name, arrow_array::new_null_array(data_type, n))
-    }
-
-    /// A String column of n rows: row i is `distinct(codes[i])` (None: null), the distinct values looked up once
-    /// each (`n_codes`: codes are below it). Built as string views into one buffer of the distinct values.
-    pub fn strings<'a, F>(&mut self, name: &str, codes: &[u32], n_codes: usize, distinct: F) -> &mut Self
-    where
-        F: Fn(u32) -> Option<&'a str>,
-    {
-        // the distinct values this column uses, in first-use order, as a view array of its own
-        let mut slot: Vec<u32> = vec![u32::MAX; n_codes];
-        let mut used: Vec<Option<&str>> = Vec::new();
-        for &c in codes {
-            let s = &mut slot[c as usize];
-            if *s == u32::MAX {
-                *s = used.len() as u32;
-                used.push(distinct(c));
-            }
-        }
-        let values = StringViewArray::from_iter(used.iter().copied());
-        let views = values.views();
-        let out: Vec<u128> = codes.iter().map(|&c| views[slot[c as usize] as usize]).collect();
-        let nulls = values.nulls().map(|vn| {
-            NullBuffer::new(BooleanBuffer::collect_bool(codes.len(), |i| vn.is_valid(slot[codes[i] as usize] as usize)))
-        });
-        // SAFETY: every view is a view of `values` (valid UTF-8 within its buffers, which are shared as they are), and
-        // the validity has one bit per view: try_new's checks hold by construction.
-        let array = unsafe {
-            StringViewArray::new_unchecked(ScalarBuffer::from(out), values.data_buffers().clone(), nulls)
-        };
-        self.push(name, Arc::new(array))
-    }
-
-    /// A String column of optional strings (string views; each string copied once into the view array's buffers).
-    pub fn str_column(&mut self, name: &str, values: &[Option<&str>]) -> &mut Self {
-        self.push(name, Arc::new(StringViewArray::from_iter(values.iter().copied())))
     }
 
     /// A Categorical column: row i is `values[codes[i]]`. An error for a code outside the values.
@@ -160,6 +178,14 @@ pub fn py_err(e: ArrowError) -> PyErr {
 #[pyclass(module = "droidlag._native", frozen)]
 pub struct Table {
     batch: RecordBatch,
+}
+
+#[cfg(test)]
+impl Table {
+    /// The table's one batch (for tests).
+    pub fn batch(&self) -> &RecordBatch {
+        &self.batch
+    }
 }
 
 #[pymethods]
@@ -198,10 +224,15 @@ mod tests {
         let mut b = TableBuilder::new();
         b.int64("a", vec![1, i64::MIN, 3]);
         b.int32("b", vec![i32::MIN, 2, 3]);
-        let names = ["x", "a string longer than twelve bytes"];
-        b.strings("s", &[2, 0, 1], 3, |c| if c == 0 { None } else { Some(names[c as usize - 1]) });
+        let mut s = StringViews::with_capacity(3);
+        let (x, long) = (s.view("x"), s.view("a string longer than twelve bytes"));
+        for v in [long, NULL_VIEW, x] {
+            s.push(v);
+        }
+        b.views("s", s);
         b.categorical("c", &["Running", "R"], vec![1, 0, 1]).unwrap();
-        b.boolean("o", [Some(true), None, Some(false)].into_iter());
+        let o = [Some(true), None, Some(false)];
+        b.opt_bools("o", 3, |i| o[i]);
         let t = b.finish().unwrap();
         let cols = t.batch.columns();
         assert_eq!(cols[0].null_count(), 1);
@@ -212,5 +243,31 @@ mod tests {
         assert!(s.is_null(1));
         assert_eq!(s.value(2), "x");
         assert!(cols[4].is_null(1));
+    }
+
+    #[test]
+    fn string_views_hold_short_values_inline_and_long_ones_once() {
+        // lengths 0, 12 (the most a view holds), 13 and longer (in the data buffer), a null, and a repeat
+        let values = ["", "twelve bytes", "thirteen byte", "a string of thirty-three bytes..", "ü and more than 12 bytes"];
+        let mut col = StringViews::with_capacity(8);
+        let views: Vec<u128> = values.iter().map(|v| col.view(v)).collect();
+        // the data holds each long value once, in order: 13 + 32 + 25 bytes ("ü" is two)
+        assert_eq!(col.data.len(), 13 + 32 + 25);
+        for v in &views {
+            col.push(*v);
+        }
+        col.push(NULL_VIEW);
+        col.push(views[3]);
+        let a = col.array();
+        assert_eq!(a.len(), 7);
+        for (i, v) in values.iter().enumerate() {
+            assert_eq!(a.value(i), *v);
+        }
+        assert!(a.is_null(5) && a.null_count() == 1);
+        assert_eq!(a.value(6), values[3]);
+        // the views are Arrow's own (what StringViewArray makes of the same values)
+        let arrow = StringViewArray::from_iter_values(values);
+        assert_eq!(&a.views()[..2], &arrow.views()[..2]); // inline views are the same bits
+        assert_eq!(a.views()[2] as u64, arrow.views()[2] as u64); // a long one: same length and prefix
     }
 }

@@ -162,40 +162,31 @@ impl Parsed {
     /// table's order reached here rather than by a sort of the built table, which copied it). Also the number of
     /// samples whose CPU number does not fit the table's 32-bit column (left null).
     pub fn take_counters(&mut self) -> Result<(crate::arrow_table::Table, i64), arrow_schema::ArrowError> {
-        let mut ts = std::mem::take(&mut self.c_ts);
-        let mut name = std::mem::take(&mut self.c_name);
-        let mut value = std::mem::take(&mut self.c_value);
-        let mut pid = std::mem::take(&mut self.c_pid);
-        let mut cpu = std::mem::take(&mut self.c_cpu);
-        if !ts.windows(2).all(|w| w[0] <= w[1]) {
-            let order = crate::order::by_time(&ts);
-            fn permute<T: Copy>(v: &mut Vec<T>, order: &[u32]) {
-                *v = order.iter().map(|&i| v[i as usize]).collect();
-            }
-            permute(&mut ts, &order);
-            permute(&mut name, &order);
-            permute(&mut value, &order);
-            permute(&mut pid, &order);
-            permute(&mut cpu, &order);
-        }
+        let (ts, name, value) = (std::mem::take(&mut self.c_ts), std::mem::take(&mut self.c_name), std::mem::take(&mut self.c_value));
+        let (pid, cpu) = (std::mem::take(&mut self.c_pid), std::mem::take(&mut self.c_cpu));
         // None (and, as the int64 columns had it, i64::MIN) is null; so is a CPU number past the 32-bit column
         // (damaged input), counted for a warning
-        let mut bad_cpus = 0;
-        let cpu32: Vec<i32> = cpu.iter().map(|c| match *c {
+        let cpu32 = |c: Option<i64>| match c {
             None | Some(i64::MIN) => i32::MIN,
-            Some(c) => i32::try_from(c).ok().filter(|&c| c != i32::MIN).unwrap_or_else(|| {
-                bad_cpus += 1;
-                i32::MIN
-            }),
-        }).collect();
-        let strings = &self.strings;
-        let name_of = |id: u32| if id == 0 { None } else { strings.list.get(id as usize - 1).map(String::as_str) };
+            Some(c) => i32::try_from(c).ok().filter(|&c| c != i32::MIN).unwrap_or(i32::MIN),
+        };
+        let bad_cpus = cpu.iter().filter(|&&c| cpu32(c) == i32::MIN && !matches!(c, None | Some(i64::MIN))).count() as i64;
+        // column by column (tight loops: one pass over the rows reading five columns cost more), each gathered in
+        // table order where the samples are not in it
+        let order = (!ts.windows(2).all(|w| w[0] <= w[1])).then(|| crate::order::by_time(&ts));
+        fn gather<T: Copy, U>(v: Vec<T>, order: &Option<Vec<u32>>, f: impl Fn(T) -> U) -> Vec<U> {
+            match order {
+                Some(o) => o.iter().map(|&i| f(v[i as usize])).collect(),
+                None => v.into_iter().map(f).collect(),
+            }
+        }
+        let name = gather(name, &order, |x| x);
         let mut t = crate::arrow_table::TableBuilder::new();
-        t.int64("ts", ts)
-            .strings("name", &name, strings.list.len() + 1, name_of)
-            .float64("value", value)
-            .int32("cpu", cpu32)
-            .int64("pid", pid.iter().map(|p| p.unwrap_or(i64::MIN)).collect());
+        t.int64("ts", gather(ts, &order, |x| x))
+            .views("name", views_by_id(&name, &self.strings))
+            .float64("value", gather(value, &order, |x| x))
+            .int32("cpu", gather(cpu, &order, cpu32))
+            .int64("pid", gather(pid, &order, |p| p.unwrap_or(i64::MIN)));
         Ok((t.finish()?, bad_cpus))
     }
 
@@ -322,6 +313,27 @@ impl Parsed {
     }
 }
 
+/// A String column of the strings `ids` name (0, or an id past the table: null), as views: each id's made the first
+/// time a row names it.
+fn views_by_id(ids: &[u32], strings: &Strings) -> crate::arrow_table::StringViews {
+    use crate::arrow_table::{StringViews, NULL_VIEW, UNSET_VIEW};
+    let mut col = StringViews::with_capacity(ids.len());
+    let mut cache = vec![UNSET_VIEW; strings.list.len() + 1];
+    cache[0] = NULL_VIEW;
+    for &id in ids {
+        let v = match cache.get_mut(id as usize) {
+            Some(v) if *v == UNSET_VIEW => {
+                *v = col.view(&strings.list[id as usize - 1]);
+                *v
+            }
+            Some(v) => *v,
+            None => NULL_VIEW,
+        };
+        col.push(v);
+    }
+    col
+}
+
 /// Slices nested from slice events: columns of the Trace's slice table (`i64::MIN` for null).
 #[derive(Default)]
 pub struct Slices {
@@ -332,7 +344,7 @@ pub struct Slices {
     pub name: Vec<u32>, // string ids of the events' table (0: None)
     pub depth: Vec<i32>,
     pub parent: Vec<i64>,
-    pub kind: Vec<u32>, // 0 thread, 1 async, 2 instant
+    pub kind: Vec<u8>, // 0 thread, 1 async, 2 instant
     pub cookie: Vec<i64>,
     pub track: Vec<u32>,
     pub closed: Vec<bool>,
@@ -343,25 +355,42 @@ pub struct Slices {
 const NULL: i64 = i64::MIN;
 /// The slice kinds' names, by the codes of `Slices::kind`.
 const KIND_NAMES: [&str; 3] = ["thread", "async", "instant"];
+/// `Slices::dur` of a slice not closed (yet).
+const OPEN: i64 = -1;
 
 impl Slices {
+    fn with_capacity(n: usize) -> Self {
+        Slices {
+            ts: Vec::with_capacity(n), dur: Vec::with_capacity(n), tid: Vec::with_capacity(n),
+            pid: Vec::with_capacity(n), name: Vec::with_capacity(n), depth: Vec::with_capacity(n),
+            parent: Vec::with_capacity(n), kind: Vec::with_capacity(n), cookie: Vec::with_capacity(n),
+            track: Vec::with_capacity(n), closed: Vec::with_capacity(n), unmatched_ends: 0, unclosed: 0,
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
-    fn add(&mut self, ts: i64, tid: i64, pid: Option<i64>, name: u32, depth: usize, parent: Option<i64>,
-           kind: u32, cookie: Option<i64>, track: u32) -> usize {
+    #[inline(always)]
+    fn add(&mut self, ts: i64, tid: i64, pid: i64, name: u32, depth: i32, parent: i64, kind: u8, cookie: i64,
+           track: u32, dur: i64) -> usize {
         let row = self.ts.len();
         self.ts.push(ts);
-        self.dur.push(-1);
+        self.dur.push(dur);
         self.tid.push(tid);
-        self.pid.push(pid.unwrap_or(NULL));
+        self.pid.push(pid);
         self.name.push(name);
-        // as the table's Int32 column takes it (a depth past 2^31 wraps, as a numpy cast did)
-        self.depth.push(depth as i32);
-        self.parent.push(parent.unwrap_or(NULL));
+        self.depth.push(depth);
+        self.parent.push(parent);
         self.kind.push(kind);
-        self.cookie.push(cookie.unwrap_or(NULL));
+        self.cookie.push(cookie);
         self.track.push(track);
-        self.closed.push(false);
+        self.closed.push(dur != OPEN);
         row
+    }
+
+    #[inline(always)]
+    fn close(&mut self, row: usize, ts: i64) {
+        self.dur[row] = ts.wrapping_sub(self.ts[row]);
+        self.closed[row] = true;
     }
 
     /// The rows whose name holds U+FFFD (undecodable bytes replaced when the name was read).
@@ -373,24 +402,65 @@ impl Slices {
         self.name.iter().filter(|&&id| bad.get(id as usize).copied().unwrap_or(false)).count() as i64
     }
 
-    /// The slice table (SLICE_SCHEMA's columns, in its order), the columns moved into it.
+    /// The slice table (SLICE_SCHEMA's columns, in its order), the columns moved into it. Strings as views, each
+    /// distinct one made once (by string id).
     pub fn table(self, strings: &Strings) -> Result<crate::arrow_table::Table, arrow_schema::ArrowError> {
+        use crate::arrow_table::{StringViews, NULL_VIEW};
         let n = self.ts.len();
-        let name_of = |id: u32| if id == 0 { None } else { strings.list.get(id as usize - 1).map(String::as_str) };
+        let mut kind = StringViews::with_capacity(n);
+        let kind_views: Vec<u128> = KIND_NAMES.iter().map(|k| kind.view(k)).collect();
+        for &k in &self.kind {
+            kind.push(kind_views.get(k as usize).copied().unwrap_or(NULL_VIEW));
+        }
         let mut t = crate::arrow_table::TableBuilder::new();
-        t.int64("id", (0..n as i64).collect())
+        t.int64_values("id", (0..n as i64).collect())
             .int64("ts", self.ts)
             .int64("dur", self.dur)
             .int64("tid", self.tid)
             .int64("pid", self.pid)
-            .strings("name", &self.name, strings.list.len() + 1, name_of)
+            .views("name", views_by_id(&self.name, strings))
             .int32("depth", self.depth)
             .int64("parent_id", self.parent)
-            .strings("kind", &self.kind, KIND_NAMES.len(), |k| KIND_NAMES.get(k as usize).copied())
+            .views("kind", kind)
             .int64("cookie", self.cookie)
-            .strings("track", &self.track, strings.list.len() + 1, name_of)
-            .boolean("closed", self.closed.iter().map(|&c| Some(c)));
+            .views("track", views_by_id(&self.track, strings))
+            .bool_values("closed", &self.closed);
         t.finish()
+    }
+}
+
+/// Each thread's innermost open slice (row + 1, 0 for none): by a table indexed by tid when every tid is small (Android's
+/// are below pid_max) and the table no larger than a few entries per event, else by a map. The rest of a thread's
+/// stack is the chain of parents: a slice's parent is the one open when it began, open again when it ends.
+enum OpenTop {
+    Table(Vec<u32>),
+    Map(HashMap<i64, u32>),
+}
+
+impl OpenTop {
+    fn new(tids: &[i64]) -> Self {
+        let top = tids.iter().fold(0u64, |m, &t| m.max(t as u64)); // (a negative tid is huge as unsigned)
+        if top < (1 << 22) && (top as usize) < 4 * tids.len() + (1 << 16) {
+            OpenTop::Table(vec![0; top as usize + 1])
+        } else {
+            OpenTop::Map(HashMap::default())
+        }
+    }
+
+    #[inline(always)]
+    fn slot(&mut self, tid: i64) -> &mut u32 {
+        match self {
+            OpenTop::Table(t) => &mut t[tid as usize],
+            OpenTop::Map(m) => m.entry(tid).or_insert(0),
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, tid: i64) -> u32 {
+        match self {
+            OpenTop::Table(t) => t[tid as usize],
+            OpenTop::Map(m) => m.get(&tid).copied().unwrap_or(0),
+        }
     }
 }
 
@@ -399,50 +469,56 @@ impl Slices {
 /// named track). Slices still open at the end run to `end`. thread_pid: the pid of a thread for B events that
 /// name none.
 pub fn nest<S: std::hash::BuildHasher>(ev: &Parsed, thread_pid: &StdHashMap<i64, i64, S>, end: i64) -> Slices {
+    assert!(ev.ts.len() < u32::MAX as usize, "more slice events than 32-bit rows");
     // by (ts, seq), ties in index order (a radix sort of the timestamps, see order.rs)
     let order = crate::order::by_time_then(&ev.ts, |i| ev.seq[i]);
-    let mut out = Slices::default();
-    let mut stacks: HashMap<i64, Vec<usize>> = HashMap::default();
+    let mut out = Slices::with_capacity(ev.kind.iter().filter(|&&k| k != K_END).count());
+    let mut top = OpenTop::new(&ev.tid);
     let mut async_open: HashMap<(Option<i64>, u32, u32, Option<i64>), usize> = HashMap::default();
     for i in order {
         let i = i as usize;
         let (ts, tid, pid) = (ev.ts[i], ev.tid[i], ev.pid[i]);
         match ev.kind[i] {
             K_BEGIN => {
-                let st = stacks.entry(tid).or_default();
-                let parent = st.last().map(|r| *r as i64);
-                let depth = st.len();
-                let pid = pid.or_else(|| thread_pid.get(&tid).copied());
-                let row = out.add(ts, tid, pid, ev.name[i], depth, parent, 0, None, 0);
-                st.push(row); // (the thread's stack as the entry found it: one lookup, not two)
+                let pid = pid.or_else(|| thread_pid.get(&tid).copied()).unwrap_or(NULL);
+                let slot = top.slot(tid);
+                let (depth, parent) = match *slot {
+                    0 => (0, NULL),
+                    r => (out.depth[r as usize - 1].wrapping_add(1), r as i64 - 1),
+                };
+                let row = out.add(ts, tid, pid, ev.name[i], depth, parent, 0, NULL, 0, OPEN);
+                *slot = row as u32 + 1;
             }
-            K_END => match stacks.get_mut(&tid).and_then(|st| st.pop()) {
-                Some(row) => {
-                    out.dur[row] = ts - out.ts[row];
-                    out.closed[row] = true;
+            K_END => {
+                let slot = top.slot(tid);
+                match *slot {
+                    0 => out.unmatched_ends += 1,
+                    r => {
+                        let row = r as usize - 1;
+                        let parent = out.parent[row];
+                        *slot = if parent == NULL { 0 } else { parent as u32 + 1 };
+                        out.close(row, ts);
+                    }
                 }
-                None => out.unmatched_ends += 1,
-            },
+            }
             K_ASYNC_START => {
                 let key = (pid, ev.track[i], ev.name[i], ev.cookie[i]);
-                let row = out.add(ts, tid, pid, ev.name[i], 0, None, 1, ev.cookie[i], ev.track[i]);
+                let row = out.add(ts, tid, pid.unwrap_or(NULL), ev.name[i], 0, NULL, 1, ev.cookie[i].unwrap_or(NULL),
+                                  ev.track[i], OPEN);
                 async_open.insert(key, row);
             }
             K_ASYNC_FINISH => {
                 let key = (pid, ev.track[i], ev.name[i], ev.cookie[i]);
                 if let Some(row) = async_open.remove(&key) {
-                    out.dur[row] = ts - out.ts[row];
-                    out.closed[row] = true;
+                    out.close(row, ts);
                 }
             }
             _ => {
-                let (depth, parent) = match (ev.track[i], stacks.get(&tid)) {
-                    (0, Some(st)) => (st.len(), st.last().map(|r| *r as i64)),
-                    _ => (0, None),
+                let (depth, parent) = match (ev.track[i], top.get(tid)) {
+                    (0, r) if r != 0 => (out.depth[r as usize - 1].wrapping_add(1), r as i64 - 1),
+                    _ => (0, NULL),
                 };
-                let row = out.add(ts, tid, pid, ev.name[i], depth, parent, 2, None, ev.track[i]);
-                out.dur[row] = 0;
-                out.closed[row] = true;
+                out.add(ts, tid, pid.unwrap_or(NULL), ev.name[i], depth, parent, 2, NULL, ev.track[i], 0);
             }
         }
     }
@@ -457,7 +533,79 @@ pub fn nest<S: std::hash::BuildHasher>(ev: &Parsed, thread_pid: &StdHashMap<i64,
 
 #[cfg(test)]
 mod tests {
-    use super::{py_float, separators};
+    use super::*;
+    use arrow_array::{Array, BooleanArray, Int32Array, Int64Array, StringViewArray};
+
+    fn col<'a, T: 'static>(t: &'a crate::arrow_table::Table, name: &str) -> &'a T {
+        t.batch().column_by_name(name).unwrap().as_any().downcast_ref::<T>().unwrap()
+    }
+
+    /// Slice events nested by hand: rows in time order, a thread's stack through B/E (depth, parent), an instant at
+    /// the thread's depth, an async pair across threads, a begin whose pid comes from the thread map, an end with
+    /// no begin, a slice still open at the end; the same with tids no table holds (negative: the map path).
+    #[test]
+    fn nesting_follows_each_threads_stack() {
+        for shift in [0i64, -1000] {
+            let mut ev = Parsed::default();
+            let t = |tid: i64| tid + shift;
+            // (ts, tid, pid, kind, name, cookie), in an order other than time's
+            let events: [(i64, i64, Option<i64>, u8, Option<&str>, Option<i64>); 11] = [
+                (10, 5, Some(100), K_BEGIN, Some("a"), None),
+                (20, 5, Some(100), K_BEGIN, Some("b"), None),
+                (60, 8, Some(300), K_ASYNC_FINISH, Some("s"), Some(9)),
+                (25, 5, Some(100), K_INSTANT, Some("i"), None),
+                (30, 5, None, K_END, None, None),
+                (15, 6, None, K_BEGIN, Some("c"), None),
+                (12, 7, Some(300), K_ASYNC_START, Some("s"), Some(9)),
+                (35, 5, Some(100), K_BEGIN, Some("d"), None),
+                (40, 5, None, K_END, None, None),
+                (50, 5, None, K_END, None, None),
+                (70, 5, None, K_END, None, None),
+            ];
+            for (seq, (ts, tid, pid, kind, name, cookie)) in events.into_iter().enumerate() {
+                ev.event(ts, seq as i64, t(tid), pid, kind, name, cookie, None);
+            }
+            let thread_pid: StdHashMap<i64, i64> = [(t(6), 200)].into_iter().collect();
+            let s = nest(&ev, &thread_pid, 100);
+            // rows: a(10) s(12) c(15) b(20) i(25) d(35)
+            assert_eq!(s.ts, vec![10, 12, 15, 20, 25, 35]);
+            assert_eq!(s.dur, vec![40, 48, 85, 10, 0, 5]);
+            assert_eq!(s.depth, vec![0, 0, 0, 1, 2, 1]);
+            assert_eq!(s.parent, vec![NULL, NULL, NULL, 0, 3, 0]);
+            assert_eq!(s.pid, vec![100, 300, 200, 100, 100, 100]);
+            assert_eq!(s.kind, vec![0, 1, 0, 0, 2, 0]);
+            assert_eq!(s.closed, vec![true, true, false, true, true, true]);
+            assert_eq!((s.unmatched_ends, s.unclosed), (1, 1));
+            let table = s.table(&ev.strings).unwrap();
+            let names = col::<StringViewArray>(&table, "name");
+            assert_eq!(names.iter().collect::<Vec<_>>(), ["a", "s", "c", "b", "i", "d"].map(Some));
+            assert_eq!(col::<StringViewArray>(&table, "kind").value(1), "async");
+            assert!(col::<StringViewArray>(&table, "track").is_null(0));
+            assert!(col::<Int64Array>(&table, "parent_id").is_null(0));
+            assert_eq!(col::<Int64Array>(&table, "cookie").value(1), 9);
+            assert!(!col::<BooleanArray>(&table, "closed").value(2));
+        }
+    }
+
+    /// Counter samples out of time order: the table in time order (ties in arrival order), names by id, a CPU number
+    /// past 32 bits null and counted, absent pids null.
+    #[test]
+    fn counters_come_in_time_order_with_bad_cpus_counted() {
+        let mut ev = Parsed::default();
+        ev.counter(30, "x", 1.0, Some(1), None);
+        ev.counter(10, "a counter name past twelve bytes", 2.0, Some(1 << 40), None);
+        ev.counter(20, "x", 3.0, None, Some(7));
+        ev.counter(20, "y", 4.0, Some(i32::MIN as i64), None);
+        let (t, bad) = ev.take_counters().unwrap();
+        assert_eq!(bad, 2); // 2^40 and i32::MIN (the column's null) do not fit
+        assert_eq!(col::<Int64Array>(&t, "ts").values().to_vec(), vec![10, 20, 20, 30]);
+        let names = col::<StringViewArray>(&t, "name");
+        assert_eq!(names.iter().collect::<Vec<_>>(), ["a counter name past twelve bytes", "x", "y", "x"].map(Some));
+        let cpu = col::<Int32Array>(&t, "cpu");
+        assert_eq!((0..4).map(|i| cpu.is_valid(i).then(|| cpu.value(i))).collect::<Vec<_>>(), [None, None, None, Some(1)]);
+        let pid = col::<Int64Array>(&t, "pid");
+        assert_eq!((0..4).map(|i| pid.is_valid(i).then(|| pid.value(i))).collect::<Vec<_>>(), [None, Some(7), None, None]);
+    }
 
     /// The separators counted one byte at a time, the plain way.
     fn plain(b: &[u8]) -> ([usize; 3], usize, usize) {

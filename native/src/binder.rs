@@ -40,7 +40,7 @@ impl Calls {
         t.int64("ts", self.ts).int64("dur", self.dur).int64("client_tid", self.client_tid)
             .int64("client_pid", self.client_pid).int64("server_tid", self.server_tid)
             .int64("server_pid", self.server_pid).int64("received_ts", self.received_ts)
-            .int64("reply_ts", self.reply_ts).boolean("oneway", self.oneway.iter().map(|&o| Some(o)))
+            .int64("reply_ts", self.reply_ts).bool_values("oneway", &self.oneway)
             .int64("code", self.code).int64("flags", self.flags).int64("debug_id", self.debug_id);
         t.finish()
     }
@@ -54,12 +54,19 @@ pub fn pair<S: std::hash::BuildHasher>(ev: &Events, thread_pid: &StdHashMap<i64,
     for i in 0..ev.rx[0].len() {
         received.entry(ev.rx[2][i]).or_insert((ev.rx[0][i], ev.rx[1][i]));
     }
-    let mut order: Vec<usize> = (0..ts.len()).collect();
-    order.sort_by_key(|&i| (ts[i], tid[i], did[i], to_proc[i], to_thread[i], reply[i], flags[i], code[i]));
+    // by time (order.rs' sort), equal times by the other fields, then by index: a stable sort by the whole tuple
+    let order = crate::order::by_time_then(ts, |i| (tid[i], did[i], to_proc[i], to_thread[i], reply[i], flags[i], code[i]));
     let pid_of = |t: i64| thread_pid.get(&t).copied().unwrap_or(NONE);
     let mut out = Calls::default();
+    let calls = reply.iter().filter(|&&r| r == 0).count();
+    for c in [&mut out.ts, &mut out.dur, &mut out.client_tid, &mut out.client_pid, &mut out.server_tid, &mut out.server_pid,
+              &mut out.received_ts, &mut out.reply_ts, &mut out.code, &mut out.flags, &mut out.debug_id] {
+        c.reserve_exact(calls);
+    }
+    out.oneway.reserve_exact(calls);
     let mut pending: HashMap<i64, Vec<usize>> = HashMap::default(); // server tid -> rows awaiting its reply
     for i in order {
+        let i = i as usize;
         let rx = received.get(&did[i]).copied();
         if reply[i] != 0 {
             match pending.get_mut(&tid[i]).and_then(|st| st.pop()) {

@@ -60,25 +60,28 @@ pub fn pair(mut issues: Vec<Issue>, completes: &[Complete]) -> (Vec<Issue>, Vec<
 
 /// The block table (BLOCK_SCHEMA's columns, in its order).
 pub fn table(issues: Vec<Issue>, dur: Vec<i64>) -> Result<crate::arrow_table::Table, arrow_schema::ArrowError> {
+    use crate::arrow_table::{StringViews, NULL_VIEW};
     let n = issues.len();
     let mut cols: [Vec<i64>; 5] = std::array::from_fn(|_| Vec::with_capacity(n));
     let mut tid = Vec::with_capacity(n);
-    let mut text: [Vec<Option<&str>>; 3] = std::array::from_fn(|_| Vec::with_capacity(n));
+    let [mut rwbs, mut dir, mut comm] = std::array::from_fn(|_| StringViews::with_capacity(n));
     for e in &issues {
         for (c, v) in cols.iter_mut().zip([e.0, e.1, e.2, e.3, e.4]) {
             c.push(v);
         }
         tid.push(e.6.unwrap_or(NONE));
-        text[0].push(Some(e.5.as_str()));
-        text[1].push(Some(direction(&e.5, e.3)));
-        text[2].push(e.7.as_deref());
+        let v = rwbs.view(&e.5);
+        rwbs.push(v);
+        let v = dir.view(direction(&e.5, e.3));
+        dir.push(v);
+        let v = e.7.as_deref().map_or(NULL_VIEW, |s| comm.view(s));
+        comm.push(v);
     }
     let [ts, dev, sector, nr, nbytes] = cols;
     let mut t = crate::arrow_table::TableBuilder::new();
-    t.int64("ts", ts).int64("dur", dur).int64("dev", dev).int64("sector", sector).int64("nr_sectors", nr)
-        .int64("bytes", nbytes);
-    let [rwbs, dir, comm] = text;
-    t.str_column("rwbs", &rwbs).str_column("direction", &dir).int64("tid", tid).str_column("comm", &comm);
+    t.int64_values("ts", ts).int64("dur", dur).int64_values("dev", dev).int64_values("sector", sector)
+        .int64_values("nr_sectors", nr).int64_values("bytes", nbytes);
+    t.views("rwbs", rwbs).views("direction", dir).int64("tid", tid).views("comm", comm);
     t.finish()
 }
 

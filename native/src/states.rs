@@ -30,7 +30,7 @@ pub struct Rows {
     pub ts: Vec<i64>,
     pub dur: Vec<i64>,
     pub tid: Vec<i64>,
-    pub state: Vec<i32>,
+    pub state: Vec<u32>, // state codes below 2^30 (Action keeps 30 bits)
     pub cpu: Vec<i32>, // i32::MIN for none
     pub waker: Vec<i64>,
     // the few rows named by a blocked reason, ascending, and the index of its payload (narrow columns and a sparse
@@ -53,19 +53,30 @@ impl Rows {
                 *p = j as u32 + 1;
             }
         }
-        let function = |c: u32| if c == 0 { None } else { payloads.get(c as usize - 1).and_then(|p| p.0.as_deref()) };
-        let io_wait = pick.iter().map(|&c| if c == 0 { None } else { payloads.get(c as usize - 1).and_then(|p| p.1) });
-        // state codes below 2^30 (Action keeps 30 bits); a code past the names is an error of the table, not UB
-        let state: Vec<u32> = self.state.iter().map(|&s| s as u32).collect();
+        let payload = |c: u32| if c == 0 { None } else { payloads.get(c as usize - 1) };
         let mut t = crate::arrow_table::TableBuilder::new();
         t.int64("ts", self.ts).int64("dur", self.dur).int64("tid", self.tid);
-        t.categorical("state", names, state)?;
+        // a code past the names is an error of the table, not UB
+        t.categorical("state", names, self.state)?;
         t.int32("cpu", self.cpu);
         if self.blocked_rows.is_empty() {
             // no blocked reason names a row (most traces): columns of nulls, nothing gathered
             t.nulls("blocked_function", &arrow_schema::DataType::Utf8View, n).nulls("io_wait", &arrow_schema::DataType::Boolean, n);
         } else {
-            t.strings("blocked_function", &pick, payloads.len() + 1, function).boolean("io_wait", io_wait);
+            // the functions as views, each payload's made once (the rows no blocked reason names are null)
+            let mut function = crate::arrow_table::StringViews::with_capacity(n);
+            let mut views = vec![crate::arrow_table::UNSET_VIEW; self.blocked_rows.len() + 1]; // (pick <= that)
+            for &c in &pick {
+                let v = &mut views[c as usize];
+                if *v == crate::arrow_table::UNSET_VIEW {
+                    *v = match payload(c).and_then(|p| p.0.as_deref()) {
+                        Some(f) => function.view(f),
+                        None => crate::arrow_table::NULL_VIEW,
+                    };
+                }
+                function.push(*v);
+            }
+            t.views("blocked_function", function).opt_bools("io_wait", n, |k| payload(pick[k]).and_then(|p| p.1));
         }
         t.int64("waker_tid", self.waker);
         t.finish()
@@ -325,7 +336,7 @@ pub fn derive(actions: &Actions, cat: &[u8], end: i64) -> Rows {
                 out.ts.push(x_ts);
                 out.dur.push(end - x_ts);
                 out.tid.push(tid);
-                out.state.push(x_state);
+                out.state.push(x_state as u32);
                 out.cpu.push(if x_kind == BLOCKED { i32::MIN } else { x.cpu });
                 out.waker.push(if x_kind == WAKING { x.extra } else { NONE });
             }
