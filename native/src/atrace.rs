@@ -126,6 +126,24 @@ impl Parsed {
         (self.threads.len(), self.warnings.len(), self.min_ts, self.max_ts)
     }
 
+    /// Room for `scale` times the events and counter samples gathered so far (see Decoder::reserve_ahead).
+    pub fn reserve_scaled(&mut self, scale: impl Fn(usize) -> usize) {
+        let (e, c) = (scale(self.ts.len()), scale(self.c_ts.len()));
+        self.ts.reserve(e);
+        self.seq.reserve(e);
+        self.tid.reserve(e);
+        self.pid.reserve(e);
+        self.kind.reserve(e);
+        self.name.reserve(e);
+        self.cookie.reserve(e);
+        self.track.reserve(e);
+        self.c_ts.reserve(c);
+        self.c_name.reserve(c);
+        self.c_value.reserve(c);
+        self.c_pid.reserve(c);
+        self.c_cpu.reserve(c);
+    }
+
     /// Back to the given lengths: a packet that failed half-way leaves nothing behind.
     pub fn truncate(&mut self, events: usize, counters: usize, side: (usize, usize, Option<i64>, Option<i64>)) {
         self.ts.truncate(events);

@@ -191,10 +191,14 @@ impl PerfettoDecoder {
                 if n == 0 {
                     return Ok(size);
                 }
+                let first = size == 0;
                 size += n as u64;
                 inner.feed(&buf[..n]);
                 if inner.stopped.is_some() {
                     return Ok(f.metadata()?.len().max(size));
+                }
+                if first {
+                    inner.reserve_ahead(size, expected as u64);
                 }
             }
         }).map_err(|e| pyo3::exceptions::PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string())))

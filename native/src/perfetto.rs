@@ -270,6 +270,32 @@ impl Decoder {
     // ---- framing ---------------------------------------------------------------------------------------------
     /// Frames and decodes the complete packets of the next chunk of the file; a packet cut at the end waits for
     /// the next chunk.
+    /// After `done` of a file's `total` bytes: room in each event column for what the rest of the file holds at the
+    /// same rate (its length so far times the bytes to come over the bytes read), so that the columns do not grow by
+    /// doubling (each doubling copied the column: a twentieth of a sched-heavy trace's decode, and the old and new
+    /// buffers together at each copy). The memory reserved and not written is not resident; at most RESERVE_AHEAD
+    /// entries a column (past it, a column growing in place by mremap copies nothing).
+    pub fn reserve_ahead(&mut self, done: u64, total: u64) {
+        const RESERVE_AHEAD: usize = 1 << 23;
+        if done == 0 || total <= done {
+            return;
+        }
+        let ratio = (total - done) as f64 / done as f64;
+        let scale = |n: usize| ((n as f64 * ratio * 1.1) as usize).min(RESERVE_AHEAD);
+        let o = &mut self.out;
+        for group in [&mut o.sw[..], &mut o.wk[..], &mut o.idle[..], &mut o.freq[..], &mut o.binder_tx[..],
+                      &mut o.binder_rx[..]] {
+            let n = scale(group[0].len());
+            group.iter_mut().for_each(|c| c.reserve(n));
+        }
+        let n = scale(o.blocked_ts.len());
+        o.blocked_ts.reserve(n);
+        o.blocked_tid.reserve(n);
+        o.ft_start.reserve(scale(o.ft_start.len()));
+        o.ft_end.reserve(scale(o.ft_end.len()));
+        o.atrace.reserve_scaled(scale);
+    }
+
     pub fn feed(&mut self, chunk: &[u8]) {
         if self.stopped.is_some() {
             return;

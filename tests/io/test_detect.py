@@ -69,3 +69,31 @@ def test_prose_quoting_a_few_ftrace_lines_is_not_a_trace(tmp_path: Path):
     f.write_text("Why does my app jank here? I see this in the trace:\n\n" + SNIPPET + "\nAny idea what inflate does?\n")
     [item] = discover([f])
     assert item.kind != "systrace"
+
+
+def test_a_perfetto_head_is_conclusive_only_when_its_first_three_packets_lie_within_it():
+    from droidlag.io.detect import looks_like_perfetto
+    packet = b"\x0a\x03abc"                          # Trace.packet, 3 bytes long
+    three = packet * 3
+    assert looks_like_perfetto(three) and looks_like_perfetto(three, within=True)
+    big = b"\x0a\x80\x40" + b"x" * 100               # a first packet of 8192 bytes, cut after 100
+    assert looks_like_perfetto(big)                  # a head: not refused
+    assert not looks_like_perfetto(big, within=True)  # but nothing decided within it
+    assert not looks_like_perfetto(packet, within=True) and looks_like_perfetto(packet)
+
+
+def test_a_perfetto_trace_whose_first_packet_outgrows_the_small_head_is_still_read(tmp_path):
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+    from droidlag.io import PERFETTO_HEAD, read_trace
+    t = pb.Trace()
+    first = t.packet.add()
+    first.trusted_packet_sequence_id = 1
+    first.system_info.utsname.release = "5.10." + "9" * (2 * PERFETTO_HEAD)   # a first packet past the small head
+    for pid, name in ((10, "a"), (11, "b")):
+        p = t.packet.add()
+        p.process_tree.processes.add(pid=pid, ppid=1, cmdline=[name])
+    path = tmp_path / "big-first.pftrace"
+    path.write_bytes(t.SerializeToString())
+    trace = read_trace(path)
+    assert trace.format == "perfetto" and trace.process_name(10) == "a" and trace.process_name(11) == "b"

@@ -19,12 +19,14 @@ VIEW_HIERARCHY = "view-hierarchy"
 ANDROID_LAYOUTS = "android-layouts"
 
 
-def looks_like_perfetto(data: bytes) -> bool:
-    """A Perfetto trace is a sequence of `Trace.packet` (field 1, length-delimited) records: check the first ones."""
+def looks_like_perfetto(data: bytes, *, within: bool = False) -> bool:
+    """A Perfetto trace is a sequence of `Trace.packet` (field 1, length-delimited) records: check the first ones.
+    within: True only when the first three records were all checked inside `data` (a head of the file so short that
+    they run past it decides nothing)."""
     pos = 0
     for _ in range(3):
         if pos >= len(data):
-            return pos > 0
+            return pos > 0 and not within
         if data[pos] != 0x0A:
             return False
         v = try_varint(data, pos + 1)
@@ -34,7 +36,7 @@ def looks_like_perfetto(data: bytes) -> bool:
         if length > len(data) * 2 + (1 << 20):
             return False
         pos += length
-    return True
+    return pos <= len(data) or not within
 
 
 # Evidence of each text format, anchored at line starts so that prose about a format (READMEs) is not taken for it.
