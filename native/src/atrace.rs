@@ -321,6 +321,12 @@ impl Parsed {
                 }
                 None => bad_number(self),
             },
+            // an end on a named track without the name (Android 14's Trace.asyncTraceForTrackEnd writes
+            // H|pid|track|cookie): G/H pair by (pid, track, cookie), as trace processor pairs them
+            'H' if n == 4 => match py_int(last_part()) {
+                Some(c) => self.event(ts, seq, tid, pid, K_ASYNC_FINISH, None, Some(c), Some(part(2))),
+                None => bad_number(self),
+            },
             'N' if n >= 4 => {
                 self.event(ts, seq, tid, pid, K_INSTANT, Some(join(3, false)), None, Some(part(2)))
             }
@@ -486,6 +492,13 @@ impl OpenTop {
 /// the innermost, S/F pair by (pid, track, name, cookie), I is an instant at the thread's depth (or depth 0 on a
 /// named track). Slices still open at the end run to `end`. thread_pid: the pid of a thread for B events that
 /// name none.
+/// The key an async slice's start and finish share: (pid, track, name, cookie) for S/F; for G/H, on a named track,
+/// (pid, track, cookie) (the name as u32::MAX: an H may leave it out).
+fn async_key(ev: &Parsed, i: usize, pid: Option<i64>) -> (Option<i64>, u32, u32, Option<i64>) {
+    let name = if ev.track[i] == 0 { ev.name[i] } else { u32::MAX };
+    (pid, ev.track[i], name, ev.cookie[i])
+}
+
 pub fn nest<S: std::hash::BuildHasher>(ev: &Parsed, thread_pid: &StdHashMap<i64, i64, S>, end: i64) -> Slices {
     assert!(ev.ts.len() < u32::MAX as usize, "more slice events than 32-bit rows");
     // by (ts, seq), ties in index order (a radix sort of the timestamps, see order.rs)
@@ -520,14 +533,18 @@ pub fn nest<S: std::hash::BuildHasher>(ev: &Parsed, thread_pid: &StdHashMap<i64,
                 }
             }
             K_ASYNC_START => {
-                let key = (pid, ev.track[i], ev.name[i], ev.cookie[i]);
+                let key = async_key(ev, i, pid);
+                if ev.track[i] == 0 && async_open.contains_key(&key) {
+                    // S|pid|name|cookie again while it is open: ignored, as Catapult and trace processor do (the
+                    // first one's F ends it)
+                    continue;
+                }
                 let row = out.add(ts, tid, pid.unwrap_or(NULL), ev.name[i], 0, NULL, 1, ev.cookie[i].unwrap_or(NULL),
                                   ev.track[i], OPEN);
                 async_open.insert(key, row);
             }
             K_ASYNC_FINISH => {
-                let key = (pid, ev.track[i], ev.name[i], ev.cookie[i]);
-                if let Some(row) = async_open.remove(&key) {
+                if let Some(row) = async_open.remove(&async_key(ev, i, pid)) {
                     out.close(row, ts);
                 }
             }

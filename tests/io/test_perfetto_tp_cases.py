@@ -4,13 +4,12 @@ Each test rebuilds the trace of one diff test of google/perfetto (Apache-2.0; pa
 compact form (TracePackets made here with the `perfetto` package's classes, FrameTimeline packets as wire bytes, since
 that package leaves field 76 out), and asserts the values the diff test's expected output gives for the same facts:
 state names and times of thread states, slice names, times and depths, jank and present type names, thread names and
-pids. Where droidlag differs on purpose the test asserts droidlag's value and says why; differences that are bugs in
-files owned elsewhere are xfail with the reason. docs/validation-perfetto.md lists every case tried and its result.
+pids. Where droidlag differs on purpose the test asserts droidlag's value and says why; the differences that were bugs
+are fixed (docs/validation-perfetto.md lists every case tried, its result and what was fixed).
 """
 from __future__ import annotations
 
 import polars as pl
-import pytest
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from droidlag.io.perfetto import read_perfetto
@@ -249,9 +248,6 @@ def test_atrace_async_slice_across_threads():
     assert _slices(t, "ts", "dur", "pid", "name") == [(74289018336, 373584672, 1204, "launching: com.android.chrome")]
 
 
-@pytest.mark.xfail(strict=True, reason="native/src/atrace.rs nest (s24-tab's file): a second S with the same pid, name "
-                   "and cookie while one is open replaces it in async_open (the first never closes); trace processor, "
-                   "like Catapult, ignores the second S")
 def test_atrace_back_to_back_async_begins_keep_the_first():
     """Mirrors parser/atrace/android_b2b_async_begin.textproto with atrace/tests.py
     test_android_b2b_async_begin_list_slices: trace processor's slices (ts, dur) are (1000, 30), (1015, 45),
@@ -265,9 +261,6 @@ def test_atrace_back_to_back_async_begins_keep_the_first():
                                                (1030, 20, "multistart")]
 
 
-@pytest.mark.xfail(strict=True, reason="native/src/atrace.rs payload (s24-tab's file): 'H|pid|track|cookie' (no name, "
-                   "as Android 14's asyncTraceForTrackEnd writes it) is refused as too short, and nest pairs G/H by name "
-                   "too; trace processor pairs them by (pid, track, cookie)")
 def test_atrace_async_for_track_slices():
     """Mirrors parser/atrace/async_track_atrace.py with atrace/tests.py test_async_track_atrace_process_track_slices:
     trace processor's slices (ts, dur, pid, name, track) are (50, 25, 1, ev, track), (55, 15, 1, ev, track),
