@@ -488,17 +488,17 @@ impl OpenTop {
     }
 }
 
-/// Nest slice events (sorted here by (ts, seq)) per thread: B opens a slice under the thread's open one, E closes
-/// the innermost, S/F pair by (pid, track, name, cookie), I is an instant at the thread's depth (or depth 0 on a
-/// named track). Slices still open at the end run to `end`. thread_pid: the pid of a thread for B events that
-/// name none.
-/// The key an async slice's start and finish share: (pid, track, name, cookie) for S/F; for G/H, on a named track,
-/// (pid, track, cookie) (the name as u32::MAX: an H may leave it out).
+/// The key an async slice's start and finish share: (pid, track, name, cookie); track 0 for S/F, a named track's
+/// for G/H.
 fn async_key(ev: &Parsed, i: usize, pid: Option<i64>) -> (Option<i64>, u32, u32, Option<i64>) {
-    let name = if ev.track[i] == 0 { ev.name[i] } else { u32::MAX };
-    (pid, ev.track[i], name, ev.cookie[i])
+    (pid, ev.track[i], ev.name[i], ev.cookie[i])
 }
 
+/// Nest slice events (sorted here by (ts, seq)) per thread: B opens a slice under the thread's open one, E closes
+/// the innermost, S/F and G/H pair by (pid, track, name, cookie) (an S again while open is ignored; an H without a
+/// name, as Android 14 writes it, closes the latest open G of its (pid, track, cookie)), I is an instant at the
+/// thread's depth (or depth 0 on a named track). Slices still open at the end run to `end`. thread_pid: the pid of
+/// a thread for B events that name none.
 pub fn nest<S: std::hash::BuildHasher>(ev: &Parsed, thread_pid: &StdHashMap<i64, i64, S>, end: i64) -> Slices {
     assert!(ev.ts.len() < u32::MAX as usize, "more slice events than 32-bit rows");
     // by (ts, seq), ties in index order (a radix sort of the timestamps, see order.rs)
@@ -506,6 +506,9 @@ pub fn nest<S: std::hash::BuildHasher>(ev: &Parsed, thread_pid: &StdHashMap<i64,
     let mut out = Slices::with_capacity(ev.kind.iter().filter(|&&k| k != K_END).count());
     let mut top = OpenTop::new(&ev.tid);
     let mut async_open: HashMap<(Option<i64>, u32, u32, Option<i64>), usize> = HashMap::default();
+    // G starts by (pid, track, cookie), latest last: what an H without a name closes
+    let mut track_open: HashMap<(Option<i64>, u32, Option<i64>), Vec<((Option<i64>, u32, u32, Option<i64>), usize)>> =
+        HashMap::default();
     for i in order {
         let i = i as usize;
         let (ts, tid, pid) = (ev.ts[i], ev.tid[i], ev.pid[i]);
@@ -542,6 +545,21 @@ pub fn nest<S: std::hash::BuildHasher>(ev: &Parsed, thread_pid: &StdHashMap<i64,
                 let row = out.add(ts, tid, pid.unwrap_or(NULL), ev.name[i], 0, NULL, 1, ev.cookie[i].unwrap_or(NULL),
                                   ev.track[i], OPEN);
                 async_open.insert(key, row);
+                if ev.track[i] != 0 {
+                    track_open.entry((pid, ev.track[i], ev.cookie[i])).or_default().push((key, row));
+                }
+            }
+            K_ASYNC_FINISH if ev.track[i] != 0 && ev.name[i] == 0 => {
+                // H|pid|track|cookie: the latest G of its (pid, track, cookie) still open
+                if let Some(stack) = track_open.get_mut(&(pid, ev.track[i], ev.cookie[i])) {
+                    while let Some((key, row)) = stack.pop() {
+                        if async_open.get(&key) == Some(&row) {
+                            async_open.remove(&key);
+                            out.close(row, ts);
+                            break;
+                        }
+                    }
+                }
             }
             K_ASYNC_FINISH => {
                 if let Some(row) = async_open.remove(&async_key(ev, i, pid)) {

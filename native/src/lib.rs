@@ -252,8 +252,9 @@ impl PerfettoDecoder {
             }
         }
         let names = o.names.into_iter().map(|(ts, _c, tid, pid, n)| (ts, tid, pid, n)).collect();
+        let process_pids: hash::FastSet<i64> = processes.iter().map(|p: &(i64, Option<String>, Option<i64>)| p.0).collect();
         // as records (`{tid: Thread}`, `{pid: Process}`), made here from the folded rows
-        let threads = perfetto::fold_threads(declared, &o.atrace.threads, &o.newtasks, names, o.renames, o.comms);
+        let threads = perfetto::fold_threads(declared, &o.atrace.threads, o.newtasks, &process_pids, names, o.renames, o.comms);
         d.set_item("threads", records::thread_dict(py, threads)?)?;
         d.set_item("processes", records::process_dict(py, processes)?)?;
         d.set_item("atrace", SliceEvents { ev: o.atrace, seq })?;

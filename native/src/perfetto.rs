@@ -157,7 +157,7 @@ pub struct Out {
     pub print_seq: i64,
     pub comms: Vec<(i64, String)>, // first comm seen per tid, in order
     pub renames: Vec<(i64, i64, String)>, // (ts, tid, new comm): task_rename
-    pub newtasks: Vec<(i64, i64, bool)>, // (new tid, creating tid, CLONE_THREAD): task_newtask, in file order
+    pub newtasks: Vec<(i64, i64, i64, bool)>, // (ts, new tid, creating tid, CLONE_THREAD): task_newtask
     pub names: Vec<(i64, u32, i64, Option<i64>, String)>, // (ts, clock, tid, pid, name): process_tree threads
     pub decls: Vec<Decl>,
     pub cpu_info: Vec<(Option<String>, i64, i64)>, // (processor, index, max kHz)
@@ -268,8 +268,6 @@ impl Decoder {
     }
 
     // ---- framing ---------------------------------------------------------------------------------------------
-    /// Frames and decodes the complete packets of the next chunk of the file; a packet cut at the end waits for
-    /// the next chunk.
     /// After `done` of a file's `total` bytes: room in each event column for what the rest of the file holds at the
     /// same rate (its length so far times the bytes to come over the bytes read), so that the columns do not grow by
     /// doubling (each doubling copied the column: a twentieth of a sched-heavy trace's decode, and the old and new
@@ -296,6 +294,8 @@ impl Decoder {
         o.atrace.reserve_scaled(scale);
     }
 
+    /// Frames and decodes the complete packets of the next chunk of the file; a packet cut at the end waits for
+    /// the next chunk.
     pub fn feed(&mut self, chunk: &[u8]) {
         if self.stopped.is_some() {
             return;
@@ -1237,7 +1237,7 @@ impl Decoder {
                 let new = f.i32(1);
                 self.comm(new, f.bytes(2));
                 if new != 0 {
-                    self.out.newtasks.push((new, pid, f.u64(3) & CLONE_THREAD != 0));
+                    self.out.newtasks.push((ts, new, pid, f.u64(3) & CLONE_THREAD != 0));
                 }
             }
             _ => {}
@@ -1497,7 +1497,8 @@ pub type ThreadRow = (i64, Option<i64>, Option<String>);
 /// authoritative names in time order (process_tree names and task_rename replace the name; a missing pid is
 /// filled), then comms (fill a missing name). Threads in first-seen order, each once: the Python side makes each
 /// thread's record once instead of replacing it fact by fact.
-pub fn fold_threads(declared: Vec<ThreadRow>, atrace_pids: &[(i64, i64)], newtasks: &[(i64, i64, bool)],
+pub fn fold_threads(declared: Vec<ThreadRow>, atrace_pids: &[(i64, i64)], mut newtasks: Vec<(i64, i64, i64, bool)>,
+                    process_pids: &HashSet<i64>,
                     names: Vec<(i64, i64, Option<i64>, String)>, renames: Vec<(i64, i64, String)>,
                     comms: Vec<(i64, String)>) -> Vec<ThreadRow> {
     let mut f = ThreadFold {
@@ -1521,11 +1522,18 @@ pub fn fold_threads(declared: Vec<ThreadRow>, atrace_pids: &[(i64, i64)], newtas
             f.apply(tid, None, Some(comm), false);
         }
     }
-    // task_newtask, last (the new task is a thread by now, from its comm; a pid stated anywhere else wins): a thread
-    // made with CLONE_THREAD is in its creator's process, where that is known (a creator made earlier in the trace
-    // included); any other new task is a process of its own (its tid the pid)
-    for &(new, creator, thread) in newtasks {
-        let pid = if thread { f.pid_of(creator) } else { Some(new) };
+    // task_newtask, last (the new task is a thread by now, from its comm; a pid stated anywhere else wins), in time
+    // order (ftrace comes in per-CPU bundles: a thread's creation can come in the file before its creator's): a
+    // thread made with CLONE_THREAD is in its creator's process, where that is known (a creator made earlier in the
+    // trace, or a process's main thread known only as the process, included); any other new task is a process of
+    // its own (its tid the pid)
+    newtasks.sort_by_key(|t| t.0); // stable
+    for (_, new, creator, thread) in newtasks {
+        let pid = if thread {
+            f.pid_of(creator).or_else(|| process_pids.contains(&creator).then_some(creator))
+        } else {
+            Some(new)
+        };
         if pid.is_some() {
             f.apply(new, pid, None, false);
         }

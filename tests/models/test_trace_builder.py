@@ -385,3 +385,16 @@ def test_a_process_declared_again_takes_its_later_name_and_ppid():
     t = b.build()
     assert t.processes[7] == Process(7, "com.example.app", 1) and t.processes[8] == Process(8, "late", 3)
     assert t.threads[7].name == "com.example.app"     # the main thread named after the process
+
+
+def test_async_slices_on_a_named_track_pair_by_name_and_a_nameless_end_closes_the_latest():
+    # two G on one track with one cookie, each ended by its named H; then two more ended by H|pid|track|cookie
+    # (Android 14's asyncTraceForTrackEnd writes no name), which closes the latest still open first
+    b = TraceBuilder("systrace", "x")
+    for ts, payload in [(10, "G|1|trk|a|7"), (15, "G|1|trk|b|7"), (20, "H|1|trk|b|7"), (30, "H|1|trk|a|7"),
+                        (40, "G|1|trk|c|7"), (45, "G|1|trk|d|7"), (50, "H|1|trk|7"), (60, "H|1|trk|7")]:
+        b.atrace(ts, 1, payload)
+    t = b.build()
+    assert sorted(t.slices.select("name", "ts", "dur", "closed").rows()) == [
+        ("a", 10, 20, True), ("b", 15, 5, True), ("c", 40, 20, True), ("d", 45, 5, True)]
+    assert not t.warnings
