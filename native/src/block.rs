@@ -50,7 +50,8 @@ pub fn pair(mut issues: Vec<Issue>, completes: &[Complete]) -> (Vec<Issue>, Vec<
         k += 1;
         if let Some(stack) = open.get_mut(&(c.1, c.2)) {
             if let Some(x) = stack.pop() {
-                dur[x] = c.0 - issues[x].0;
+                // (damaged times whose difference overflows leave the request without a duration)
+                dur[x] = c.0.checked_sub(issues[x].0).unwrap_or(NONE);
                 stack.clear();
             }
         }

@@ -9,7 +9,8 @@
 //!
 //! They behave as the named tuples did where the code and users look: attributes, positional construction,
 //! equality and hash by value (a record equals a record of its own type with the same fields), `repr`, iteration
-//! and unpacking (`tid, pid, name = t`; `tuple(t)`), indexing, `len`, pickling.
+//! and unpacking (`tid, pid, name = t`; `tuple(t)`), indexing by an int, `len`, pickling. Not kept: ordering
+//! (`sorted` needs a key), slicing, equality with a plain tuple, and the named-tuple helpers (`_replace`, `_asdict`).
 
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::{PyIndexError, PyValueError};

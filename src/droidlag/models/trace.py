@@ -12,7 +12,8 @@ import polars as pl
 
 # A process (pid, name, ppid) and a thread (tid, pid, name: pid None when the trace does not say) as the trace names
 # them: immutable records made natively (native/src/records.rs), thousands per trace. They read as the named tuples
-# they were: attributes, equality and hash by value, iteration and unpacking, indexing, repr, pickling.
+# they were: attributes, equality and hash by value, iteration and unpacking, indexing, repr, pickling (not ordering,
+# slicing or equality with a plain tuple: sort them with a key, compare tuple(record)).
 from droidlag._native import Process as Process
 from droidlag._native import Thread as Thread
 from droidlag.errors import ReadWarning
