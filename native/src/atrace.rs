@@ -490,7 +490,11 @@ impl OpenTop {
 
 /// The key an async slice's start and finish share: (pid, track, name, cookie); track 0 for S/F, a named track's
 /// for G/H.
-fn async_key(ev: &Parsed, i: usize, pid: Option<i64>) -> (Option<i64>, u32, u32, Option<i64>) {
+type AsyncKey = (Option<i64>, u32, u32, Option<i64>);
+/// (pid, track, cookie): what an H without a name names.
+type TrackCookie = (Option<i64>, u32, Option<i64>);
+
+fn async_key(ev: &Parsed, i: usize, pid: Option<i64>) -> AsyncKey {
     (pid, ev.track[i], ev.name[i], ev.cookie[i])
 }
 
@@ -505,10 +509,9 @@ pub fn nest<S: std::hash::BuildHasher>(ev: &Parsed, thread_pid: &StdHashMap<i64,
     let order = crate::order::by_time_then(&ev.ts, |i| ev.seq[i]);
     let mut out = Slices::with_capacity(ev.kind.iter().filter(|&&k| k != K_END).count());
     let mut top = OpenTop::new(&ev.tid);
-    let mut async_open: HashMap<(Option<i64>, u32, u32, Option<i64>), usize> = HashMap::default();
+    let mut async_open: HashMap<AsyncKey, usize> = HashMap::default();
     // G starts by (pid, track, cookie), latest last: what an H without a name closes
-    let mut track_open: HashMap<(Option<i64>, u32, Option<i64>), Vec<((Option<i64>, u32, u32, Option<i64>), usize)>> =
-        HashMap::default();
+    let mut track_open: HashMap<TrackCookie, Vec<(AsyncKey, usize)>> = HashMap::default();
     for i in order {
         let i = i as usize;
         let (ts, tid, pid) = (ev.ts[i], ev.tid[i], ev.pid[i]);

@@ -98,6 +98,23 @@ impl ThreadPids {
     }
 }
 
+/// A sched stream (perfetto::SchedStream, the Perfetto decoder's or the ftrace text parser's) as the dict
+/// TraceBuilder.sched_stream takes: its columns as buffers, with its counts and range.
+fn sched_dict<'py>(py: Python<'py>, st: perfetto::SchedStream) -> PyResult<Bound<'py, PyDict>> {
+    let sched = PyDict::new(py);
+    sched.set_item("ts", col(py, st.ts)?)?;
+    sched.set_item("kind", Column { data: Data::U8(st.kind) })?;
+    sched.set_item("cpu", Column { data: Data::I32(st.cpu) })?;
+    sched.set_item("a", col(py, st.a)?)?;
+    sched.set_item("b", col(py, st.b)?)?;
+    sched.set_item("switch_state", col(py, st.switch_state)?)?;
+    sched.set_item("blocked_index", Column { data: Data::I32(st.blocked_index) })?;
+    sched.set_item("bad_cpu", st.bad_cpu)?;
+    sched.set_item("range", st.range)?;
+    sched.set_item("counts", st.counts)?;
+    Ok(sched)
+}
+
 fn cols<const N: usize>(py: Python<'_>, group: [Vec<i64>; N]) -> PyResult<Bound<'_, PyList>> {
     let items = group.into_iter().map(|c| col(py, c)).collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
@@ -230,18 +247,7 @@ impl PerfettoDecoder {
         d.set_item("stopped", self.inner.stopped.clone())?;
         // the sched stream in the thread-state pass's narrow columns (perfetto::sched_stream)
         let st = perfetto::sched_stream(o.sw, o.wk, o.wakeup, o.blocked_ts, o.blocked_tid);
-        let sched = PyDict::new(py);
-        sched.set_item("ts", col(py, st.ts)?)?;
-        sched.set_item("kind", Column { data: Data::U8(st.kind) })?;
-        sched.set_item("cpu", Column { data: Data::I32(st.cpu) })?;
-        sched.set_item("a", col(py, st.a)?)?;
-        sched.set_item("b", col(py, st.b)?)?;
-        sched.set_item("switch_state", col(py, st.switch_state)?)?;
-        sched.set_item("blocked_index", Column { data: Data::I32(st.blocked_index) })?;
-        sched.set_item("bad_cpu", st.bad_cpu)?;
-        sched.set_item("range", st.range)?;
-        sched.set_item("counts", st.counts)?;
-        d.set_item("sched", sched)?;
+        d.set_item("sched", sched_dict(py, st)?)?;
         let seq = o.print_seq;
         // processes as declared; threads with every fact about them applied (perfetto::fold_threads)
         let (mut processes, mut declared) = (Vec::new(), Vec::new());
@@ -508,18 +514,7 @@ impl FtraceText {
         let d = PyDict::new(py);
         // the sched stream in the thread-state pass's narrow columns (ftrace_text::sched_stream)
         let st = ftrace_text::sched_stream(o.sw, o.wk, o.blocked_ts, o.blocked_tid);
-        let sched = PyDict::new(py);
-        sched.set_item("ts", col(py, st.ts)?)?;
-        sched.set_item("kind", Column { data: Data::U8(st.kind) })?;
-        sched.set_item("cpu", Column { data: Data::I32(st.cpu) })?;
-        sched.set_item("a", col(py, st.a)?)?;
-        sched.set_item("b", col(py, st.b)?)?;
-        sched.set_item("switch_state", col(py, st.switch_state)?)?;
-        sched.set_item("blocked_index", Column { data: Data::I32(st.blocked_index) })?;
-        sched.set_item("bad_cpu", st.bad_cpu)?;
-        sched.set_item("range", st.range)?;
-        sched.set_item("counts", st.counts)?;
-        d.set_item("sched", sched)?;
+        d.set_item("sched", sched_dict(py, st)?)?;
         d.set_item("states", o.states)?;
         d.set_item("blocked", o.blocked)?;
         d.set_item("binder_transaction", cols(py, o.binder_tx)?)?;

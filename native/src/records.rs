@@ -15,6 +15,8 @@
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pyclass::boolean_struct::True;
+use pyo3::PyClass;
 use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 
 /// A name as the record holds it: the Python string itself (made once, shared by every access).
@@ -22,14 +24,6 @@ type Name = Option<Py<PyString>>;
 
 fn name_of(py: Python<'_>, name: Option<&str>) -> Name {
     name.map(|s| PyString::new(py, s).unbind())
-}
-
-fn name_eq(py: Python<'_>, a: &Name, b: &Name) -> PyResult<bool> {
-    match (a, b) {
-        (None, None) => Ok(true),
-        (Some(x), Some(y)) => PyAnyMethods::eq(x.bind(py).as_any(), y.bind(py)),
-        _ => Ok(false),
-    }
 }
 
 fn name_repr(py: Python<'_>, name: &Name) -> PyResult<String> {
@@ -43,13 +37,36 @@ fn opt_repr(v: Option<i64>) -> String {
     v.map_or("None".to_string(), |v| v.to_string())
 }
 
-/// The item at a tuple index (negative counts from the end), as a tuple of three would give it.
-fn item3<'py>(fields: Bound<'py, PyTuple>, index: isize) -> PyResult<Bound<'py, PyAny>> {
+/// A record as the tuple of its fields, which its equality, hash, indexing, iteration and pickling go through.
+trait Record: PyClass<Frozen = True> + Sync {
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>>;
+}
+
+/// == and != between two records of one type, by their fields; anything else is NotImplemented.
+fn compare<T: Record>(rec: &T, py: Python<'_>, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
+    let Ok(o) = other.cast::<T>() else {
+        return Ok(py.NotImplemented());
+    };
+    let same = rec.fields(py)?.eq(o.get().fields(py)?)?;
+    match op {
+        CompareOp::Eq => Ok(same.into_pyobject(py)?.to_owned().into_any().unbind()),
+        CompareOp::Ne => Ok((!same).into_pyobject(py)?.to_owned().into_any().unbind()),
+        _ => Ok(py.NotImplemented()),
+    }
+}
+
+/// The field at a tuple index (negative counts from the end), as a tuple of three would give it.
+fn item<'py, T: Record>(rec: &T, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyAny>> {
     let i = if index < 0 { index + 3 } else { index };
     if !(0..3).contains(&i) {
         return Err(PyIndexError::new_err("tuple index out of range"));
     }
-    fields.get_item(i as usize)
+    rec.fields(py)?.get_item(i as usize)
+}
+
+/// (type, fields): what pickle calls the type with to make the record again.
+fn reduce<'py, T: Record>(slf: &Bound<'py, T>) -> PyResult<(Bound<'py, PyType>, Bound<'py, PyTuple>)> {
+    Ok((slf.as_any().get_type(), slf.get().fields(slf.py())?))
 }
 
 /// A thread and its process (pid None when the trace does not say), as the trace names it.
@@ -66,7 +83,9 @@ impl Thread {
     pub fn new_native(py: Python<'_>, tid: i64, pid: Option<i64>, name: Option<&str>) -> Self {
         Thread { tid, pid, name: name_of(py, name) }
     }
+}
 
+impl Record for Thread {
     fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         (self.tid, self.pid, self.name.as_ref().map(|n| n.clone_ref(py))).into_pyobject(py)
     }
@@ -89,16 +108,7 @@ impl Thread {
     }
 
     fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
-        let Ok(o) = other.cast::<Thread>() else {
-            return Ok(py.NotImplemented());
-        };
-        let o = o.get();
-        let same = self.tid == o.tid && self.pid == o.pid && name_eq(py, &self.name, &o.name)?;
-        match op {
-            CompareOp::Eq => Ok(same.into_pyobject(py)?.to_owned().into_any().unbind()),
-            CompareOp::Ne => Ok((!same).into_pyobject(py)?.to_owned().into_any().unbind()),
-            _ => Ok(py.NotImplemented()),
-        }
+        compare(self, py, other, op)
     }
 
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
@@ -110,7 +120,7 @@ impl Thread {
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyAny>> {
-        item3(self.fields(py)?, index)
+        item(self, py, index)
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -118,7 +128,7 @@ impl Thread {
     }
 
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyType>, Bound<'py, PyTuple>)> {
-        Ok((slf.get_type(), slf.get().fields(slf.py())?))
+        reduce(slf)
     }
 }
 
@@ -136,7 +146,9 @@ impl Process {
     pub fn new_native(py: Python<'_>, pid: i64, name: Option<&str>, ppid: Option<i64>) -> Self {
         Process { pid, name: name_of(py, name), ppid }
     }
+}
 
+impl Record for Process {
     fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         (self.pid, self.name.as_ref().map(|n| n.clone_ref(py)), self.ppid).into_pyobject(py)
     }
@@ -160,16 +172,7 @@ impl Process {
     }
 
     fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
-        let Ok(o) = other.cast::<Process>() else {
-            return Ok(py.NotImplemented());
-        };
-        let o = o.get();
-        let same = self.pid == o.pid && self.ppid == o.ppid && name_eq(py, &self.name, &o.name)?;
-        match op {
-            CompareOp::Eq => Ok(same.into_pyobject(py)?.to_owned().into_any().unbind()),
-            CompareOp::Ne => Ok((!same).into_pyobject(py)?.to_owned().into_any().unbind()),
-            _ => Ok(py.NotImplemented()),
-        }
+        compare(self, py, other, op)
     }
 
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
@@ -181,7 +184,7 @@ impl Process {
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyAny>> {
-        item3(self.fields(py)?, index)
+        item(self, py, index)
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -189,8 +192,21 @@ impl Process {
     }
 
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyType>, Bound<'py, PyTuple>)> {
-        Ok((slf.get_type(), slf.get().fields(slf.py())?))
+        reduce(slf)
     }
+}
+
+/// `{id: record}` of (id, record) pairs in their order; None when an id repeats.
+fn keyed<'py, R>(py: Python<'py>, records: impl ExactSizeIterator<Item = (i64, R)>) -> PyResult<Option<Bound<'py, PyDict>>>
+where
+    R: IntoPyObject<'py>,
+{
+    let d = PyDict::new(py);
+    let n = records.len();
+    for (id, record) in records {
+        d.set_item(id, record)?;
+    }
+    Ok((d.len() == n).then_some(d))
 }
 
 /// `{tid: Thread}` of rows (tid, pid, name), one per id in the rows' order; None when an id repeats (the caller
@@ -198,51 +214,29 @@ impl Process {
 #[pyfunction]
 pub fn threads_of<'py>(py: Python<'py>, rows: Vec<(i64, Option<i64>, Option<Py<PyString>>)>)
                        -> PyResult<Option<Bound<'py, PyDict>>> {
-    let d = PyDict::new(py);
-    let n = rows.len();
-    for (tid, pid, name) in rows {
-        d.set_item(tid, Thread { tid, pid, name })?;
-    }
-    Ok((d.len() == n).then_some(d))
+    keyed(py, rows.into_iter().map(|(tid, pid, name)| (tid, Thread { tid, pid, name })))
 }
 
 /// `{pid: Process}` of rows (pid, name, ppid), an empty name as none; None when an id repeats.
 #[pyfunction]
 pub fn processes_of<'py>(py: Python<'py>, rows: Vec<(i64, Option<Py<PyString>>, Option<i64>)>)
                          -> PyResult<Option<Bound<'py, PyDict>>> {
-    let d = PyDict::new(py);
-    let n = rows.len();
-    for (pid, name, ppid) in rows {
+    keyed(py, rows.into_iter().map(|(pid, name, ppid)| {
         let name = name.filter(|s| s.bind(py).len().map_or(true, |l| l > 0));
-        d.set_item(pid, Process { pid, name, ppid })?;
-    }
-    Ok((d.len() == n).then_some(d))
+        (pid, Process { pid, name, ppid })
+    }))
 }
 
 /// The decoder's threads as `{tid: Thread}` (the rows come folded, one per id).
 pub fn thread_dict<'py>(py: Python<'py>, rows: Vec<crate::perfetto::ThreadRow>) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let n = rows.len();
-    for (tid, pid, name) in rows {
-        d.set_item(tid, Thread::new_native(py, tid, pid, name.as_deref()))?;
-    }
-    if d.len() != n {
-        return Err(PyValueError::new_err("thread rows repeat an id"));
-    }
-    Ok(d)
+    let records = rows.into_iter().map(|(tid, pid, name)| (tid, Thread::new_native(py, tid, pid, name.as_deref())));
+    keyed(py, records)?.ok_or_else(|| PyValueError::new_err("thread rows repeat an id"))
 }
 
 /// The decoder's processes as `{pid: Process}` (folded, one per id; empty names already none).
 pub fn process_dict<'py>(py: Python<'py>, rows: Vec<(i64, Option<String>, Option<i64>)>) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let n = rows.len();
-    for (pid, name, ppid) in rows {
-        d.set_item(pid, Process::new_native(py, pid, name.as_deref(), ppid))?;
-    }
-    if d.len() != n {
-        return Err(PyValueError::new_err("process rows repeat an id"));
-    }
-    Ok(d)
+    let records = rows.into_iter().map(|(pid, name, ppid)| (pid, Process::new_native(py, pid, name.as_deref(), ppid)));
+    keyed(py, records)?.ok_or_else(|| PyValueError::new_err("process rows repeat an id"))
 }
 
 /// Each process's main thread (tid = pid) in `threads`: added, named as the process, when the trace declared none;

@@ -3,37 +3,21 @@ negative int64 values, and broken payloads counted rather than raised."""
 from __future__ import annotations
 
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+from perfetto_wire import field
 
 from droidlag.io.perfetto import read_perfetto
 
 
-def _varint(v: int) -> bytes:
-    v &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def _field(number: int, value: int | bytes) -> bytes:
-    if isinstance(value, bytes):
-        return _varint(number << 3 | 2) + _varint(len(value)) + value
-    return _varint(number << 3) + _varint(value)
-
-
 def _packet(ts: int, member: int, fields: list[tuple[int, int | bytes]]) -> bytes:
     """A serialized TracePacket {timestamp, trusted_packet_sequence_id, 76: FrameTimelineEvent{member: {...}}}."""
-    body = b"".join(_field(n, v) for n, v in fields)
-    event = _field(member, body)
+    body = b"".join(field(n, v) for n, v in fields)
+    event = field(member, body)
     return (pb.TracePacket(timestamp=ts, trusted_packet_sequence_id=3).SerializeToString()
-            + _field(76, event))
+            + field(76, event))
 
 
 def _trace(*packets: bytes) -> bytes:
-    return b"".join(_field(1, p) for p in packets)
+    return b"".join(field(1, p) for p in packets)
 
 
 def test_jank_type_names_follow_trace_processor():
@@ -84,7 +68,7 @@ def test_display_and_surface_frames_pair_start_and_end_by_cookie():
 def test_broken_and_incomplete_frame_events_are_counted_in_warnings():
     data = _trace(
         _packet(1000, 2, [(1, 8), (3, 600)]),                     # actual display without a token
-        pb.TracePacket(timestamp=5, trusted_packet_sequence_id=3).SerializeToString() + _field(76, b"\x12\x7f\x08"),
+        pb.TracePacket(timestamp=5, trusted_packet_sequence_id=3).SerializeToString() + field(76, b"\x12\x7f\x08"),
         _packet(1000, 1, [(1, 7), (2, 500), (3, 600)]),
     )
     t = read_perfetto(data, "mem")

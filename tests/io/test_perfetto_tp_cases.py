@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+from perfetto_wire import field
 
 from droidlag.io.perfetto import read_perfetto
 from droidlag.models.trace import Trace
@@ -25,23 +26,7 @@ def _read(*packets: pb.TracePacket | bytes) -> Trace:
 
 
 def _record(packet: bytes) -> bytes:
-    return _field(1, packet)
-
-
-def _varint(v: int) -> bytes:
-    v &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b, v = v & 0x7F, v >> 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def _field(number: int, value: int | bytes) -> bytes:
-    if isinstance(value, bytes):
-        return _varint(number << 3 | 2) + _varint(len(value)) + value
-    return _varint(number << 3) + _varint(value)
+    return field(1, packet)
 
 
 def _bundle(cpu: int, *events: pb.FtraceEvent, **packet: object) -> pb.TracePacket:
@@ -427,8 +412,8 @@ def test_track_event_slices_and_instants_on_thread_tracks():
 # ---- FrameTimeline ------------------------------------------------------------------------------------------------
 def _ft(ts: int, member: int, *fields: int | bytes | None) -> bytes:
     """A TracePacket {timestamp, sequence 3, 76: FrameTimelineEvent {member: fields 1, 2, ... in order}}."""
-    body = b"".join(_field(n, v) for n, v in enumerate(fields, start=1) if v is not None)
-    return pb.TracePacket(timestamp=ts, trusted_packet_sequence_id=3).SerializeToString() + _field(76, _field(member, body))
+    body = b"".join(field(n, v) for n, v in enumerate(fields, start=1) if v is not None)
+    return pb.TracePacket(timestamp=ts, trusted_packet_sequence_id=3).SerializeToString() + field(76, field(member, body))
 
 
 def _frame_timeline_events_trace() -> Trace:

@@ -1,0 +1,21 @@
+"""Protobuf wire bytes written by hand for tests (the `perfetto` package's classes leave out TracePacket field 76,
+FrameTimeline): a varint and a field, encoded from the wire format's definition, independently of the reader."""
+from __future__ import annotations
+
+
+def varint(v: int) -> bytes:
+    """A base-128 varint; negative numbers as their 64-bit two's complement, as protobuf's int64 writes them."""
+    v &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b, v = v & 0x7F, v >> 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def field(number: int, value: int | bytes) -> bytes:
+    """A field: bytes as length-delimited (wire type 2), an int as a varint (wire type 0)."""
+    if isinstance(value, bytes):
+        return varint(number << 3 | 2) + varint(len(value)) + value
+    return varint(number << 3) + varint(value)
