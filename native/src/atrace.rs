@@ -33,6 +33,11 @@ impl Strings {
     pub fn opt_id(&mut self, s: Option<&str>) -> u32 {
         s.map_or(0, |s| self.id(s))
     }
+
+    /// The id of `s` if it is stored, without storing it.
+    pub fn find(&self, s: &str) -> Option<u32> {
+        self.index.get(s).copied()
+    }
 }
 
 /// Slice events (one row each), counter samples, first pid per thread, and what was skipped.
@@ -179,7 +184,8 @@ impl Parsed {
     /// in time order, ties in arrival order (a radix sort, skipped when they are in order; the
     /// table's order reached here rather than by a sort of the built table, which copied it). Also the number of
     /// samples whose CPU number does not fit the table's 32-bit column (left null).
-    pub fn take_counters(&mut self) -> Result<(crate::arrow_table::Table, i64), arrow_schema::ArrowError> {
+    #[allow(clippy::type_complexity)]
+    pub fn take_counters(&mut self) -> Result<(crate::arrow_table::Table, i64, Vec<(i32, i64)>), arrow_schema::ArrowError> {
         let (ts, name, value) = (std::mem::take(&mut self.c_ts), std::mem::take(&mut self.c_name), std::mem::take(&mut self.c_value));
         let (pid, cpu) = (std::mem::take(&mut self.c_pid), std::mem::take(&mut self.c_cpu));
         // None (and, as the int64 columns had it, i64::MIN) is null; so is a CPU number past the 32-bit column
@@ -198,6 +204,7 @@ impl Parsed {
                 None => v.into_iter().map(f).collect(),
             }
         }
+        let cpufreq_max = self.cpufreq_max(&name, &cpu, &value, cpu32);
         let name = gather(name, &order, |x| x);
         let mut t = crate::arrow_table::TableBuilder::new();
         t.int64("ts", gather(ts, &order, |x| x))
@@ -205,7 +212,25 @@ impl Parsed {
             .float64("value", gather(value, &order, |x| x))
             .int32("cpu", gather(cpu, &order, cpu32))
             .int64("pid", gather(pid, &order, |p| p.unwrap_or(i64::MIN)));
-        Ok((t.finish()?, bad_cpus))
+        Ok((t.finish()?, bad_cpus, cpufreq_max))
+    }
+
+    /// Each CPU's highest "cpufreq" sample (kHz, truncated toward zero as Python's int() does), CPUs in ascending
+    /// order, over the samples whose CPU the table keeps (`cpu32` not null) and whose value is finite: the CPU
+    /// maximum a trace implies where it states none (TraceBuilder), computed here where the samples are, not by a
+    /// filter of the built table (a string comparison over every sample and three copies to numpy).
+    fn cpufreq_max(&self, name: &[u32], cpu: &[Option<i64>], value: &[f64], cpu32: impl Fn(Option<i64>) -> i32)
+                   -> Vec<(i32, i64)> {
+        let Some(id) = self.strings.find("cpufreq") else { return Vec::new() };
+        let mut top: std::collections::BTreeMap<i32, f64> = std::collections::BTreeMap::new();
+        for i in 0..name.len() {
+            let (c, v) = (cpu32(cpu[i]), value[i]);
+            if name[i] == id && c != i32::MIN && v.is_finite() {
+                let t = top.entry(c).or_insert(v);
+                *t = t.max(v);
+            }
+        }
+        top.into_iter().map(|(c, v)| (c, v.trunc() as i64)).collect()
     }
 
     /// A counter sample from another source, in arrival order with the atrace ones.
@@ -419,7 +444,10 @@ impl Slices {
 
     /// The rows whose name holds U+FFFD (undecodable bytes replaced when the name was read).
     pub fn replaced_names(&self, strings: &Strings) -> i64 {
-        let bad: Vec<bool> = std::iter::once(false).chain(strings.list.iter().map(|s| s.contains('\u{FFFD}'))).collect();
+        // (U+FFFD is EF BF BD in UTF-8: a byte search first, the string search only where that byte is; the string
+        // search alone cost a searcher set up per name, a tenth of the nesting on a trace of a thousand names)
+        let has = |s: &str| s.as_bytes().contains(&0xEF) && s.contains('\u{FFFD}');
+        let bad: Vec<bool> = std::iter::once(false).chain(strings.list.iter().map(|s| has(s))).collect();
         if !bad.contains(&true) {
             return 0;
         }
@@ -652,7 +680,7 @@ mod tests {
         ev.counter(10, "a counter name past twelve bytes", 2.0, Some(1 << 40), None);
         ev.counter(20, "x", 3.0, None, Some(7));
         ev.counter(20, "y", 4.0, Some(i32::MIN as i64), None);
-        let (t, bad) = ev.take_counters().unwrap();
+        let (t, bad, _) = ev.take_counters().unwrap();
         assert_eq!(bad, 2); // 2^40 and i32::MIN (the column's null) do not fit
         assert_eq!(col::<Int64Array>(&t, "ts").values().to_vec(), vec![10, 20, 20, 30]);
         let names = col::<StringViewArray>(&t, "name");

@@ -381,15 +381,16 @@ impl SliceEvents {
 
     /// What the payloads read so far imply beyond slices, handed over once: (thread pids [(tid, pid)], the counter
     /// samples as a `Table` (COUNTER_SCHEMA's columns) in time order, ties in arrival order, warnings [(what, payload
-    /// head, line)], (min ts, max ts), the number of samples whose CPU number did not fit 32 bits (their cpu null)).
+    /// head, line)], (min ts, max ts), the number of samples whose CPU number did not fit 32 bits (their cpu null),
+    /// each CPU's highest "cpufreq" sample [(cpu, kHz)] in CPU order).
     #[allow(clippy::type_complexity)]
     fn take_effects<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let e = &mut self.ev;
-        let (counters, bad_cpus) = py.detach(|| e.take_counters()).map_err(arrow_table::py_err)?;
+        let (counters, bad_cpus, cpufreq_max) = py.detach(|| e.take_counters()).map_err(arrow_table::py_err)?;
         let threads = std::mem::take(&mut e.threads);
         let warnings = std::mem::take(&mut e.warnings);
         let range = (e.min_ts.take(), e.max_ts.take());
-        Ok((threads, counters, warnings, range, bad_cpus).into_pyobject(py)?.into_any())
+        Ok((threads, counters, warnings, range, bad_cpus, cpufreq_max).into_pyobject(py)?.into_any())
     }
 
     /// The slice table (a `Table`, SLICE_SCHEMA's columns) under "table": events nested per thread (see

@@ -398,3 +398,21 @@ def test_async_slices_on_a_named_track_pair_by_name_and_a_nameless_end_closes_th
     assert sorted(t.slices.select("name", "ts", "dur", "closed").rows()) == [
         ("a", 10, 20, True), ("b", 15, 5, True), ("c", 40, 20, True), ("d", 45, 5, True)]
     assert not t.warnings
+
+
+def test_cpu_max_frequency_over_both_sample_routes_ignores_non_numbers():
+    """Each CPU's highest cpufreq sample is taken over the samples gathered natively (cpu_frequency, atrace) and
+    those given in bulk (counter_many) together; a NaN or infinite value says nothing (it made int() raise when the
+    maximum was read off the table), and a maximum the trace states (cpu_info) wins over the samples."""
+    b = TraceBuilder("test", "mem")
+    b.cpu_frequency(1, 0, 1_000_000)
+    b.cpu_frequency(2, 4, float("nan"))
+    b.cpu_frequency(3, 5, float("inf"))
+    b.atrace(4, 77, "C|77|cpufreq|2500000")           # an app's counter of that name: no CPU, not a CPU's frequency
+    b.counter_many([5, 6], "cpufreq", [1_500_000, float("nan")], cpu=[0, 4])
+    b.cpu_frequency(7, 0, 1_200_000)                  # after the bulk samples: the highest is still 1.5 GHz
+    b.cpu_frequency(8, 6, 2_000_000.9)                # kHz truncated as int() truncates
+    b.cpu_max_frequency(6, 3_000_000)
+    t = b.build()
+    assert t.cpu_max_freq_khz == {6: 3_000_000, 0: 1_500_000}
+    assert t.counters.height == 8

@@ -4,6 +4,9 @@ stream yields what decompressed plus a warning saying where it stopped."""
 from __future__ import annotations
 
 import codecs
+import errno
+import os
+import stat
 import zlib
 from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
@@ -83,6 +86,24 @@ def head_as_utf8(head: bytes) -> bytes:
     return codecs.getincrementaldecoder("utf-16")("replace").decode(head).encode("utf-8")
 
 
+def input_size(p: Path) -> int:
+    """The size of a user's file, from one stat, or InputError naming it: missing, a directory, unreadable, over
+    MAX_INPUT_BYTES (three stats, each a system call, were a tenth of a small trace's read when caches were cold)."""
+    try:
+        st = os.stat(p)
+    except PermissionError:
+        raise InputError(p, "permission denied") from None
+    except OSError as e:
+        if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENAMETOOLONG):
+            raise InputError(p, "no such file") from None
+        raise InputError(p, f"cannot read: {e.strerror or e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(p, "is a directory, not a file")
+    if st.st_size > MAX_INPUT_BYTES:
+        raise InputError(p, f"file is {st.st_size} bytes, over the {MAX_INPUT_BYTES}-byte limit")
+    return st.st_size
+
+
 def read_bytes(path: str | Path) -> bytes:
     """The bytes of a user's file as the readers take them (UTF-16 text transcoded to UTF-8), or InputError naming it
     (missing, a directory, unreadable, empty)."""
@@ -93,14 +114,8 @@ def read_file(path: str | Path) -> tuple[bytes, bytes]:
     """(the file's own bytes, the bytes as the readers take them): the same object unless the file is UTF-16 text,
     which is transcoded to UTF-8. InputError as read_bytes."""
     p = Path(path)
-    if not p.exists():
-        raise InputError(p, "no such file")
-    if p.is_dir():
-        raise InputError(p, "is a directory, not a file")
+    input_size(p)
     try:
-        size = p.stat().st_size
-        if size > MAX_INPUT_BYTES:
-            raise InputError(p, f"file is {size} bytes, over the {MAX_INPUT_BYTES}-byte limit")
         raw = p.read_bytes()
     except PermissionError:
         raise InputError(p, "permission denied") from None
@@ -383,14 +398,8 @@ def read_head(path: str | Path, size: int = SNIFF_BYTES) -> bytes:
     naming it when missing, a directory, unreadable, oversized or empty. Lets a streaming reader pick the format
     without loading the file."""
     p = Path(path)
-    if not p.exists():
-        raise InputError(p, "no such file")
-    if p.is_dir():
-        raise InputError(p, "is a directory, not a file")
+    file_size = input_size(p)
     try:
-        file_size = p.stat().st_size
-        if file_size > MAX_INPUT_BYTES:
-            raise InputError(p, f"file is {file_size} bytes, over the {MAX_INPUT_BYTES}-byte limit")
         with open(p, "rb") as f:
             head = f.read(size)
     except PermissionError:

@@ -137,6 +137,7 @@ class TraceBuilder:
         self._ft_end_chunks: list[tuple[np.ndarray, np.ndarray]] = []     # bulk ends as (cookie, ts) columns
         self._ft_native: list[FrameTimelineEvents] = []    # a decoder's events, made into the table natively
         self._cpu_max_freq: dict[int, int] = {}
+        self._cpufreq_max: dict[int, int] = {}     # each CPU's highest cpufreq sample (kHz): _see_cpufreq
         self._known_pids: ThreadPids | None = None    # the threads' pids, natively (for slices and binder)
         # slices whose name holds U+FFFD (undecodable bytes replaced), counted when the slices are built
         self.replaced_slice_names = 0
@@ -233,7 +234,8 @@ class TraceBuilder:
         self._apply_atrace_effects()
 
     def _apply_atrace_effects(self) -> None:
-        threads, counters, warnings, (lo, hi), bad_cpus = self._slice_ev.take_effects()
+        threads, counters, warnings, (lo, hi), bad_cpus, cpufreq_max = self._slice_ev.take_effects()
+        self._see_cpufreq(cpufreq_max)
         if bad_cpus:    # damaged input: a CPU number no device has (the column is 32-bit)
             self.warn(f"{bad_cpus} counter sample(s) with a CPU number outside 32 bits; their cpu is left empty")
         if lo is not None and hi is not None:
@@ -481,8 +483,18 @@ class TraceBuilder:
         self._see(int(ts.min()))
         self._see(int(ts.max()))
         self._apply_atrace_effects()     # samples before these keep their place
-        self._counter_chunks.append(columns.frame(cols, COUNTER_SCHEMA))
+        chunk = columns.frame(cols, COUNTER_SCHEMA)
+        self._counter_chunks.append(chunk)
         self._counters_sorted = False
+        self._see_cpufreq(self._max_cpufreq(chunk).items())
+
+    def _see_cpufreq(self, highest: Iterable[tuple[int, int]]) -> None:
+        """Keep each CPU's highest cpufreq sample (kHz) of a batch of counter samples: the maximum the trace implies
+        where it states none (computed natively for the samples gathered natively, by _max_cpufreq for counter_many's)."""
+        seen = self._cpufreq_max
+        for cpu, khz in highest:
+            if khz > seen.get(cpu, khz - 1):
+                seen[cpu] = khz
 
     def cpu_frequency(self, ts: int, cpu: int, khz: float) -> None:
         self.counter(ts, "cpufreq", khz, cpu=cpu)
@@ -583,7 +595,7 @@ class TraceBuilder:
         block = self._build_block()
         ft = self._build_frame_timeline()
         cpu_max = dict(self._cpu_max_freq)
-        for cpu, khz in self._max_cpufreq(counters).items():
+        for cpu, khz in sorted(self._cpufreq_max.items()):
             cpu_max.setdefault(cpu, khz)
         return Trace(
             format=self.format, path=self.path, start_ns=start, end_ns=end,
@@ -623,9 +635,9 @@ class TraceBuilder:
         is_freq = (counters.get_column("name") == "cpufreq").to_numpy()
         cpu = counters.get_column("cpu").to_numpy()[is_freq]
         value = counters.get_column("value").to_numpy()[is_freq]
-        if cpu.dtype.kind == "f":     # nulls came as NaN
-            known = ~np.isnan(cpu)
-            cpu, value = cpu[known].astype(np.int64), value[known]
+        # samples without a CPU (nulls came as NaN) or with a value that is not a number of kHz (NaN, inf) say nothing
+        known = np.isfinite(value) & (~np.isnan(cpu) if cpu.dtype.kind == "f" else True)
+        cpu, value = cpu[known].astype(np.int64), value[known]
         if not len(cpu):
             return {}
         if cpu.min() >= 0 and cpu.max() <= MAX_CPU:
