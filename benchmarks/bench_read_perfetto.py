@@ -11,7 +11,9 @@ process after the warm-up with malloc's thresholds pinned (see _PINNED_MALLOC), 
 state and load; wall and CPU time both printed (CPU time: all of the process's threads). Each run follows a full
 gc.collect(), so a run meets cold CPU caches: a fixed cost per trace weighs more than in a loop of reads. The throughput
 goal is printed twice: over every file, and over files of 1 MB and more (under 1 MB a fixed cost per trace, about a
-millisecond of table construction, dominates).
+millisecond of table construction, dominates). The goal is the read from the file (`read_trace(path)`), while upb is
+given the bytes in memory; the last column ("bytes x", for information, files under 100 MB) is the CPU ratio of the
+read from those same bytes (`read_perfetto(data)`), in its own turns with upb: what reading the file adds.
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from _corpus import corpus_root, perfetto_traces  # noqa: E402
 
 BIG = Path("/tmp/droidlag-bench-1gb.perfetto-trace")
 BIG_ENOUGH = 1_000_000    # bytes: the size from which the throughput goal is also stated on its own
+BYTES_INFO_MAX = 100_000_000    # bytes: files up to this size are also read from memory, for information
 
 
 def best_of(fn, runs: int) -> float:
@@ -89,9 +92,18 @@ def _child(mode: str, path: str, runs: int) -> dict:
     from droidlag.io import read_trace
     if mode == "perfetto-times":
         from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+        from droidlag.io.perfetto import read_perfetto
         data = Path(path).read_bytes()
         _warm_up()
-        return _alternating(lambda: pb.Trace().ParseFromString(data), lambda: read_trace(path), runs)
+        upb = lambda: pb.Trace().ParseFromString(data)  # noqa: E731
+        t = _alternating(upb, lambda: read_trace(path), runs)
+        if len(data) < BYTES_INFO_MAX:
+            # for information: the read from the same bytes in memory that upb is given (no file read, no head
+            # sniff), in turns with upb again: the share of the ratio that reading the file takes
+            b = _alternating(upb, lambda: read_perfetto(data, path), runs)
+            t["bytes_ratio_cpu"] = b["read_cpu"] / b["decode_cpu"]
+        return t
     if mode == "rss-read":
         _warm_up()
         return {"rss": _peak_growth(lambda: read_trace(path))}
@@ -141,7 +153,7 @@ def _verdict(ok: bool) -> str:
 
 def _perfetto_rows(files: list[Path], runs: int) -> list[tuple]:
     print(f"{'Perfetto trace':<34}{'MB':>6}{'upb ms':>8}{'read ms':>9}{'x upb':>7}{'MB/s':>6}"
-          f"{'cpu: upb':>10}{'read':>7}{'x upb':>7}{'MB/s':>6}{'rss/file':>9}")
+          f"{'cpu: upb':>10}{'read':>7}{'x upb':>7}{'MB/s':>6}{'rss/file':>9}{'bytes x':>8}")
     rows = []
     for path in files:
         size = path.stat().st_size
@@ -152,8 +164,12 @@ def _perfetto_rows(files: list[Path], runs: int) -> list[tuple]:
         rows.append((ratio, mbs, rss / size, size, cpu_ratio, cpu_mbs))
         print(f"{path.name[:33]:<34}{size / 1e6:>6.1f}{t['decode'] * 1e3:>8.1f}{t['read'] * 1e3:>9.1f}"
               f"{ratio:>7.2f}{mbs:>6.0f}{t['decode_cpu'] * 1e3:>10.1f}{t['read_cpu'] * 1e3:>7.1f}{cpu_ratio:>7.2f}"
-              f"{cpu_mbs:>6.0f}{rss / size:>9.2f}")
+              f"{cpu_mbs:>6.0f}{rss / size:>9.2f}{_info(t.get('bytes_ratio_cpu')):>8}")
     return rows
+
+
+def _info(ratio: float | None) -> str:
+    return "-" if ratio is None else f"{ratio:.2f}"
 
 
 def _systrace_rows(runs: int) -> list[tuple[float, int]]:
