@@ -49,7 +49,7 @@ STRICT_CLEAN = [
     "io/budget.py", "io/gfxinfo.py",
     "io/bugreport.py", "io/detect.py", "io/device_meta.py", "io/dump_units.py", "io/frames_input.py",
     "io/ftrace_text.py", "io/inputs.py", "io/lbo.py", "io/perfetto.py",
-    "io/perfetto_ftrace.py", "io/protowire.py", "io/source.py", "io/systrace.py", "io/systrace_html.py",
+    "io/perfetto_ftrace.py", "io/source.py", "io/systrace.py", "io/systrace_html.py",
     "io/tempfiles.py", "io/view_hierarchy.py", "io/xml_safe.py",
     "frames/__init__.py", "frames/analyze.py", "frames/block_io.py", "frames/causes.py", "frames/compositor.py",
     "frames/config.py", "frames/critical_path.py", "frames/frametimeline.py", "frames/pacing.py",

@@ -192,33 +192,19 @@ impl PerfettoDecoder {
     /// never the file), stopping early at a broken record. Returns the file's size in bytes (what was read, plus
     /// the rest of the file when reading stopped early).
     fn feed_file(&mut self, py: Python<'_>, path: std::path::PathBuf, chunk: usize) -> PyResult<u64> {
-        use std::io::Read;
         let inner = &mut self.inner;
-        py.detach(|| -> std::io::Result<u64> {
-            let mut f = std::fs::File::open(&path)?;
-            let chunk = chunk.max(1);
-            // at most the file's size, and filled by read_to_end, which writes into spare capacity without zeroing
-            // it first (zeroing an 8 MB buffer cost a tenth of reading a small trace)
-            let expected = usize::try_from(f.metadata()?.len()).unwrap_or(usize::MAX);
-            let mut buf: Vec<u8> = Vec::with_capacity(chunk.min(expected.max(1)));
-            let mut size = 0u64;
-            loop {
-                buf.clear();
-                let n = (&mut f).take(chunk as u64).read_to_end(&mut buf)?;
-                if n == 0 {
-                    return Ok(size);
-                }
-                let first = size == 0;
-                size += n as u64;
-                inner.feed(&buf[..n]);
-                if inner.stopped.is_some() {
-                    return Ok(f.metadata()?.len().max(size));
-                }
-                if first {
-                    inner.reserve_ahead(size, expected as u64);
-                }
-            }
-        }).map_err(|e| pyo3::exceptions::PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string())))
+        let size = py.detach(|| read_file(inner, &path, chunk, None)).map_err(os_error)?;
+        Ok(size.expect("read_file decodes every file when it is not asked to sniff"))
+    }
+
+    /// As feed_file, when the file opens as a plain Perfetto trace: a regular file of at most `max_size` bytes whose
+    /// first three records lie within its first `head` bytes and are trace packets (`looks_like_perfetto`, within).
+    /// Otherwise None, with nothing decoded (the caller's checks and the other formats' sniffing then say what the
+    /// file is): one open and one first read serve the sniff and the decode.
+    fn feed_file_if_perfetto(&mut self, py: Python<'_>, path: std::path::PathBuf, chunk: usize, head: usize,
+                             max_size: u64) -> PyResult<Option<u64>> {
+        let inner = &mut self.inner;
+        py.detach(|| read_file(inner, &path, chunk, Some((head, max_size)))).map_err(os_error)
     }
 
     /// Byte offset of the first byte not yet decoded (the end of the last complete packet).
@@ -286,6 +272,61 @@ impl PerfettoDecoder {
         d.set_item("unconvertible_clocks", o.unconvertible_clocks)?;
         Ok(d)
     }
+}
+
+/// An io::Error as Python's OSError, errno kept.
+fn os_error(e: std::io::Error) -> PyErr {
+    pyo3::exceptions::PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string()))
+}
+
+/// Reads and decodes the file at `path` in chunks of `chunk` bytes (see PerfettoDecoder.feed_file). sniff: (head,
+/// max_size): decode only a regular file of at most max_size bytes that looks like a Perfetto trace within its first
+/// `head` bytes, else return None having decoded nothing.
+fn read_file(inner: &mut Decoder, path: &std::path::Path, chunk: usize, sniff: Option<(usize, u64)>)
+             -> std::io::Result<Option<u64>> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let meta = f.metadata()?;
+    if sniff.is_some_and(|(_, max_size)| !meta.is_file() || meta.len() > max_size) {
+        return Ok(None);
+    }
+    let chunk = chunk.max(sniff.map_or(1, |(head, _)| head));
+    // at most the file's size, and filled by read_to_end, which writes into spare capacity without zeroing it first
+    // (zeroing an 8 MB buffer cost a tenth of reading a small trace)
+    let expected = usize::try_from(meta.len()).unwrap_or(usize::MAX);
+    let mut buf: Vec<u8> = Vec::with_capacity(chunk.min(expected.max(1)));
+    let mut size = 0u64;
+    loop {
+        buf.clear();
+        let n = (&mut f).take(chunk as u64).read_to_end(&mut buf)?;
+        let first = size == 0;
+        if first {
+            if let Some((head, _)) = sniff {
+                if !perfetto::looks_like_perfetto(&buf[..n.min(head)], true) {
+                    return Ok(None);
+                }
+            }
+        }
+        if n == 0 {
+            return Ok(Some(size));
+        }
+        size += n as u64;
+        inner.feed(&buf[..n]);
+        if inner.stopped.is_some() {
+            return Ok(Some(f.metadata()?.len().max(size)));
+        }
+        if first {
+            inner.reserve_ahead(size, expected as u64);
+        }
+    }
+}
+
+/// Whether `data` opens as a Perfetto trace (see perfetto::looks_like_perfetto): the one rule, which the content
+/// sniffing (io/detect.py) calls too.
+#[pyfunction]
+#[pyo3(signature = (data, within=false))]
+fn looks_like_perfetto(data: &[u8], within: bool) -> bool {
+    perfetto::looks_like_perfetto(data, within)
 }
 
 /// A trace's FrameTimeline events (start and end events by cookie, times on the boot clock), made into the table
@@ -709,6 +750,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SliceEvents>()?;
     m.add_class::<FrameTimelineEvents>()?;
     m.add_function(wrap_pyfunction!(thread_state_actions, m)?)?;
+    m.add_function(wrap_pyfunction!(looks_like_perfetto, m)?)?;
     m.add_class::<StateActions>()?;
     m.add_function(wrap_pyfunction!(binder_calls, m)?)?;
     m.add_function(wrap_pyfunction!(block_requests, m)?)?;

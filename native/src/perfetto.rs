@@ -1621,6 +1621,46 @@ mod tests {
     }
 }
 
+/// Whether `data` opens as a Perfetto trace: a trace is a sequence of `Trace.packet` records (field 1,
+/// length-delimited, tag 0x0A), so its first three are checked: each has that tag and a length no more than twice the
+/// data plus 1 MiB. within: the three must lie inside `data` (a head so short that they run past its end decides
+/// nothing); otherwise records running past the end are allowed (the data is the head of a longer file).
+pub fn looks_like_perfetto(data: &[u8], within: bool) -> bool {
+    let mut pos = 0usize;
+    for _ in 0..3 {
+        if pos >= data.len() {
+            return pos > 0 && !within;
+        }
+        if data[pos] != 0x0A {
+            return false;
+        }
+        let Some((length, next)) = sniff_varint(data, pos + 1) else { return false };
+        if length > data.len() as u128 * 2 + (1 << 20) {
+            return false;
+        }
+        pos = next + length as usize; // (at most twice the data plus 1 MiB past it: no overflow)
+    }
+    pos <= data.len() || !within
+}
+
+/// A varint's full value (up to 70 bits: no bits dropped, so an overlong length is seen as such) and the position
+/// after it; None when cut off or longer than 10 bytes.
+fn sniff_varint(b: &[u8], mut pos: usize) -> Option<(u128, usize)> {
+    let (mut value, mut shift) = (0u128, 0u32);
+    loop {
+        let byte = *b.get(pos)?;
+        pos += 1;
+        value |= ((byte & 0x7f) as u128) << shift;
+        if byte < 0x80 {
+            return Some((value, pos));
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
 /// Largest CPU number the thread-state table's 32-bit cpu column takes for an event (models/trace_builder.MAX_CPU).
 pub const MAX_CPU: i64 = (1 << 16) - 1;
 

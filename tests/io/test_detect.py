@@ -82,6 +82,56 @@ def test_a_perfetto_head_is_conclusive_only_when_its_first_three_packets_lie_wit
     assert not looks_like_perfetto(packet, within=True) and looks_like_perfetto(packet)
 
 
+def test_a_perfetto_length_is_read_whole_not_cut_to_64_bits():
+    """A 10-byte varint carries up to 70 bits: a length of 2^64 is far past any file, not 0 (which a 64-bit
+    accumulator would make of it, taking three such records for a trace); a varint longer than 10 bytes, or cut off
+    by the data's end, is no record."""
+    from droidlag.io.detect import looks_like_perfetto
+    huge = b"\x0a" + b"\x80" * 9 + b"\x02"           # 2 << 63
+    assert not looks_like_perfetto(huge * 3) and not looks_like_perfetto(huge * 3, within=True)
+    assert not looks_like_perfetto(b"\x0a" + b"\x80" * 10 + b"\x00")
+    assert not looks_like_perfetto(b"\x0a\x80")
+    one_mib_over = b"\x0a" + bytes([0x81, 0x80, 0x40])  # 2**20 + 1: within twice the data plus 1 MiB
+    assert looks_like_perfetto(one_mib_over) and not looks_like_perfetto(b"\x0a" + bytes([0x80, 0x80, 0x80, 0x01]))
+
+
+def test_read_trace_tells_a_plain_perfetto_file_while_decoding_it_and_checks_the_rest(tmp_path):
+    """read_trace decodes a plain Perfetto file from the first bytes the decoder reads (no separate head read);
+    anything else reaches the file checks and the other formats' sniffing, with nothing decoded on the way."""
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+    from droidlag._native import PerfettoDecoder
+    from droidlag.errors import InputError
+    from droidlag.io import PERFETTO_HEAD, read_trace
+    from droidlag.io.source import MAX_INPUT_BYTES
+    t = pb.Trace()
+    for pid, name in ((10, "a"), (20, "b"), (30, "c")):
+        p = t.packet.add()
+        p.timestamp = pid
+        proc = p.process_tree.processes.add()
+        proc.pid, proc.cmdline[:] = pid, [name]
+    trace_file = tmp_path / "t.pftrace"
+    trace_file.write_bytes(t.SerializeToString())
+    d = PerfettoDecoder()
+    assert d.feed_file_if_perfetto(str(trace_file), 1 << 17, PERFETTO_HEAD, MAX_INPUT_BYTES) == trace_file.stat().st_size
+    assert {p.pid: p.name for p in read_trace(trace_file).processes.values()} == {10: "a", 20: "b", 30: "c"}
+    # too large for the limit, a directory, text: not decoded here (None), and the checks name the problem
+    assert d.feed_file_if_perfetto(str(trace_file), 1 << 17, PERFETTO_HEAD, 10) is None
+    assert PerfettoDecoder().feed_file_if_perfetto(str(tmp_path), 1 << 17, PERFETTO_HEAD, MAX_INPUT_BYTES) is None
+    text = tmp_path / "notes.txt"
+    text.write_text("\n" * 3 + "not a trace\n")
+    fresh = PerfettoDecoder()
+    assert fresh.feed_file_if_perfetto(str(text), 1 << 17, PERFETTO_HEAD, MAX_INPUT_BYTES) is None
+    assert fresh.finish()["packets"] == 0
+    for bad, why in ((tmp_path, "directory"), (tmp_path / "missing.pftrace", "no such file")):
+        try:
+            read_trace(bad)
+        except InputError as e:
+            assert why in str(e)
+        else:
+            raise AssertionError(f"{bad} read")
+
+
 def test_a_perfetto_trace_whose_first_packet_outgrows_the_small_head_is_still_read(tmp_path):
     from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 

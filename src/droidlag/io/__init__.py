@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
-from droidlag.io.detect import PERFETTO, SYSTRACE, load, looks_like_perfetto, sniff_bytes
-from droidlag.io.source import GZIP_MAGIC, gunzip_head, gunzip_stream, read_head
+from droidlag.io.detect import PERFETTO, SYSTRACE, load, sniff_bytes
+from droidlag.io.source import GZIP_MAGIC, MAX_INPUT_BYTES, gunzip_head, gunzip_stream, read_head
 from droidlag.models.trace import Trace
 
 PERFETTO_HEAD = 4096    # bytes read first: enough for a Perfetto trace's first three packets
@@ -17,12 +17,13 @@ def read_trace(path: str | Path) -> Trace:
     Returns the Trace with `warnings` for what was skipped; raises InputError for input it cannot use. A Perfetto
     file, plain or gzipped, is streamed from disk in chunks (memory holds the tables, not the file nor its
     expansion)."""
-    # a plain Perfetto trace is told from its first records, nearly always within a few kB: the head read to tell
-    # the other formats (256 kB) is read only when they do not settle it
-    small = read_head(path, PERFETTO_HEAD)
-    if looks_like_perfetto(small, within=True):     # (gzip and zip open with other bytes than a packet's)
-        from droidlag.io.perfetto import read_perfetto_file
-        return read_perfetto_file(path)
+    # a plain Perfetto trace is told from its first records, nearly always within a few kB, by the decoder as it
+    # starts on them (gzip and zip open with other bytes than a packet's): the head read to tell the other formats
+    # (256 kB), with its checks of the file, only when they do not settle it
+    from droidlag.io.perfetto import read_perfetto_file_if_plain
+    plain = read_perfetto_file_if_plain(path, PERFETTO_HEAD, MAX_INPUT_BYTES)
+    if plain is not None:
+        return plain
     head = read_head(path)
     if head[:2] != GZIP_MAGIC and sniff_bytes(head) == PERFETTO:
         from droidlag.io.perfetto import read_perfetto_file

@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from droidlag._native import looks_like_perfetto as _native_looks_like_perfetto
 from droidlag.errors import InputError, ReadWarning
-from droidlag.io.protowire import try_varint
 from droidlag.io.source import GZIP_MAGIC, gunzip, gunzip_head, read_bytes
 
 PERFETTO = "perfetto"
@@ -22,21 +22,9 @@ ANDROID_LAYOUTS = "android-layouts"
 def looks_like_perfetto(data: bytes, *, within: bool = False) -> bool:
     """A Perfetto trace is a sequence of `Trace.packet` (field 1, length-delimited) records: check the first ones.
     within: True only when the first three records were all checked inside `data` (a head of the file so short that
-    they run past it decides nothing)."""
-    pos = 0
-    for _ in range(3):
-        if pos >= len(data):
-            return pos > 0 and not within
-        if data[pos] != 0x0A:
-            return False
-        v = try_varint(data, pos + 1)
-        if v is None:
-            return False
-        length, pos = v
-        if length > len(data) * 2 + (1 << 20):
-            return False
-        pos += length
-    return pos <= len(data) or not within
+    they run past it decides nothing). The rule is the native core's, which `read_trace` also applies to a file's
+    first bytes as it starts decoding them (`PerfettoDecoder.feed_file_if_perfetto`)."""
+    return _native_looks_like_perfetto(data, within)
 
 
 # Evidence of each text format, anchored at line starts so that prose about a format (READMEs) is not taken for it.

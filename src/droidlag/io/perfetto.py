@@ -42,6 +42,19 @@ def read_perfetto_file(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> Trac
     return _trace(decoder, size, str(path))
 
 
+def read_perfetto_file_if_plain(path: str | Path, head: int, max_size: int, chunk_bytes: int = CHUNK_BYTES) -> Trace | None:
+    """As read_perfetto_file when the file opens as a plain Perfetto trace (a regular file of at most max_size bytes
+    whose first three records lie within its first `head` bytes: detect.looks_like_perfetto, within), told by the
+    decoder from the first bytes it reads; None when it does not, or cannot be read (the caller's checks then name
+    the problem), with nothing decoded."""
+    decoder = PerfettoDecoder()
+    try:
+        size = decoder.feed_file_if_perfetto(str(path), chunk_bytes, head, max_size)
+    except OSError:
+        return None
+    return None if size is None else _trace(decoder, size, str(path))
+
+
 def read_perfetto_chunks(chunks: Iterable[bytes], path: str) -> Trace:
     """As read_perfetto, from the file's bytes in consecutive chunks of any size (memory: one chunk, one packet
     and the columns, never the whole file)."""
