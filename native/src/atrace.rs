@@ -11,6 +11,9 @@ pub const K_ASYNC_START: u8 = 2;
 pub const K_ASYNC_FINISH: u8 = 3;
 pub const K_INSTANT: u8 = 4;
 
+/// 2^63: the magnitude from which a float no longer converts to an int64.
+const I64_BOUND: f64 = 9_223_372_036_854_775_808.0;
+
 /// Strings stored once and named by number (0 stands for None): slice names, tracks and counter names repeat
 /// thousands of times, and a number per event is what the nesting compares and the Python side gathers by.
 #[derive(Default)]
@@ -216,7 +219,8 @@ impl Parsed {
     }
 
     /// Each CPU's highest "cpufreq" sample (kHz, truncated toward zero as Python's int() does), CPUs in ascending
-    /// order, over the samples whose CPU the table keeps (`cpu32` not null) and whose value is finite: the CPU
+    /// order, over the samples whose CPU the table keeps (`cpu32` not null) and whose value is a number below 2^63
+    /// in magnitude (NaN, infinities and larger values are damage, not a frequency; the int64 keeps the rest): the CPU
     /// maximum a trace implies where it states none (TraceBuilder), computed here where the samples are, not by a
     /// filter of the built table (a string comparison over every sample and three copies to numpy).
     fn cpufreq_max(&self, name: &[u32], cpu: &[Option<i64>], value: &[f64], cpu32: impl Fn(Option<i64>) -> i32)
@@ -225,7 +229,7 @@ impl Parsed {
         let mut top: std::collections::BTreeMap<i32, f64> = std::collections::BTreeMap::new();
         for i in 0..name.len() {
             let (c, v) = (cpu32(cpu[i]), value[i]);
-            if name[i] == id && c != i32::MIN && v.is_finite() {
+            if name[i] == id && c != i32::MIN && v.abs() < I64_BOUND {
                 let t = top.entry(c).or_insert(v);
                 *t = t.max(v);
             }

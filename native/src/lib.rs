@@ -298,15 +298,16 @@ fn read_file(inner: &mut Decoder, path: &std::path::Path, chunk: usize, sniff: O
     let mut size = 0u64;
     loop {
         buf.clear();
-        let n = (&mut f).take(chunk as u64).read_to_end(&mut buf)?;
         let first = size == 0;
-        if first {
-            if let Some((head, _)) = sniff {
-                if !perfetto::looks_like_perfetto(&buf[..n.min(head)], true) {
-                    return Ok(None);
-                }
+        let mut n = 0;
+        if let Some((head, _)) = sniff.filter(|_| first) {
+            // the head alone first: a file that is not a Perfetto trace costs one small read, not a chunk's
+            n = (&mut f).take(head as u64).read_to_end(&mut buf)?;
+            if !perfetto::looks_like_perfetto(&buf[..n], true) {
+                return Ok(None);
             }
         }
+        n += (&mut f).take((chunk - n) as u64).read_to_end(&mut buf)?;
         if n == 0 {
             return Ok(Some(size));
         }

@@ -91,6 +91,7 @@ def test_a_perfetto_length_is_read_whole_not_cut_to_64_bits():
     assert not looks_like_perfetto(huge * 3) and not looks_like_perfetto(huge * 3, within=True)
     assert not looks_like_perfetto(b"\x0a" + b"\x80" * 10 + b"\x00")
     assert not looks_like_perfetto(b"\x0a\x80")
+    assert looks_like_perfetto(bytearray(b"\x0a\x00" * 3)) and looks_like_perfetto(memoryview(b"\x0a\x00" * 3))
     one_mib_over = b"\x0a" + bytes([0x81, 0x80, 0x40])  # 2**20 + 1: within twice the data plus 1 MiB
     assert looks_like_perfetto(one_mib_over) and not looks_like_perfetto(b"\x0a" + bytes([0x80, 0x80, 0x80, 0x01]))
 
@@ -123,7 +124,13 @@ def test_read_trace_tells_a_plain_perfetto_file_while_decoding_it_and_checks_the
     fresh = PerfettoDecoder()
     assert fresh.feed_file_if_perfetto(str(text), 1 << 17, PERFETTO_HEAD, MAX_INPUT_BYTES) is None
     assert fresh.finish()["packets"] == 0
-    for bad, why in ((tmp_path, "directory"), (tmp_path / "missing.pftrace", "no such file")):
+    # text of newlines frames like three empty packets within the head: no packet decodes, so the file's own
+    # checks speak (it is empty), as before the decoder told Perfetto files; a NUL in a path names no file
+    for n in (36, 5000):
+        (tmp_path / f"nl{n}.txt").write_bytes(b"\n" * n)
+    for bad, why in ((tmp_path, "directory"), (tmp_path / "missing.pftrace", "no such file"),
+                     (tmp_path / "nl36.txt", "empty"), (tmp_path / "nl5000.txt", "empty"),
+                     (str(tmp_path / "a") + "\0b", "no such file")):
         try:
             read_trace(bad)
         except InputError as e:

@@ -411,8 +411,11 @@ def test_cpu_max_frequency_over_both_sample_routes_ignores_non_numbers():
     b.atrace(4, 77, "C|77|cpufreq|2500000")           # an app's counter of that name: no CPU, not a CPU's frequency
     b.counter_many([5, 6], "cpufreq", [1_500_000, float("nan")], cpu=[0, 4])
     b.cpu_frequency(7, 0, 1_200_000)                  # after the bulk samples: the highest is still 1.5 GHz
-    b.cpu_frequency(8, 6, 2_000_000.9)                # kHz truncated as int() truncates
+    b.cpu_frequency(8, 3, 2_000_000.9)                # kHz truncated as int() truncates
+    b.cpu_frequency(9, 6, 2_000_000)
     b.cpu_max_frequency(6, 3_000_000)
+    b.cpu_frequency(10, 7, 1e20)                      # past an int64 on either route: damage, not a frequency
+    b.counter_many([11], "cpufreq", [-1e20], cpu=[7])
     t = b.build()
-    assert t.cpu_max_freq_khz == {6: 3_000_000, 0: 1_500_000}
-    assert t.counters.height == 8
+    assert t.cpu_max_freq_khz == {6: 3_000_000, 0: 1_500_000, 3: 2_000_000}
+    assert t.counters.height == 11

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from droidlag.errors import InputError, ReadWarning
 from droidlag.io.detect import PERFETTO, SYSTRACE, load, sniff_bytes
-from droidlag.io.source import GZIP_MAGIC, MAX_INPUT_BYTES, gunzip_head, gunzip_stream, read_head
+from droidlag.io.source import GZIP_MAGIC, gunzip_head, gunzip_stream, read_head
 from droidlag.models.trace import Trace
 
 PERFETTO_HEAD = 4096    # bytes read first: enough for a Perfetto trace's first three packets
@@ -21,7 +21,7 @@ def read_trace(path: str | Path) -> Trace:
     # starts on them (gzip and zip open with other bytes than a packet's): the head read to tell the other formats
     # (256 kB), with its checks of the file, only when they do not settle it
     from droidlag.io.perfetto import read_perfetto_file_if_plain
-    plain = read_perfetto_file_if_plain(path, PERFETTO_HEAD, MAX_INPUT_BYTES)
+    plain = read_perfetto_file_if_plain(path, PERFETTO_HEAD)
     if plain is not None:
         return plain
     head = read_head(path)

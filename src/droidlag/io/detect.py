@@ -24,7 +24,7 @@ def looks_like_perfetto(data: bytes, *, within: bool = False) -> bool:
     within: True only when the first three records were all checked inside `data` (a head of the file so short that
     they run past it decides nothing). The rule is the native core's, which `read_trace` also applies to a file's
     first bytes as it starts decoding them (`PerfettoDecoder.feed_file_if_perfetto`)."""
-    return _native_looks_like_perfetto(data, within)
+    return _native_looks_like_perfetto(data if isinstance(data, bytes) else bytes(data), within)
 
 
 # Evidence of each text format, anchored at line starts so that prose about a format (READMEs) is not taken for it.

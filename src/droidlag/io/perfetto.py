@@ -15,6 +15,7 @@ from typing import Any
 
 from droidlag._native import PerfettoDecoder
 from droidlag.errors import InputError, ReadWarning
+from droidlag.io import source
 from droidlag.io.perfetto_ftrace import prev_state_encoding
 from droidlag.models.trace import Trace
 from droidlag.models.trace_builder import TraceBuilder
@@ -42,17 +43,20 @@ def read_perfetto_file(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> Trac
     return _trace(decoder, size, str(path))
 
 
-def read_perfetto_file_if_plain(path: str | Path, head: int, max_size: int, chunk_bytes: int = CHUNK_BYTES) -> Trace | None:
-    """As read_perfetto_file when the file opens as a plain Perfetto trace (a regular file of at most max_size bytes
-    whose first three records lie within its first `head` bytes: detect.looks_like_perfetto, within), told by the
-    decoder from the first bytes it reads; None when it does not, or cannot be read (the caller's checks then name
-    the problem), with nothing decoded."""
+def read_perfetto_file_if_plain(path: str | Path, head: int, chunk_bytes: int = CHUNK_BYTES) -> Trace | None:
+    """As read_perfetto_file when the file opens as a plain Perfetto trace (a regular file within the input size
+    limit whose first three records lie within its first `head` bytes: detect.looks_like_perfetto, within), told by
+    the decoder from the first bytes it reads. None when it does not, cannot be read, or no packet of it could be
+    decoded (text of newlines frames like three empty packets): the caller's checks of the file and its sniffing then
+    say what it is, as they did before this shortcut."""
     decoder = PerfettoDecoder()
     try:
-        size = decoder.feed_file_if_perfetto(str(path), chunk_bytes, head, max_size)
+        size = decoder.feed_file_if_perfetto(str(path), chunk_bytes, head, source.MAX_INPUT_BYTES)
     except OSError:
+        return None   # (an error after decoding began: the caller's read gives the message)
+    if size is None or decoder.offset == 0:
         return None
-    return None if size is None else _trace(decoder, size, str(path))
+    return _trace(decoder, size, str(path))
 
 
 def read_perfetto_chunks(chunks: Iterable[bytes], path: str) -> Trace:

@@ -94,9 +94,11 @@ def input_size(p: Path) -> int:
     except PermissionError:
         raise InputError(p, "permission denied") from None
     except OSError as e:
-        if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENAMETOOLONG):
+        if e.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
             raise InputError(p, "no such file") from None
         raise InputError(p, f"cannot read: {e.strerror or e}") from None
+    except ValueError:    # a NUL in the path: no file has that name
+        raise InputError(p, "no such file") from None
     if stat.S_ISDIR(st.st_mode):
         raise InputError(p, "is a directory, not a file")
     if st.st_size > MAX_INPUT_BYTES:

@@ -635,8 +635,9 @@ class TraceBuilder:
         is_freq = (counters.get_column("name") == "cpufreq").to_numpy()
         cpu = counters.get_column("cpu").to_numpy()[is_freq]
         value = counters.get_column("value").to_numpy()[is_freq]
-        # samples without a CPU (nulls came as NaN) or with a value that is not a number of kHz (NaN, inf) say nothing
-        known = np.isfinite(value) & (~np.isnan(cpu) if cpu.dtype.kind == "f" else True)
+        # samples without a CPU (nulls came as NaN) or with a value that is not a number of kHz (NaN, inf, 2^63 or
+        # more in magnitude: damage, past an int64) say nothing, as in the native pass (atrace.rs cpufreq_max)
+        known = (np.abs(value) < 2.0**63) & (~np.isnan(cpu) if cpu.dtype.kind == "f" else True)
         cpu, value = cpu[known].astype(np.int64), value[known]
         if not len(cpu):
             return {}
