@@ -486,11 +486,13 @@ class TraceBuilder:
         chunk = columns.frame(cols, COUNTER_SCHEMA)
         self._counter_chunks.append(chunk)
         self._counters_sorted = False
-        self._see_cpufreq(self._max_cpufreq(chunk).items())
+        if name == "cpufreq":
+            self._see_cpufreq(self._highest_per_cpu(chunk).items())
 
     def _see_cpufreq(self, highest: Iterable[tuple[int, int]]) -> None:
         """Keep each CPU's highest cpufreq sample (kHz) of a batch of counter samples: the maximum the trace implies
-        where it states none (computed natively for the samples gathered natively, by _max_cpufreq for counter_many's)."""
+        where it states none (computed natively for the samples gathered natively, by _highest_per_cpu for
+        counter_many's)."""
         seen = self._cpufreq_max
         for cpu, khz in highest:
             if khz > seen.get(cpu, khz - 1):
@@ -628,13 +630,11 @@ class TraceBuilder:
         return counters
 
     @staticmethod
-    def _max_cpufreq(counters: pl.DataFrame) -> dict[int, int]:
-        """Each CPU's highest cpufreq sample (kHz), where the trace states no maximum."""
-        if not counters.height:
-            return {}
-        is_freq = (counters.get_column("name") == "cpufreq").to_numpy()
-        cpu = counters.get_column("cpu").to_numpy()[is_freq]
-        value = counters.get_column("value").to_numpy()[is_freq]
+    def _highest_per_cpu(samples: pl.DataFrame) -> dict[int, int]:
+        """Each CPU's highest value (kHz) among counter samples all of one frequency counter (counter_many's of
+        "cpufreq"; the natively gathered samples have theirs computed natively)."""
+        cpu = samples.get_column("cpu").to_numpy()
+        value = samples.get_column("value").to_numpy()
         # samples without a CPU (nulls came as NaN) or with a value that is not a number of kHz (NaN, inf, 2^63 or
         # more in magnitude: damage, past an int64) say nothing, as in the native pass (atrace.rs cpufreq_max)
         known = (np.abs(value) < 2.0**63) & (~np.isnan(cpu) if cpu.dtype.kind == "f" else True)
