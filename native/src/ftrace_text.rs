@@ -30,7 +30,8 @@ pub struct TextOut {
     pub wk: [Vec<i64>; 4], // ts, tid, target cpu (NONE), waker tid
     pub blocked_ts: Vec<i64>,
     pub blocked_tid: Vec<i64>,
-    pub blocked: Vec<(Option<String>, bool)>, // (function, io_wait)
+    pub blocked: Vec<i32>, // each reason's (function, io_wait) as its place in `payloads`
+    pub payloads: crate::states::Payloads,
     /// (ts, tid, debug_id, to_proc, to_thread, reply, flags, code): the TraceBuilder's own row order
     pub binder_tx: [Vec<i64>; 8],
     pub binder_rx: [Vec<i64>; 3],
@@ -602,7 +603,8 @@ impl TextParser {
         let caller = &rest[..end];
         self.out.blocked_ts.push(ts);
         self.out.blocked_tid.push(pid);
-        self.out.blocked.push(((!caller.is_empty()).then(|| caller.to_string()), iowait != 0));
+        let id = self.out.payloads.id((!caller.is_empty()).then_some(caller), iowait != 0);
+        self.out.blocked.push(id);
         Done::Ok
     }
 
@@ -799,12 +801,13 @@ impl TextParser {
 /// reasons, each group in line order; a switch's prev_state as its index into `TextOut::states`. A CPU number no
 /// device has (a damaged line) leaves its event out, counted, as TraceBuilder._keep_sched_chunk does; a waking
 /// without a target_cpu keeps its event, with no CPU (i32::MIN).
-pub fn sched_stream(sw: [Vec<i64>; 5], wk: [Vec<i64>; 4], blocked_ts: Vec<i64>, blocked_tid: Vec<i64>) -> SchedStream {
+pub fn sched_stream(sw: [Vec<i64>; 5], wk: [Vec<i64>; 4], blocked_ts: Vec<i64>, blocked_tid: Vec<i64>,
+                    blocked: Vec<i32>) -> SchedStream {
     let n = sw[0].len() + wk[0].len() + blocked_ts.len();
     let mut s = SchedStream {
         ts: Vec::with_capacity(n), kind: Vec::with_capacity(n), cpu: Vec::with_capacity(n), a: Vec::with_capacity(n),
         b: Vec::with_capacity(n), switch_state: Vec::with_capacity(sw[0].len()),
-        blocked_index: (0..blocked_ts.len() as i32).collect(), bad_cpu: 0, range: None,
+        blocked_index: blocked, bad_cpu: 0, range: None,
         counts: (sw[0].len(), wk[0].len(), blocked_ts.len()),
     };
     for t in [&sw[0], &wk[0], &blocked_ts] {

@@ -232,7 +232,7 @@ impl PerfettoDecoder {
         d.set_item("trace_configs", o.trace_configs)?;
         d.set_item("stopped", self.inner.stopped.clone())?;
         // the sched stream in the thread-state pass's narrow columns (perfetto::sched_stream)
-        let st = perfetto::sched_stream(o.sw, o.wk, o.wakeup, o.blocked_ts, o.blocked_tid);
+        let st = perfetto::sched_stream(o.sw, o.wk, o.wakeup, o.blocked_ts, o.blocked_tid, o.blocked);
         d.set_item("sched", sched_dict(py, st)?)?;
         let seq = o.print_seq;
         // processes as declared; threads with every fact about them applied (perfetto::fold_threads)
@@ -255,7 +255,7 @@ impl PerfettoDecoder {
         d.set_item("kernel", o.kernel)?;
         d.set_item("binder_transaction", cols(py, o.binder_tx)?)?;
         d.set_item("binder_transaction_received", cols(py, o.binder_rx)?)?;
-        d.set_item("blocked", o.blocked)?;
+        d.set_item("blocked", o.payloads.list)?;
         d.set_item("block_rq_issue", o.block_issue)?;
         d.set_item("block_rq_complete", o.block_complete)?;
         // FrameTimeline events as they came; the table is made when the trace's end is known (TraceBuilder.build)
@@ -556,10 +556,10 @@ impl FtraceText {
         let o = std::mem::take(&mut p.out);
         let d = PyDict::new(py);
         // the sched stream in the thread-state pass's narrow columns (ftrace_text::sched_stream)
-        let st = ftrace_text::sched_stream(o.sw, o.wk, o.blocked_ts, o.blocked_tid);
+        let st = ftrace_text::sched_stream(o.sw, o.wk, o.blocked_ts, o.blocked_tid, o.blocked);
         d.set_item("sched", sched_dict(py, st)?)?;
         d.set_item("states", o.states)?;
-        d.set_item("blocked", o.blocked)?;
+        d.set_item("blocked", o.payloads.list)?;
         d.set_item("binder_transaction", cols(py, o.binder_tx)?)?;
         d.set_item("binder_transaction_received", cols(py, o.binder_rx)?)?;
         d.set_item("block_rq_issue", o.block_issue)?;

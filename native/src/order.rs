@@ -275,7 +275,7 @@ mod corpus_timing {
             d.finish_input();
             d.finish();
             let mut o = std::mem::take(&mut d.out);
-            let st = crate::perfetto::sched_stream(o.sw, o.wk, o.wakeup, o.blocked_ts, o.blocked_tid);
+            let st = crate::perfetto::sched_stream(o.sw, o.wk, o.wakeup, o.blocked_ts, o.blocked_tid, o.blocked);
             let ft: Vec<i64> = o.ft_start.iter().map(|e| e.ts).collect();
             let name = &name[..12];
             for (what, ts) in [("slices", &o.atrace.ts), ("counters", &o.atrace.c_ts), ("sched", &st.ts), ("ft", &ft)] {

@@ -169,7 +169,8 @@ pub struct Out {
     pub binder_rx: [Vec<i64>; 3],
     pub blocked_ts: Vec<i64>,
     pub blocked_tid: Vec<i64>,
-    pub blocked: Vec<(Option<String>, bool)>, // function, io_wait
+    pub blocked: Vec<i32>, // each reason's (function, io_wait) as its place in `payloads`
+    pub payloads: crate::states::Payloads,
     // block_rq_issue: ts, dev, sector, nr_sector, rwbs, bytes, tid, comm
     // (in the TraceBuilder's row order: ts, dev, sector, nr_sectors, bytes, rwbs, tid, comm)
     pub block_issue: Vec<(i64, i64, i64, i64, i64, String, Option<i64>, Option<String>)>,
@@ -400,7 +401,7 @@ impl Decoder {
             o.wakeup[0].len(), o.wakeup[1].len(), o.wakeup[2].len(), o.wakeup[3].len(),
             o.idle[0].len(), o.idle[1].len(), o.idle[2].len(), o.freq[0].len(), o.freq[1].len(), o.freq[2].len(),
             o.atrace.ts.len() + (o.atrace.c_ts.len() << 32), o.comms.len(), o.renames.len() + (o.newtasks.len() << 32), o.names.len(), o.decls.len(), o.cpu_info.len(),
-            o.metadata.len(), o.binder_tx[0].len(), o.binder_rx[0].len(), o.blocked.len(),
+            o.metadata.len(), o.binder_tx[0].len(), o.binder_rx[0].len(), o.blocked.len() + (o.payloads.len() << 32),
             o.block_issue.len() + (o.block_complete.len() << 32), o.ft_start.len() + (o.ft_end.len() << 32),
             self.track_events.len() + (self.snapshots.len() << 32),
         ];
@@ -437,9 +438,10 @@ impl Decoder {
         o.metadata.truncate(l[25]);
         o.binder_tx.iter_mut().for_each(|c| c.truncate(l[26]));
         o.binder_rx.iter_mut().for_each(|c| c.truncate(l[27]));
-        o.blocked.truncate(l[28]);
-        o.blocked_ts.truncate(l[28]);
-        o.blocked_tid.truncate(l[28]);
+        o.blocked.truncate(l[28] & 0xFFFF_FFFF);
+        o.blocked_ts.truncate(l[28] & 0xFFFF_FFFF);
+        o.blocked_tid.truncate(l[28] & 0xFFFF_FFFF);
+        o.payloads.truncate(l[28] >> 32);
         o.block_issue.truncate(l[29] & 0xFFFF_FFFF);
         o.block_complete.truncate(l[29] >> 32);
         o.ft_start.truncate(l[30] & 0xFFFF_FFFF);
@@ -1217,7 +1219,8 @@ impl Decoder {
                 let function = self.caller(caller, seq_id);
                 self.out.blocked_ts.push(ts);
                 self.out.blocked_tid.push(f.i32(1));
-                self.out.blocked.push((function, f.u32(3) != 0));
+                let id = self.out.payloads.id(function.as_deref(), f.u32(3) != 0);
+                self.out.blocked.push(id);
             }
             FE_BLOCK_RQ_ISSUE => {
                 // dev=1 sector=2 nr_sector=3 bytes=4 rwbs=5 comm=6
@@ -1720,7 +1723,7 @@ impl SchedStream {
 }
 
 pub fn sched_stream(sw: [Vec<i64>; 5], wk: [Vec<i64>; 4], wakeup: [Vec<i64>; 4], blocked_ts: Vec<i64>,
-                    blocked_tid: Vec<i64>) -> SchedStream {
+                    blocked_tid: Vec<i64>, blocked: Vec<i32>) -> SchedStream {
     let n = sw[0].len() + wk[0].len() + wakeup[0].len() + blocked_ts.len();
     let mut s = SchedStream {
         ts: Vec::with_capacity(n), kind: Vec::with_capacity(n), cpu: Vec::with_capacity(n), a: Vec::with_capacity(n),
@@ -1738,7 +1741,7 @@ pub fn sched_stream(sw: [Vec<i64>; 5], wk: [Vec<i64>; 4], wakeup: [Vec<i64>; 4],
     for [ts, tid, target, waker] in [wk, wakeup] {
         s.push_group(1, &ts, &target, &tid, &waker, None);
     }
-    s.blocked_index = (0..blocked_ts.len() as i32).collect();
+    s.blocked_index = blocked;
     s.ts.extend_from_slice(&blocked_ts);
     s.kind.extend(std::iter::repeat_n(2u8, blocked_ts.len()));
     s.cpu.extend(std::iter::repeat_n(i32::MIN, blocked_ts.len()));

@@ -83,6 +83,56 @@ impl Rows {
     }
 }
 
+/// The blocked reasons' distinct (function, io_wait) payloads, each stored once and named by its place in `list`: a
+/// trace's thousands of blocked reasons name a few dozen kernel functions, and only the distinct payloads cross to
+/// Python (as a list of tuples the sched stream's blocked indices point into), not one tuple per reason.
+#[derive(Default)]
+pub struct Payloads {
+    pub list: Vec<(Option<String>, bool)>,
+    by_function: crate::hash::FastMap<String, [Option<i32>; 2]>,
+    no_function: [Option<i32>; 2],
+}
+
+impl Payloads {
+    /// The place of (function, io_wait) in `list`, stored there the first time.
+    pub fn id(&mut self, function: Option<&str>, io_wait: bool) -> i32 {
+        let w = io_wait as usize;
+        let known = match function {
+            None => self.no_function[w],
+            Some(f) => self.by_function.get(f).and_then(|s| s[w]),
+        };
+        if let Some(i) = known {
+            return i;
+        }
+        // (fewer distinct payloads than events, and the sched stream's indices are 32-bit)
+        let i = i32::try_from(self.list.len()).expect("more distinct blocked reasons than 32-bit indices");
+        self.list.push((function.map(str::to_string), io_wait));
+        match function {
+            None => self.no_function[w] = Some(i),
+            Some(f) => self.by_function.entry(f.to_string()).or_default()[w] = Some(i),
+        }
+        i
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Forgets the payloads from place n on (a packet that failed to decode leaves nothing behind).
+    pub fn truncate(&mut self, n: usize) {
+        for (function, io_wait) in self.list.drain(n.min(self.list.len())..) {
+            let slot = match function {
+                None => &mut self.no_function[io_wait as usize],
+                Some(f) => match self.by_function.get_mut(&f) {
+                    Some(s) => &mut s[io_wait as usize],
+                    None => continue,
+                },
+            };
+            *slot = None;
+        }
+    }
+}
+
 /// A multiplicative hash for integer keys (thread ids): the standard library's SipHash guards against crafted keys
 /// at a cost per lookup that dominates a pass over millions of events; a tid table needs none of that.
 #[derive(Default)]
@@ -383,5 +433,20 @@ mod tests {
         let flat = |v: &[Action]| v.iter().map(|x| (x.ts, x.extra, x.kind_state, x.cpu)).collect::<Vec<_>>();
         assert_eq!(flat(&fast.acts), flat(&slow.acts));
         assert!(fast.runs.len() > 30 && fast.acts.len() > n);
+    }
+
+    /// Each distinct payload is stored once, in first-seen order, and a truncation forgets exactly what came after.
+    #[test]
+    fn payloads_are_stored_once_and_truncated() {
+        let mut p = Payloads::default();
+        let seq = [(Some("a"), false), (None, false), (Some("a"), true), (Some("a"), false), (None, true), (None, false)];
+        let ids: Vec<i32> = seq.iter().map(|&(f, w)| p.id(f, w)).collect();
+        assert_eq!(ids, vec![0, 1, 2, 0, 3, 1]);
+        assert_eq!(p.list[2], (Some("a".to_string()), true));
+        p.truncate(2);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p.id(Some("a"), true), 2, "a forgotten payload is stored again");
+        assert_eq!(p.id(None, true), 3);
+        assert_eq!(p.id(Some("a"), false), 0, "what came before the truncation stays");
     }
 }

@@ -198,3 +198,26 @@ def test_the_sched_stream_equals_the_same_events_given_one_by_one():
     assert trace.thread_states.height > 0
     cpu_warnings = [w.message for w in trace.warnings if "CPU" in w.message]
     assert cpu_warnings == [w.message for w in by_hand.warnings if "CPU" in w.message] and len(cpu_warnings) == 1
+
+
+def test_blocked_reasons_cross_to_python_as_distinct_payloads():
+    """Three blocked reasons naming two distinct (function, io_wait) payloads: the parser hands two tuples, each
+    reason points at its own, and each D interval names its function."""
+    from droidlag._native import FtraceText
+    sw = (" {c}-{p} [000] d..2 {t}: sched_switch: prev_comm={c} prev_pid={p} prev_prio=120 prev_state={s} ==> "
+          "next_comm={n} next_pid={q} next_prio=120")
+    lines = []
+    for t0, tid, caller, iowait in ((1.0, 7, "io_schedule", 1), (1.1, 8, "mutex_lock", 0), (1.2, 7, "io_schedule", 1)):
+        lines.append(sw.format(c="x", p=0, t=f"{t0:.6f}", s="R", n="y", q=tid))
+        lines.append(sw.format(c="y", p=tid, t=f"{t0 + 0.01:.6f}", s="D", n="x", q=0))
+        lines.append(f" x-0 [000] d..2 {t0 + 0.02:.6f}: sched_blocked_reason: pid={tid} iowait={iowait} "
+                     f"caller={caller}+0x10/0x20")
+    p = FtraceText(False)
+    p.parse("\n".join(lines) + "\n", 1)
+    cols = p.finish()
+    assert cols["blocked"] == [("io_schedule", True), ("mutex_lock", False)]
+    assert list(memoryview(cols["sched"]["blocked_index"]).cast("i")) == [0, 1, 0]
+    t = _read(HEADER + "\n".join(lines) + "\n")
+    d = t.thread_states.filter(t.thread_states["state"] == "D").sort("ts")
+    assert d.select("tid", "blocked_function", "io_wait").rows() == [
+        (7, "io_schedule", True), (8, "mutex_lock", False), (7, "io_schedule", True)]

@@ -181,3 +181,59 @@ def test_varints_of_every_length_decode_exactly():
     running = t.thread_states.sort("ts")
     assert running["ts"].to_list() == [*stamps, stamps[-1] + 1]
     assert running["tid"].to_list() == [*range(1000, 1000 + len(stamps)), -5]
+
+
+def _blocked_switches(tid: int, t0: int) -> list[pb.FtraceEvent]:
+    """tid runs at t0 and leaves the CPU in D at t0 + 100."""
+    return [_event(t0, 0, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=0, prev_state=0, next_pid=tid)),
+            _event(t0 + 100, tid, sched_switch=pb.SchedSwitchFtraceEvent(prev_pid=tid, prev_state=2, next_pid=0))]
+
+
+def _reason(ts: int, tid: int, caller: int, io_wait: int) -> pb.FtraceEvent:
+    return _event(ts, 9, sched_blocked_reason=pb.SchedBlockedReasonFtraceEvent(pid=tid, caller=caller, io_wait=io_wait))
+
+
+def test_blocked_reasons_cross_to_python_as_distinct_payloads():
+    # three reasons naming two distinct (function, io_wait) payloads: the decoder hands two tuples, and each D
+    # interval still names its own function (thread 5's two D intervals io_schedule, thread 6's mutex_lock)
+    from droidlag._native import PerfettoDecoder
+    p = _bundle(*_blocked_switches(5, 100), _reason(250, 5, 7, 1),
+                *_blocked_switches(6, 300), _reason(450, 6, 8, 0),
+                *_blocked_switches(5, 500), _reason(650, 5, 7, 1))
+    p.interned_data.kernel_symbols.add(iid=7, str=b"io_schedule")
+    p.interned_data.kernel_symbols.add(iid=8, str=b"mutex_lock")
+    d = PerfettoDecoder()
+    d.feed(_trace(p))
+    cols = d.finish()
+    assert cols["blocked"] == [("io_schedule", True), ("mutex_lock", False)]
+    assert list(memoryview(cols["sched"]["blocked_index"]).cast("i")) == [0, 1, 0]
+    t = read_perfetto(_trace(p), "mem")
+    rows = t.thread_states.filter(t.thread_states["state"] == "D").sort("ts")
+    assert rows.select("ts", "tid", "blocked_function", "io_wait").rows() == [
+        (200, 5, "io_schedule", True), (400, 6, "mutex_lock", False), (600, 5, "io_schedule", True)]
+
+
+def _varint(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
+        v >>= 7
+        if not v:
+            return bytes(out)
+
+
+def test_a_packet_that_fails_half_way_leaves_no_blocked_payload_behind():
+    # the second packet's bundle holds a blocked reason with a new payload, then an event whose timestamp is cut off:
+    # the packet is rolled back whole, so only the first packet's payload crosses, and reading stops there
+    from droidlag._native import PerfettoDecoder
+    first = _bundle(*_blocked_switches(5, 100), _reason(250, 5, 0x10, 0)).SerializeToString()
+    ok_event = _reason(300, 5, 0x20, 1).SerializeToString()
+    bundle = b"\x08\x00" + b"\x12" + _varint(len(ok_event)) + ok_event + b"\x12\x02\x08\x80"
+    second = b"\x0a" + _varint(len(bundle)) + bundle + b"\x50\x02"
+    data = b"\x0a" + _varint(len(first)) + first + b"\x0a" + _varint(len(second)) + second
+    d = PerfettoDecoder()
+    d.feed(data)
+    cols = d.finish()
+    assert cols["stopped"] is not None and cols["stopped"][0] == 1 + len(_varint(len(first))) + len(first)
+    assert cols["blocked"] == [("ksym#16", False)]
+    assert list(memoryview(cols["sched"]["blocked_index"]).cast("i")) == [0]

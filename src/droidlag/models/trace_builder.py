@@ -372,9 +372,10 @@ class TraceBuilder:
         uint8, cpu int32 with its minimum for none, a and b int64, as buffers): its switches, then wakings, then
         blocked reasons, each group in file order, events on a CPU number no device has left out ("bad_cpu" of
         them). "switch_state" holds each switch's raw prev_state, which decode_state names; "blocked_index" each
-        blocked reason's index into blocked_payloads [(function, io_wait)]; "range" the (first, last) time of every
-        event, those left out included; "counts" the (switches, wakings, blocked reasons) there were. The same
-        events through sched_switch_many, sched_waking_many and sched_blocked_reason_many make the same table."""
+        blocked reason's index into blocked_payloads [(function, io_wait)] (each distinct payload once: many reasons
+        name one); "range" the (first, last) time of every event, those left out included; "counts" the (switches,
+        wakings, blocked reasons) there were. The same events through sched_switch_many, sched_waking_many and
+        sched_blocked_reason_many make the same table."""
         n_switch, n_waking, n_blocked = cols["counts"]
         if cols["range"] is not None:
             self._see(cols["range"][0])
@@ -386,12 +387,12 @@ class TraceBuilder:
         kind = np.frombuffer(cols["kind"], dtype=np.uint8)
         if not len(kind):
             return
-        if len(blocked_payloads) != len(cols["blocked_index"]) // 4:
-            raise ValueError(f"{len(blocked_payloads)} payloads for {len(cols['blocked_index']) // 4} blocked reasons")
+        blocked = columns.int32(cols["blocked_index"])
+        if len(blocked) and not (0 <= int(blocked.min()) and int(blocked.max()) < len(blocked_payloads)):
+            raise ValueError(f"blocked reasons name payloads past the {len(blocked_payloads)} given")
         first = len(self._blocked)
         self._blocked.extend(blocked_payloads)
         codes = self._decoded_state_codes(columns.int64(cols["switch_state"]), decode_state)
-        blocked = columns.int32(cols["blocked_index"])
         aux = np.zeros(len(kind), dtype=np.int32)
         aux[:len(codes)] = codes
         if len(blocked):
