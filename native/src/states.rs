@@ -445,8 +445,14 @@ mod tests {
         assert_eq!(p.list[2], (Some("a".to_string()), true));
         p.truncate(2);
         assert_eq!(p.len(), 2);
-        assert_eq!(p.id(Some("a"), true), 2, "a forgotten payload is stored again");
-        assert_eq!(p.id(None, true), 3);
+        // stored again, in the new order: a map still naming the old places would give 2 and 3 without storing
+        assert_eq!(p.id(None, true), 2, "a forgotten payload is stored again");
+        assert_eq!(p.id(Some("a"), true), 3);
+        assert_eq!(p.len(), 4);
+        assert_eq!(p.list[2], (None, true));
+        assert_eq!(p.list[3], (Some("a".to_string()), true));
         assert_eq!(p.id(Some("a"), false), 0, "what came before the truncation stays");
+        assert_eq!(p.id(None, false), 1);
+        assert_eq!(p.len(), 4);
     }
 }

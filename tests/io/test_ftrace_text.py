@@ -200,10 +200,8 @@ def test_the_sched_stream_equals_the_same_events_given_one_by_one():
     assert cpu_warnings == [w.message for w in by_hand.warnings if "CPU" in w.message] and len(cpu_warnings) == 1
 
 
-def test_blocked_reasons_cross_to_python_as_distinct_payloads():
-    """Three blocked reasons naming two distinct (function, io_wait) payloads: the parser hands two tuples, each
-    reason points at its own, and each D interval names its function."""
-    from droidlag._native import FtraceText
+def _three_blocked_reasons() -> list[str]:
+    """Threads 7, 8, 7 each run, leave the CPU in D and get a blocked reason: io_schedule, mutex_lock, io_schedule."""
     sw = (" {c}-{p} [000] d..2 {t}: sched_switch: prev_comm={c} prev_pid={p} prev_prio=120 prev_state={s} ==> "
           "next_comm={n} next_pid={q} next_prio=120")
     lines = []
@@ -212,6 +210,14 @@ def test_blocked_reasons_cross_to_python_as_distinct_payloads():
         lines.append(sw.format(c="y", p=tid, t=f"{t0 + 0.01:.6f}", s="D", n="x", q=0))
         lines.append(f" x-0 [000] d..2 {t0 + 0.02:.6f}: sched_blocked_reason: pid={tid} iowait={iowait} "
                      f"caller={caller}+0x10/0x20")
+    return lines
+
+
+def test_blocked_reasons_cross_to_python_as_distinct_payloads():
+    """Three blocked reasons naming two distinct (function, io_wait) payloads: the parser hands two tuples, each
+    reason points at its own, and each D interval names its function."""
+    from droidlag._native import FtraceText
+    lines = _three_blocked_reasons()
     p = FtraceText(False)
     p.parse("\n".join(lines) + "\n", 1)
     cols = p.finish()
@@ -221,3 +227,19 @@ def test_blocked_reasons_cross_to_python_as_distinct_payloads():
     d = t.thread_states.filter(t.thread_states["state"] == "D").sort("ts")
     assert d.select("tid", "blocked_function", "io_wait").rows() == [
         (7, "io_schedule", True), (8, "mutex_lock", False), (7, "io_schedule", True)]
+
+
+@pytest.mark.parametrize("damage", ["one index short", "one index too many", "an index past the payloads"])
+def test_a_sched_stream_whose_blocked_indices_do_not_match_its_reasons_is_refused(damage):
+    """The builder checks a decoder's stream before taking it: as many payload indices as blocked reasons, each
+    naming a payload given (a mismatch would name the wrong function, or overwrite switch states)."""
+    from droidlag._native import FtraceText
+    from droidlag.models.trace_builder import TraceBuilder
+    p = FtraceText(False)
+    p.parse("\n".join(_three_blocked_reasons()) + "\n", 1)
+    cols = p.finish()
+    idx = bytes(memoryview(cols["sched"]["blocked_index"]))
+    cols["sched"]["blocked_index"] = {"one index short": idx[:-4], "one index too many": idx[:4] + idx,
+                                      "an index past the payloads": idx[:-4] + (2).to_bytes(4, "little")}[damage]
+    with pytest.raises(ValueError, match="payload indices for 3 blocked|outside the 2 given"):
+        TraceBuilder("systrace", "mem").sched_stream(cols["sched"], cols["states"].__getitem__, cols["blocked"])

@@ -224,9 +224,10 @@ def _varint(v: int) -> bytes:
 
 def test_a_packet_that_fails_half_way_leaves_no_blocked_payload_behind():
     # the second packet's bundle holds a blocked reason with a new payload, then an event whose timestamp is cut off:
-    # the packet is rolled back whole, so only the first packet's payload crosses, and reading stops there
+    # the packet is rolled back whole, so only the first packet's payload crosses, and reading stops there. The first
+    # packet's two reasons name one payload, so that a rollback to the reasons' count would keep the second payload
     from droidlag._native import PerfettoDecoder
-    first = _bundle(*_blocked_switches(5, 100), _reason(250, 5, 0x10, 0)).SerializeToString()
+    first = _bundle(*_blocked_switches(5, 100), _reason(250, 5, 0x10, 0), _reason(260, 5, 0x10, 0)).SerializeToString()
     ok_event = _reason(300, 5, 0x20, 1).SerializeToString()
     bundle = b"\x08\x00" + b"\x12" + _varint(len(ok_event)) + ok_event + b"\x12\x02\x08\x80"
     second = b"\x0a" + _varint(len(bundle)) + bundle + b"\x50\x02"
@@ -236,4 +237,4 @@ def test_a_packet_that_fails_half_way_leaves_no_blocked_payload_behind():
     cols = d.finish()
     assert cols["stopped"] is not None and cols["stopped"][0] == 1 + len(_varint(len(first))) + len(first)
     assert cols["blocked"] == [("ksym#16", False)]
-    assert list(memoryview(cols["sched"]["blocked_index"]).cast("i")) == [0]
+    assert list(memoryview(cols["sched"]["blocked_index"]).cast("i")) == [0, 0]

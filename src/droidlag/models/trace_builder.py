@@ -388,8 +388,10 @@ class TraceBuilder:
         if not len(kind):
             return
         blocked = columns.int32(cols["blocked_index"])
-        if len(blocked) and not (0 <= int(blocked.min()) and int(blocked.max()) < len(blocked_payloads)):
-            raise ValueError(f"blocked reasons name payloads past the {len(blocked_payloads)} given")
+        if len(blocked) != n_blocked:
+            raise ValueError(f"{len(blocked)} payload indices for {n_blocked} blocked reasons")
+        if n_blocked and not (0 <= int(blocked.min()) and int(blocked.max()) < len(blocked_payloads)):
+            raise ValueError(f"blocked reasons name payloads outside the {len(blocked_payloads)} given")
         first = len(self._blocked)
         self._blocked.extend(blocked_payloads)
         codes = self._decoded_state_codes(columns.int64(cols["switch_state"]), decode_state)
