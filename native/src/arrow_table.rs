@@ -28,7 +28,23 @@ fn validity<T: PartialEq + Copy>(values: &[T], none: T) -> Option<NullBuffer> {
     if !values.contains(&none) {
         return None;
     }
-    Some(NullBuffer::new(BooleanBuffer::collect_bool(values.len(), |i| values[i] != none)))
+    Some(NullBuffer::new(bits_of(values, |v| v != none)))
+}
+
+/// A bitmap of one bit per value, `keep(value)`, in Arrow's order (LSB first, 64 values a word). Written from the
+/// values' slice a word at a time: `BooleanBuffer::collect_bool` takes an index closure, whose bounds check per value
+/// kept the compiler from comparing several values at once (a twentieth of the instructions of a read went to it).
+fn bits_of<T: Copy>(values: &[T], keep: impl Fn(T) -> bool) -> BooleanBuffer {
+    let mut words: Vec<u64> = Vec::with_capacity(values.len().div_ceil(64));
+    let mut chunks = values.chunks_exact(64);
+    for c in &mut chunks {
+        words.push(c.iter().enumerate().fold(0u64, |w, (j, &v)| w | (keep(v) as u64) << j));
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        words.push(rest.iter().enumerate().fold(0u64, |w, (j, &v)| w | (keep(v) as u64) << j));
+    }
+    BooleanBuffer::new(Buffer::from_vec(words), 0, values.len())
 }
 
 /// A String column written row by row as Arrow string views: a value of up to 12 bytes lives in its view, a longer
@@ -75,7 +91,7 @@ impl StringViews {
 
     fn array(mut self) -> StringViewArray {
         let nulls = self.views.contains(&NULL_VIEW).then(|| {
-            let valid = BooleanBuffer::collect_bool(self.views.len(), |i| self.views[i] != NULL_VIEW);
+            let valid = bits_of(&self.views, |v| v != NULL_VIEW);
             self.views.iter_mut().filter(|v| **v == NULL_VIEW).for_each(|v| *v = 0);
             NullBuffer::new(valid)
         });
@@ -137,7 +153,7 @@ impl TableBuilder {
 
     /// A Boolean column of no nulls from bools.
     pub fn bool_values(&mut self, name: &str, values: &[bool]) -> &mut Self {
-        self.push(name, Arc::new(BooleanArray::new(BooleanBuffer::collect_bool(values.len(), |i| values[i]), None)))
+        self.push(name, Arc::new(BooleanArray::new(bits_of(values, |v| v), None)))
     }
 
     /// An Int32 column, `i32::MIN` as null.
@@ -269,5 +285,22 @@ mod tests {
         let arrow = StringViewArray::from_iter_values(values);
         assert_eq!(&a.views()[..2], &arrow.views()[..2]); // inline views are the same bits
         assert_eq!(a.views()[2] as u64, arrow.views()[2] as u64); // a long one: same length and prefix
+    }
+
+    /// The word-at-a-time bitmap is collect_bool's, bit for bit, at lengths around the 64-value words (the last
+    /// word partial or not) and for nulls at the words' edges.
+    #[test]
+    fn bits_of_is_collect_bool() {
+        let mut x: u64 = 11;
+        for n in [0usize, 1, 63, 64, 65, 127, 128, 129, 1000] {
+            let v: Vec<i64> = (0..n).map(|i| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                if i % 64 == 0 || i % 64 == 63 || (x >> 60) == 0 { i64::MIN } else { (x >> 1) as i64 }
+            }).collect();
+            let ours = bits_of(&v, |a| a != i64::MIN);
+            let theirs = BooleanBuffer::collect_bool(n, |i| v[i] != i64::MIN);
+            assert_eq!(ours, theirs, "n = {n}");
+            assert_eq!(ours.count_set_bits(), v.iter().filter(|&&a| a != i64::MIN).count());
+        }
     }
 }
