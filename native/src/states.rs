@@ -296,15 +296,27 @@ fn actions_by_numbers(inp: &Input, running: i32, runnable: i32) -> Actions {
     }
     // events by (ts, kind), ties in insertion order (a radix sort of the timestamps; equal ones, rare, by kind)
     let order = crate::order::by_time_then(inp.ts, |i| inp.kind[i]);
-    let mut acts = vec![Action::default(); at];
+    let mut acts: Vec<Action> = Vec::with_capacity(at);
+    let slots = acts.spare_capacity_mut();
     for &i in &order {
         event_actions(inp, i as usize, running, runnable, |tid, act| {
             let k = no.get(tid, || unreachable!("every thread was numbered by the first pass"));
-            acts[next[k]] = act;
+            slots[next[k]].write(act);
             next[k] += 1;
         });
     }
-    Actions { acts, runs }
+    let filled = by_tid.iter().zip(&runs).all(|(&k, run)| next[k] == run.2);
+    Actions { acts: filled_slots(acts, at, filled), runs }
+}
+
+/// The actions array once the second pass wrote it: each thread wrote its actions one after another from the start
+/// of its run, and `filled` says each stopped exactly at the run's end, so every slot of 0..at was written once
+/// (the array is not zeroed first: it is the largest thing the pass makes).
+fn filled_slots(mut acts: Vec<Action>, at: usize, filled: bool) -> Vec<Action> {
+    assert!(filled && acts.capacity() >= at, "the passes over the sched stream disagree on the actions");
+    // SAFETY: the runs tile 0..at and each was written whole (checked above), within the capacity
+    unsafe { acts.set_len(at) };
+    acts
 }
 
 /// `actions` when the tids are small (table_size; Android's are below pid_max): each thread's next free slot kept
@@ -336,15 +348,17 @@ fn actions_by_table(inp: &Input, running: i32, runnable: i32) -> Option<Actions>
         }
     }
     let order = crate::order::by_time_then(inp.ts, |i| inp.kind[i]);
-    let mut acts = vec![Action::default(); at];
+    let mut acts: Vec<Action> = Vec::with_capacity(at);
+    let slots = acts.spare_capacity_mut();
     for &i in &order {
         event_actions(inp, i as usize, running, runnable, |tid, act| {
             let slot = &mut next[tid as usize];
-            acts[*slot as usize] = act;
+            slots[*slot as usize].write(act);
             *slot += 1;
         });
     }
-    Some(Actions { acts, runs })
+    let filled = runs.iter().all(|&(tid, _, end)| next[tid as usize] as usize == end);
+    Some(Actions { acts: filled_slots(acts, at, filled), runs })
 }
 
 /// The intervals of the actions. cat: category of each state code. Open intervals run to `end` (ns).
