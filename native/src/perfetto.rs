@@ -242,6 +242,7 @@ pub struct Decoder {
     pending: Vec<u8>,       // bytes of a packet cut by the chunk boundary
     compact: CompactArrays, // scratch arrays of compact_sched
     event_spans: Vec<(usize, usize)>, // scratch: a bundle's FtraceEvent messages (start, end)
+    caller_text: String, // scratch: an unresolved blocked-reason caller as text
     layers: HashSet<Arc<str>>, // FrameTimeline layer names
     pub offset: u64,        // file offset of the first byte not yet framed
     pub stopped: Option<(u64, String)>,
@@ -262,6 +263,7 @@ impl Decoder {
             pending: Vec::new(),
             compact: CompactArrays::default(),
             event_spans: Vec::new(),
+            caller_text: String::new(),
             layers: HashSet::default(),
             offset: 0,
             stopped: None,
@@ -1215,11 +1217,9 @@ impl Decoder {
             }
             FE_SCHED_BLOCKED_REASON => {
                 // pid=1 caller=2 io_wait=3
-                let caller = f.u64(2);
-                let function = self.caller(caller, seq_id);
+                let id = self.blocked_payload(f.u64(2), seq_id, f.u32(3) != 0);
                 self.out.blocked_ts.push(ts);
                 self.out.blocked_tid.push(f.i32(1));
-                let id = self.out.payloads.id(function.as_deref(), f.u32(3) != 0);
                 self.out.blocked.push(id);
             }
             FE_BLOCK_RQ_ISSUE => {
@@ -1249,19 +1249,23 @@ impl Decoder {
         Ok(())
     }
 
-    /// sched_blocked_reason.caller is an interned kernel-symbol id when the trace symbolized it; otherwise (symbols
-    /// absent) a raw address shown as hex, or an unresolved id shown as "ksym#<id>".
-    fn caller(&mut self, caller: u64, seq_id: u32) -> Option<String> {
+    /// The payload (its place in `payloads`) of a sched_blocked_reason: its function and io_wait. The caller is an
+    /// interned kernel-symbol id when the trace symbolized it; otherwise (symbols absent) a raw address shown as hex,
+    /// or an unresolved id shown as "ksym#<id>", written into a reused buffer (no string made per reason).
+    fn blocked_payload(&mut self, caller: u64, seq_id: u32, io_wait: bool) -> i32 {
+        use std::fmt::Write;
         if caller == 0 {
-            return None;
+            return self.out.payloads.id(None, io_wait);
         }
-        if let Some(name) = self.seqs.get(&seq_id).and_then(|s| s.kernel_symbols.get(&caller)) {
-            if !name.is_empty() {
-                return Some(name.clone());
-            }
+        if let Some(name) = self.seqs.get(&seq_id).and_then(|s| s.kernel_symbols.get(&caller)).filter(|n| !n.is_empty()) {
+            return self.out.payloads.id(Some(name), io_wait);
         }
         self.out.unresolved_callers += 1;
-        Some(if caller >= 1 << 32 { format!("0x{:x}", caller) } else { format!("ksym#{}", caller) })
+        let text = &mut self.caller_text;
+        text.clear();
+        // (writing to a String cannot fail)
+        let _ = if caller >= 1 << 32 { write!(text, "0x{:x}", caller) } else { write!(text, "ksym#{}", caller) };
+        self.out.payloads.id(Some(text), io_wait)
     }
 
     // ---- track events ------------------------------------------------------------------------------------------
