@@ -3,6 +3,7 @@
 //! nesting of slice events into slices. Used by every trace reader through the TraceBuilder.
 
 use std::collections::HashMap as StdHashMap;
+use std::sync::Arc;
 use crate::hash::{FastMap as HashMap, TidSet};
 
 pub const K_BEGIN: u8 = 0;
@@ -18,8 +19,8 @@ const I64_BOUND: f64 = 9_223_372_036_854_775_808.0;
 /// thousands of times, and a number per event is what the nesting compares and the Python side gathers by.
 #[derive(Default)]
 pub struct Strings {
-    pub list: Vec<String>,
-    index: HashMap<String, u32>,
+    pub list: Vec<Arc<str>>,
+    index: HashMap<Arc<str>, u32>, // (the list's strings, shared: one allocation a string)
 }
 
 impl Strings {
@@ -27,9 +28,10 @@ impl Strings {
         if let Some(&i) = self.index.get(s) {
             return i;
         }
-        self.list.push(s.to_string());
+        let shared: Arc<str> = Arc::from(s);
+        self.list.push(Arc::clone(&shared));
         let i = self.list.len() as u32;
-        self.index.insert(s.to_string(), i);
+        self.index.insert(shared, i);
         i
     }
 
