@@ -39,6 +39,11 @@ impl Strings {
         s.map_or(0, |s| self.id(s))
     }
 
+    /// The string of an id (None for 0, or an id not stored).
+    pub fn get(&self, id: u32) -> Option<&str> {
+        id.checked_sub(1).and_then(|i| self.list.get(i as usize)).map(|s| &**s)
+    }
+
     /// The id of `s` if it is stored, without storing it.
     pub fn find(&self, s: &str) -> Option<u32> {
         self.index.get(s).copied()

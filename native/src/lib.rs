@@ -255,7 +255,7 @@ impl PerfettoDecoder {
         d.set_item("kernel", o.kernel)?;
         d.set_item("binder_transaction", cols(py, o.binder_tx)?)?;
         d.set_item("binder_transaction_received", cols(py, o.binder_rx)?)?;
-        d.set_item("blocked", o.payloads.list)?;
+        d.set_item("blocked", o.payloads.tuples())?;
         d.set_item("block_rq_issue", o.block_issue)?;
         d.set_item("block_rq_complete", o.block_complete)?;
         // FrameTimeline events as they came; the table is made when the trace's end is known (TraceBuilder.build)
@@ -559,7 +559,7 @@ impl FtraceText {
         let st = ftrace_text::sched_stream(o.sw, o.wk, o.blocked_ts, o.blocked_tid, o.blocked);
         d.set_item("sched", sched_dict(py, st)?)?;
         d.set_item("states", o.states)?;
-        d.set_item("blocked", o.payloads.list)?;
+        d.set_item("blocked", o.payloads.tuples())?;
         d.set_item("binder_transaction", cols(py, o.binder_tx)?)?;
         d.set_item("binder_transaction_received", cols(py, o.binder_rx)?)?;
         d.set_item("block_rq_issue", o.block_issue)?;

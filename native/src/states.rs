@@ -83,52 +83,49 @@ impl Rows {
     }
 }
 
-/// The blocked reasons' distinct (function, io_wait) payloads, each stored once and named by its place in `list`: a
-/// trace's thousands of blocked reasons name a few dozen kernel functions, and only the distinct payloads cross to
-/// Python (as a list of tuples the sched stream's blocked indices point into), not one tuple per reason.
+/// The blocked reasons' distinct (function, io_wait) payloads, each stored once and named by its place: a trace's
+/// thousands of blocked reasons name a few dozen kernel functions, and only the distinct payloads cross to Python
+/// (as a list of tuples the sched stream's blocked indices point into), not one tuple per reason. The functions are
+/// interned as slice names are (`atrace::Strings`).
 #[derive(Default)]
 pub struct Payloads {
-    pub list: Vec<(Option<String>, bool)>,
-    by_function: crate::hash::FastMap<String, [Option<i32>; 2]>,
-    no_function: [Option<i32>; 2],
+    functions: crate::atrace::Strings,
+    places: crate::hash::FastMap<(u32, bool), i32>,
+    list: Vec<(u32, bool)>, // (function id, 0 for none; io_wait)
 }
 
 impl Payloads {
-    /// The place of (function, io_wait) in `list`, stored there the first time.
+    /// The place of (function, io_wait), stored the first time.
     pub fn id(&mut self, function: Option<&str>, io_wait: bool) -> i32 {
-        let w = io_wait as usize;
-        let known = match function {
-            None => self.no_function[w],
-            Some(f) => self.by_function.get(f).and_then(|s| s[w]),
-        };
-        if let Some(i) = known {
-            return i;
-        }
-        // (fewer distinct payloads than events, and the sched stream's indices are 32-bit)
-        let i = i32::try_from(self.list.len()).expect("more distinct blocked reasons than 32-bit indices");
-        self.list.push((function.map(str::to_string), io_wait));
-        match function {
-            None => self.no_function[w] = Some(i),
-            Some(f) => self.by_function.entry(f.to_string()).or_default()[w] = Some(i),
-        }
-        i
+        let key = (self.functions.opt_id(function), io_wait);
+        let list = &mut self.list;
+        *self.places.entry(key).or_insert_with(|| {
+            list.push(key);
+            // (fewer distinct payloads than events, and the sched stream's indices are 32-bit)
+            i32::try_from(list.len() - 1).expect("more distinct blocked reasons than 32-bit indices")
+        })
     }
 
     pub fn len(&self) -> usize {
         self.list.len()
     }
 
-    /// Forgets the payloads from place n on (a packet that failed to decode leaves nothing behind).
+    /// The payload at place i: (function, io_wait).
+    pub fn get(&self, i: usize) -> (Option<&str>, bool) {
+        let (f, io_wait) = self.list[i];
+        (self.functions.get(f), io_wait)
+    }
+
+    /// Every payload in order of place (what crosses to Python).
+    pub fn tuples(&self) -> Vec<(Option<&str>, bool)> {
+        (0..self.len()).map(|i| self.get(i)).collect()
+    }
+
+    /// Forgets the payloads from place n on (a packet that failed to decode leaves nothing behind; their functions
+    /// stay interned, unnamed by any payload).
     pub fn truncate(&mut self, n: usize) {
-        for (function, io_wait) in self.list.drain(n.min(self.list.len())..) {
-            let slot = match function {
-                None => &mut self.no_function[io_wait as usize],
-                Some(f) => match self.by_function.get_mut(&f) {
-                    Some(s) => &mut s[io_wait as usize],
-                    None => continue,
-                },
-            };
-            *slot = None;
+        for key in self.list.drain(n.min(self.list.len())..) {
+            self.places.remove(&key);
         }
     }
 }
@@ -456,15 +453,15 @@ mod tests {
         let seq = [(Some("a"), false), (None, false), (Some("a"), true), (Some("a"), false), (None, true), (None, false)];
         let ids: Vec<i32> = seq.iter().map(|&(f, w)| p.id(f, w)).collect();
         assert_eq!(ids, vec![0, 1, 2, 0, 3, 1]);
-        assert_eq!(p.list[2], (Some("a".to_string()), true));
+        assert_eq!(p.get(2), (Some("a"), true));
         p.truncate(2);
         assert_eq!(p.len(), 2);
         // stored again, in the new order: a map still naming the old places would give 2 and 3 without storing
         assert_eq!(p.id(None, true), 2, "a forgotten payload is stored again");
         assert_eq!(p.id(Some("a"), true), 3);
         assert_eq!(p.len(), 4);
-        assert_eq!(p.list[2], (None, true));
-        assert_eq!(p.list[3], (Some("a".to_string()), true));
+        assert_eq!(p.get(2), (None, true));
+        assert_eq!(p.get(3), (Some("a"), true));
         assert_eq!(p.id(Some("a"), false), 0, "what came before the truncation stays");
         assert_eq!(p.id(None, false), 1);
         assert_eq!(p.len(), 4);
