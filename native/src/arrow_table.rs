@@ -35,14 +35,11 @@ fn validity<T: PartialEq + Copy>(values: &[T], none: T) -> Option<NullBuffer> {
 /// values' slice a word at a time: `BooleanBuffer::collect_bool` takes an index closure, whose bounds check per value
 /// kept the compiler from comparing several values at once (a twentieth of the instructions of a read went to it).
 fn bits_of<T: Copy>(values: &[T], keep: impl Fn(T) -> bool) -> BooleanBuffer {
-    let mut words: Vec<u64> = Vec::with_capacity(values.len().div_ceil(64));
+    let word = |c: &[T]| c.iter().enumerate().fold(0u64, |w, (j, &v)| w | (keep(v) as u64) << j);
     let mut chunks = values.chunks_exact(64);
-    for c in &mut chunks {
-        words.push(c.iter().enumerate().fold(0u64, |w, (j, &v)| w | (keep(v) as u64) << j));
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        words.push(rest.iter().enumerate().fold(0u64, |w, (j, &v)| w | (keep(v) as u64) << j));
+    let mut words: Vec<u64> = (&mut chunks).map(word).collect();
+    if !chunks.remainder().is_empty() {
+        words.push(word(chunks.remainder()));
     }
     BooleanBuffer::new(Buffer::from_vec(words), 0, values.len())
 }
