@@ -149,6 +149,33 @@ def _head(p: Path, n: int) -> bytes:
     return raw[:n]
 
 
+def _varint(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b, v = v & 0x7F, v >> 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def _compressed_perfetto(head: bytes) -> bytes:
+    """The whole Trace.packet records of a Perfetto file's head as two TracePacket.compressed_packets (field 50,
+    zlib), as a trace recorded with COMPRESSION_TYPE_DEFLATE holds them."""
+    ends, pos = [], 0
+    while pos < len(head) and head[pos] == 0x0A:
+        length, shift, pos = 0, 0, pos + 1
+        while pos < len(head) and head[pos] & 0x80:
+            length, shift, pos = length | (head[pos] & 0x7F) << shift, shift + 7, pos + 1
+        if pos >= len(head) or pos + 1 + (length | head[pos] << shift) > len(head):
+            break
+        pos += 1 + (length | head[pos] << shift)
+        ends.append(pos)
+    half = ends[len(ends) // 2] if ends else 0
+    parts = [head[:half], head[half:ends[-1] if ends else 0]]
+    packets = [b"\x92\x03" + _varint(len(z)) + z for z in (__import__("zlib").compress(p) for p in parts if p)]
+    return b"".join(b"\x0a" + _varint(len(p)) + p for p in packets)
+
+
 def _zip(files: dict[str, bytes]) -> bytes:
     b = io.BytesIO()
     with zipfile.ZipFile(b, "w", zipfile.ZIP_DEFLATED) as z:
@@ -201,7 +228,8 @@ def seeds(reader: str, max_len: int = SEED_LEN) -> list[bytes]:
         "gfxinfo": win("gfxinfo", g("gfxinfo/*.txt")),
         "systrace": win("systrace", g("systrace/catapult_test_data/*atrace*")[:5] + g("traces/*.html.gz")[:3]
                         + g("systrace/*.txt")),
-        "perfetto": [_head(p, max_len * 4) for p in g("traces/*.perfetto-trace") + g("traces/*.pftrace")],
+        "perfetto": [_head(p, max_len * 4) for p in g("traces/*.perfetto-trace") + g("traces/*.pftrace")]
+        + [_compressed_perfetto(_head(p, max_len * 4)) for p in g("traces/*.perfetto-trace")],
         "anr": win("anr", g("anr/*.txt")[:8] + g("anr-reports/*.txt")[:4]),
         "bugreport": [_zip({"bugreport-x.txt": a, "FS/data/anr/anr_1": b}) for a, b in zip(anr, anr[1:])],
         "gc_log": win("gc_log", g("gc/*.txt")[:5]),

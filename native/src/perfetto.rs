@@ -87,6 +87,13 @@ const P_TRACE_PACKET_DEFAULTS: u32 = 59;
 const P_TRACK_DESCRIPTOR: u32 = 60;
 const P_CPU_INFO: u32 = 67;
 const P_TRACE_CONFIG: u32 = 33;
+const P_COMPRESSED_PACKETS: u32 = 50;
+// Bounds on compressed packets, as io/budget.py bounds every other decompression: the bytes they may inflate to
+// in one file (budget.MAX_STREAM_BYTES) and the ratio past a floor (budget.MAX_RATIO, budget.RATIO_FLOOR). Perfetto
+// compresses a few hundred kB of packets at a time, at 5-10:1.
+pub const MAX_INFLATED: u64 = 1 << 30;
+pub const MAX_INFLATE_RATIO: u64 = 200;
+pub const INFLATE_RATIO_FLOOR: u64 = 64 << 20;
 
 const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
 
@@ -192,6 +199,9 @@ pub struct Out {
     pub saw_waking: bool,
     pub unconvertible_clocks: Vec<u32>,
     pub packets: i64,
+    pub compressed_packets: i64, // TracePacket.compressed_packets records inflated
+    pub compressed_bytes: u64,   // their zlib bytes
+    pub inflated_bytes: u64,     // and what they inflated to
     pub trace_configs: i64, // TraceConfig packets: one per capture, so more means traces concatenated
 }
 
@@ -244,6 +254,9 @@ pub struct Decoder {
     event_spans: Vec<(usize, usize)>, // scratch: a bundle's FtraceEvent messages (start, end)
     caller_text: String, // scratch: an unresolved blocked-reason caller as text
     layers: HashSet<Arc<str>>, // FrameTimeline layer names
+    inflated: Vec<u8>,      // scratch: the inflated bytes of compressed packets
+    inflating: bool,        // decoding the packets inside compressed packets (they may not nest)
+    packet_error: Option<String>, // why a packet failed, when more can be said than "does not decode"
     pub offset: u64,        // file offset of the first byte not yet framed
     pub stopped: Option<(u64, String)>,
 }
@@ -265,6 +278,9 @@ impl Decoder {
             event_spans: Vec::new(),
             caller_text: String::new(),
             layers: HashSet::default(),
+            inflated: Vec::new(),
+            inflating: false,
+            packet_error: None,
             offset: 0,
             stopped: None,
         }
@@ -379,11 +395,14 @@ impl Decoder {
                 return pos;
             }
             // a packet that fails leaves nothing behind: packet() rolls back what it had added
-            if self.packet(&buf[start..start + len]).is_err() {
-                self.stop(at, "packet does not decode".into());
-                return pos;
+            match self.packet(&buf[start..start + len]) {
+                Ok(n) => self.out.packets += n,
+                Err(_) => {
+                    let why = self.packet_error.take().unwrap_or_else(|| "packet does not decode".into());
+                    self.stop(at, why);
+                    return pos;
+                }
             }
-            self.out.packets += 1;
             let used = start + len - pos;
             self.offset += used as u64;
             pos = start + len;
@@ -456,7 +475,8 @@ impl Decoder {
     }
 
     // ---- packets ---------------------------------------------------------------------------------------------
-    fn packet(&mut self, buf: &[u8]) -> WireResult<()> {
+    /// One TracePacket; the number of packets it held (1, or those inside compressed packets).
+    fn packet(&mut self, buf: &[u8]) -> WireResult<i64> {
         let mut r = Reader::new(buf);
         // each field is put in its slot (the last of a field wins, as in protobuf) without branching on its number:
         // a packet's fields come in no order a branch predictor learns, and a match on them compiled to an indirect
@@ -476,6 +496,9 @@ impl Decoder {
         let interned: Option<&[u8]> = val(S_INTERNED).map(|v| v.bytes());
         let defaults: Option<&[u8]> = val(S_DEFAULTS).map(|v| v.bytes());
         let data: Option<(u32, Val)> = slots[S_DATA];
+        if let Some((P_COMPRESSED_PACKETS, v)) = data {
+            return self.compressed_packets(v.bytes());
+        }
         // FrameTimeline events: nearly always one a packet (the others, in order, only when there are more)
         let mut ft_first: Option<&[u8]> = None;
         let mut ft_rest: Vec<&[u8]> = Vec::new();
@@ -498,7 +521,7 @@ impl Decoder {
         if data.is_none() && timestamp.is_some() && interned.is_none() && defaults.is_none() {
             // FrameTimeline packets are numerous: no sequence state is touched
             self.frame_timeline(ft_first, &ft_rest, timestamp.unwrap(), clock_id, seq_id);
-            return Ok(());
+            return Ok(1);
         }
         // the sequence's incremental state (cleared: interned data goes, defaults stay)
         let seq = self.seqs.entry(seq_id).or_default();
@@ -523,25 +546,87 @@ impl Decoder {
             if let Some(ts) = timestamp {
                 self.frame_timeline(ft_first, &ft_rest, ts, clock_id, seq_id);
             }
-            return Ok(());
+            return Ok(1);
         };
         // the lengths of the outputs, taken only here: what comes before adds nothing to them (a packet's fields
         // are all read before any is used; FrameTimeline events cannot fail), and most packets of some traces are
         // FrameTimeline packets, for which taking them cost more than the event
         if kind == P_TRACE_CONFIG {
             self.out.trace_configs += 1;
-            return Ok(());
+            return Ok(1);
         }
         if !matches!(kind, P_FTRACE_EVENTS | P_PROCESS_TREE | P_TRACK_EVENT | P_TRACK_DESCRIPTOR | P_THREAD_DESCRIPTOR
                      | P_CPU_INFO | P_CLOCK_SNAPSHOT | P_SYSTEM_INFO) {
-            return Ok(()); // not read here (perf samples, stats, logs...)
+            return Ok(1); // not read here (perf samples, stats, logs...)
         }
         let mark = self.mark();
         let r = self.packet_data(kind, v, ts_raw, clock, clock_id, seq_id);
         if r.is_err() {
             self.rollback(mark);
         }
+        r.map(|_| 1)
+    }
+
+    /// TracePacket.compressed_packets (written when the trace config asks for COMPRESSION_TYPE_DEFLATE): a zlib
+    /// stream of Trace.packet records, each read as a packet of the file. The packets before a broken one are kept
+    /// (each rolls back alone); the reason is left in `packet_error` for the stop message. Inflated bytes count
+    /// against MAX_INFLATED for the whole file and MAX_INFLATE_RATIO (past INFLATE_RATIO_FLOOR), as every
+    /// decompression of the project is bounded (io/budget.py). Returns 0: the packets inside are counted here.
+    fn compressed_packets(&mut self, z: &[u8]) -> WireResult<i64> {
+        if self.inflating {
+            return self.packet_failed("compressed packets nested in compressed packets".into());
+        }
+        let mut buf = std::mem::take(&mut self.inflated);
+        let compressed = self.out.compressed_bytes + z.len() as u64;
+        let cap = MAX_INFLATED.min(INFLATE_RATIO_FLOOR.max(MAX_INFLATE_RATIO.saturating_mul(compressed)));
+        let room = cap.saturating_sub(self.out.inflated_bytes) as usize;
+        let r = match inflate_zlib(z, &mut buf, room) {
+            Ok(()) => {
+                self.out.compressed_packets += 1;
+                self.out.compressed_bytes = compressed;
+                self.out.inflated_bytes += buf.len() as u64;
+                self.inflating = true;
+                let r = self.inner_packets(&buf);
+                self.inflating = false;
+                r
+            }
+            Err(Inflate::PastCap) => self.packet_failed(format!(
+                "compressed packets inflate past {cap} bytes (limit: {MAX_INFLATED} a file, {MAX_INFLATE_RATIO}:1 past \
+                 {INFLATE_RATIO_FLOOR}); refused (possible decompression bomb)")),
+            Err(Inflate::Broken(why)) => self.packet_failed(format!("compressed packets do not inflate: {why}")),
+        };
+        self.inflated = buf;
         r
+    }
+
+    /// The Trace.packet records of inflated compressed packets, each decoded as a packet and counted.
+    fn inner_packets(&mut self, buf: &[u8]) -> WireResult<i64> {
+        let mut r = Reader::new(buf);
+        let mut index = 0usize;
+        loop {
+            let field = match r.field() {
+                Ok(Some(field)) => field,
+                Ok(None) => return Ok(0),
+                Err(_) => return self.packet_failed(format!("compressed packets: record {index} inside is cut off \
+                                                             or malformed")),
+            };
+            let (1, Val::Bytes(packet)) = field else {
+                return self.packet_failed(format!("compressed packets: record {index} inside is not a trace packet \
+                                                   (field {})", field.0));
+            };
+            match self.packet(packet) {
+                Ok(n) => self.out.packets += n,
+                Err(e) if self.packet_error.is_some() => return Err(e),
+                Err(_) => return self.packet_failed(format!("packet {index} inside compressed packets does not \
+                                                             decode")),
+            }
+            index += 1;
+        }
+    }
+
+    fn packet_failed(&mut self, why: String) -> WireResult<i64> {
+        self.packet_error = Some(why);
+        Err("compressed packets")
     }
 
     /// The data of a packet (the `data` oneof member `kind`); an error may leave part of it added.
@@ -1632,6 +1717,40 @@ mod tests {
 /// length-delimited, tag 0x0A), so its first three are checked: each has that tag and a length no more than twice the
 /// data plus 1 MiB. within: the three must lie inside `data` (a head so short that they run past its end decides
 /// nothing); otherwise records running past the end are allowed (the data is the head of a longer file).
+/// Why compressed packets could not be inflated.
+enum Inflate {
+    PastCap,
+    Broken(&'static str),
+}
+
+/// A whole zlib stream (RFC 1950, as Perfetto's deflateInit writes it) into `out` (cleared; its capacity reused), at
+/// most `cap` bytes.
+fn inflate_zlib(z: &[u8], out: &mut Vec<u8>, cap: usize) -> Result<(), Inflate> {
+    use flate2::{Decompress, FlushDecompress, Status};
+    let mut d = Decompress::new(true);
+    out.clear();
+    loop {
+        if out.len() == out.capacity() && out.len() < cap {
+            out.reserve_exact((out.len().max(z.len() * 4).max(64 << 10)).min(cap - out.len()));
+        }
+        let (before_in, before_out) = (d.total_in(), d.total_out());
+        let rest = &z[(before_in as usize).min(z.len())..];
+        match d.decompress_vec(rest, out, FlushDecompress::None) {
+            // (a buffer reused from a larger packet has room past the cap)
+            _ if out.len() > cap => return Err(Inflate::PastCap),
+            Ok(Status::StreamEnd) => return Ok(()),
+            // no progress: the output is full at the cap (the stream has more), or the input ran out
+            Ok(_) if d.total_in() == before_in && d.total_out() == before_out => {
+                return Err(if out.len() == out.capacity() { Inflate::PastCap } else {
+                    Inflate::Broken("the zlib stream is cut off")
+                });
+            }
+            Ok(_) => {}
+            Err(_) => return Err(Inflate::Broken("not a zlib stream, or damaged")),
+        }
+    }
+}
+
 pub fn looks_like_perfetto(data: &[u8], within: bool) -> bool {
     let mut pos = 0usize;
     for _ in 0..3 {
@@ -1752,4 +1871,52 @@ pub fn sched_stream(sw: [Vec<i64>; 5], wk: [Vec<i64>; 4], wakeup: [Vec<i64>; 4],
     s.a.extend_from_slice(&blocked_tid);
     s.b.extend(std::iter::repeat_n(i64::MIN, blocked_ts.len()));
     s
+}
+
+#[cfg(test)]
+mod inflate_tests {
+    use super::{inflate_zlib, Inflate};
+    use flate2::{write::ZlibEncoder, Compression};
+    use std::io::Write;
+
+    fn zlib(data: &[u8]) -> Vec<u8> {
+        let mut e = ZlibEncoder::new(Vec::new(), Compression::default());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn sample() -> Vec<u8> {
+        (0..300_000u32).map(|i| ((i % 251) as u8) ^ ((i / 1000) as u8)).collect()
+    }
+
+    #[test]
+    fn a_stream_inflates_whole_into_a_reused_buffer() {
+        let data = sample();
+        let mut out = vec![7u8; 10]; // what the buffer held before is cleared
+        assert!(inflate_zlib(&zlib(&data), &mut out, 1 << 30).is_ok());
+        assert_eq!(out, data);
+        assert!(inflate_zlib(&zlib(b"abc"), &mut out, 1 << 30).is_ok());
+        assert_eq!(out, b"abc");
+    }
+
+    #[test]
+    fn a_cut_off_stream_is_told_from_a_damaged_one() {
+        let z = zlib(&sample());
+        let mut out = Vec::new();
+        assert!(matches!(inflate_zlib(&z[..z.len() / 2], &mut out, 1 << 30), Err(Inflate::Broken(w)) if w.contains("cut off")));
+        assert!(matches!(inflate_zlib(b"not zlib at all", &mut out, 1 << 30), Err(Inflate::Broken(w)) if w.contains("not a zlib")));
+        assert!(matches!(inflate_zlib(&[], &mut out, 1 << 30), Err(Inflate::Broken(_))));
+    }
+
+    #[test]
+    fn output_past_the_cap_stops_the_inflation() {
+        let data = sample();
+        let mut out = Vec::new();
+        assert!(matches!(inflate_zlib(&zlib(&data), &mut out, data.len() - 1), Err(Inflate::PastCap)));
+        assert!(out.len() < data.len());
+        assert!(inflate_zlib(&zlib(&data), &mut out, data.len()).is_ok()); // exactly the cap fits
+        assert_eq!(out.len(), data.len());
+        let mut big = Vec::with_capacity(1 << 20); // room from an earlier, larger packet does not lift the cap
+        assert!(matches!(inflate_zlib(&zlib(&data), &mut big, 1000), Err(Inflate::PastCap)));
+    }
 }

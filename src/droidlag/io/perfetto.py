@@ -3,7 +3,8 @@
 The decoder walks the raw TracePacket bytes (fed in chunks, so a file need not be in memory at once) and returns
 columns: process_tree, system_info/cpu_info, ftrace bundles (compact_sched and regular events: sched, atrace print,
 binder, block, cpufreq/idle, task names), thread-track TrackEvent slices and instants and FrameTimeline (field 76). This module
-hands them to the TraceBuilder. Timestamps are put on the boot clock (the trace clock of Android captures) with
+hands them to the TraceBuilder. Compressed packets (TracePacket.compressed_packets, zlib, as a trace config with
+COMPRESSION_TYPE_DEFLATE writes them) are inflated natively and read as the packets they hold. Timestamps are put on the boot clock (the trace clock of Android captures) with
 the trace's clock snapshots. A truncated or corrupt file is read packet by packet up to the first broken record,
 with a warning naming the byte offset.
 """
@@ -15,7 +16,7 @@ from typing import Any
 
 from droidlag._native import PerfettoDecoder
 from droidlag.errors import InputError, ReadWarning
-from droidlag.io import source
+from droidlag.io import budget, source
 from droidlag.io.perfetto_ftrace import prev_state_encoding
 from droidlag.models.trace import Trace
 from droidlag.models.trace_builder import TraceBuilder
@@ -81,8 +82,10 @@ def _trace(decoder: PerfettoDecoder, size: int, path: str) -> Trace:
     builder = TraceBuilder("perfetto", path)
     stopped = cols["stopped"]
     if not cols["packets"]:
+        why = f": {stopped[1]}" if stopped is not None and stopped[1].startswith("compressed packets") else ""
         raise InputError(path, "no Perfetto trace packets could be read (not a Perfetto trace, or corrupt from "
-                         "the first byte)", offset=0)
+                         f"the first byte){why}", offset=0)
+    _count_compressed(builder, cols["compressed"], path)
     if stopped is not None:
         stop, why = stopped
         builder.warn(f"trace is truncated or corrupt: {why} at byte {stop} of {size}; "
@@ -96,6 +99,15 @@ def _trace(decoder: PerfettoDecoder, size: int, path: str) -> Trace:
         trace.warnings.append(ReadWarning(trace.path, f"{builder.replaced_slice_names} slice name(s) held invalid "
                                           "UTF-8; undecodable bytes replaced (U+FFFD)"))
     return trace
+
+
+def _count_compressed(b: TraceBuilder, compressed: tuple[int, int, int], path: str) -> None:
+    """Compressed packets (a trace recorded with COMPRESSION_TYPE_DEFLATE) were inflated natively, within the
+    decoder's own caps: their bytes count against the run's budget as any other decompression does."""
+    records, zlib_bytes, inflated = compressed
+    if records:
+        budget.current().take(inflated, path, "the trace's compressed packets")
+        b.metadata["compressed_packets"] = f"{records} ({zlib_bytes} bytes inflated to {inflated})"
 
 
 def fill_builder(b: TraceBuilder, cols: dict[str, Any]) -> None:
