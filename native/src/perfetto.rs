@@ -123,7 +123,38 @@ struct Sequence {
     clock_id: Option<u32>,
     track_uuid: Option<u64>,
     thread: Option<(i64, i64)>, // (tid, pid) from a legacy ThreadDescriptor packet
+    clocks: Vec<SeqClock>,      // sequence-scoped clocks (ids 64-127) its clock snapshots defined
 }
+
+/// A sequence-scoped clock (ClockSnapshot.Clock with an id of 64-127, valid only on the sequence that wrote the
+/// snapshot; the Perfetto SDK's track events use one, incremental): its reading now, in its units, and the builtin
+/// clock reading taken with it at the snapshot.
+#[derive(Clone, Copy)]
+struct SeqClock {
+    id: u32,
+    incremental: bool, // each packet's timestamp is a delta from the last one on this clock
+    unit_ns: i64,      // unit_multiplier_ns (1 when absent)
+    value: i64,        // the last timestamp on it (incremental clocks), in units
+    at_snapshot: i64,  // its reading at the snapshot, in units
+    builtin: (u32, i64), // (builtin clock, its reading in ns) at the snapshot: BOOTTIME when the snapshot has it
+}
+
+impl SeqClock {
+    /// A packet's timestamp on this clock as (builtin clock, ns): incremental clocks move by it first.
+    fn resolve(&mut self, ts: i64) -> (u32, i64) {
+        let units = if self.incremental {
+            self.value = self.value.wrapping_add(ts);
+            self.value
+        } else {
+            ts
+        };
+        (self.builtin.0, self.builtin.1.wrapping_add(units.wrapping_sub(self.at_snapshot).wrapping_mul(self.unit_ns)))
+    }
+}
+
+/// First (lowest) and last id of sequence-scoped clocks.
+const SEQ_CLOCK_FIRST: u32 = 64;
+const SEQ_CLOCK_LAST: u32 = 127;
 
 /// Process and thread declarations, in file order (the TraceBuilder lets the first pid/name win).
 pub enum Decl {
@@ -548,6 +579,17 @@ impl Decoder {
             }
             return Ok(1);
         };
+        // a timestamp on a sequence-scoped clock: the sequence's clock moves (an incremental one) and gives the
+        // builtin clock and time; the packet of a clock snapshot does not move the clocks it defines (the first
+        // timestamp after it is relative to it)
+        let (mut ts_raw, mut clock, mut clock_id) = (ts_raw, clock, clock_id);
+        if (SEQ_CLOCK_FIRST..=SEQ_CLOCK_LAST).contains(&clock) && timestamp.is_some() && kind != P_CLOCK_SNAPSHOT {
+            let seq = self.seqs.get_mut(&seq_id).unwrap();
+            if let Some(c) = seq.clocks.iter_mut().find(|c| c.id == clock) {
+                (clock, ts_raw) = c.resolve(ts_raw);
+                clock_id = Some(clock);
+            } // else a clock no snapshot of the sequence defined: its track events are counted, not read
+        }
         // the lengths of the outputs, taken only here: what comes before adds nothing to them (a packet's fields
         // are all read before any is used; FrameTimeline events cannot fail), and most packets of some traces are
         // FrameTimeline packets, for which taking them cost more than the event
@@ -656,7 +698,7 @@ impl Decoder {
                 });
             }
             P_CPU_INFO => self.cpu_info(v.bytes())?,
-            P_CLOCK_SNAPSHOT => self.clock_snapshot(v.bytes())?,
+            P_CLOCK_SNAPSHOT => self.clock_snapshot(v.bytes(), seq_id)?,
             P_SYSTEM_INFO => self.system_info(v.bytes())?,
             _ => {}
         }
@@ -736,24 +778,47 @@ impl Decoder {
         Ok(())
     }
 
-    fn clock_snapshot(&mut self, b: &[u8]) -> WireResult<()> {
+    /// A clock snapshot: builtin clocks (ids below 64) relate the trace's clocks for the whole file; sequence-scoped
+    /// ones (64-127) are (re)defined for the sequence that wrote it, against a builtin clock read with them.
+    fn clock_snapshot(&mut self, b: &[u8], seq_id: u32) -> WireResult<()> {
         let mut snap = HashMap::default();
+        let mut scoped: Vec<SeqClock> = Vec::new();
         let mut r = Reader::new(b);
         while let Some((f, v)) = r.field()? {
             if f == 1 {
-                let (mut id, mut ts) = (0u32, 0i64);
+                let (mut id, mut ts, mut incremental, mut unit_ns) = (0u32, 0i64, false, 1i64);
                 let mut c = Reader::new(v.bytes());
                 while let Some((f, v)) = c.field()? {
                     match f {
                         1 => id = v.u64() as u32,
                         2 => ts = v.u64() as i64,
+                        3 => incremental = v.u64() != 0,
+                        4 => unit_ns = (v.u64() as i64).max(1),
                         _ => {}
                     }
                 }
-                snap.insert(id, ts);
+                if (SEQ_CLOCK_FIRST..=SEQ_CLOCK_LAST).contains(&id) {
+                    let c = SeqClock { id, incremental, unit_ns, value: ts, at_snapshot: ts, builtin: (0, 0) };
+                    scoped.push(c);
+                } else {
+                    snap.insert(id, ts);
+                }
             }
         }
-        self.snapshots.push(snap);
+        // the builtin reading the sequence's clocks are related to: the boot clock's, else the lowest id's
+        let reference = snap.get(&BOOTTIME).map(|&ts| (BOOTTIME, ts))
+            .or_else(|| snap.iter().filter(|(&id, _)| id != 0).min_by_key(|(&id, _)| id).map(|(&id, &ts)| (id, ts)));
+        if let (Some(reference), false) = (reference, scoped.is_empty()) {
+            let seq = self.seqs.entry(seq_id).or_default();
+            for mut c in scoped {
+                c.builtin = reference;
+                seq.clocks.retain(|old| old.id != c.id);
+                seq.clocks.push(c);
+            }
+        }
+        if !snap.is_empty() {
+            self.snapshots.push(snap);
+        }
         Ok(())
     }
 

@@ -181,4 +181,5 @@ def _clock_warnings(b: TraceBuilder, cols: dict[str, Any]) -> None:
         b.warn(f"timestamps on clock(s) {cols['unconvertible_clocks']} have no clock snapshot relating them to the "
                "boot clock; used as they are")
     if cols["foreign_clock_events"]:
-        b.warn(f"{cols['foreign_clock_events']} track event(s) on sequence-scoped clocks skipped")
+        b.warn(f"{cols['foreign_clock_events']} track event(s) on sequence-scoped clocks skipped (no clock snapshot "
+               "of their sequence defines the clock)")
