@@ -88,6 +88,10 @@ const P_TRACK_DESCRIPTOR: u32 = 60;
 const P_CPU_INFO: u32 = 67;
 const P_TRACE_CONFIG: u32 = 33;
 const P_COMPRESSED_PACKETS: u32 = 50;
+const P_ZSTD_COMPRESSED_PACKETS: u32 = 133;
+/// The first bytes of a zstd frame (RFC 8878): the tracing service's zstd compressor wrote its frames into field 50
+/// before field 133 was given to them, so the content, not the field, says which codec it is.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 // Bounds on compressed packets, as io/budget.py bounds every other decompression: the bytes they may inflate to
 // in one file (budget.MAX_STREAM_BYTES) and the ratio past a floor (budget.MAX_RATIO, budget.RATIO_FLOOR). Perfetto
 // compresses a few hundred kB of packets at a time, at 5-10:1.
@@ -527,7 +531,7 @@ impl Decoder {
         let interned: Option<&[u8]> = val(S_INTERNED).map(|v| v.bytes());
         let defaults: Option<&[u8]> = val(S_DEFAULTS).map(|v| v.bytes());
         let data: Option<(u32, Val)> = slots[S_DATA];
-        if let Some((P_COMPRESSED_PACKETS, v)) = data {
+        if let Some((P_COMPRESSED_PACKETS | P_ZSTD_COMPRESSED_PACKETS, v)) = data {
             return self.compressed_packets(v.bytes());
         }
         // FrameTimeline events: nearly always one a packet (the others, in order, only when there are more)
@@ -609,8 +613,9 @@ impl Decoder {
         r.map(|_| 1)
     }
 
-    /// TracePacket.compressed_packets (written when the trace config asks for COMPRESSION_TYPE_DEFLATE): a zlib
-    /// stream of Trace.packet records, each read as a packet of the file. The packets before a broken one are kept
+    /// TracePacket.compressed_packets (written when the trace config asks for COMPRESSION_TYPE_DEFLATE) or
+    /// zstd_compressed_packets: a zlib stream or a zstd frame of Trace.packet records, each read as a packet of the
+    /// file. The packets before a broken one are kept
     /// (each rolls back alone); the reason is left in `packet_error` for the stop message. Inflated bytes count
     /// against MAX_INFLATED for the whole file and MAX_INFLATE_RATIO (past INFLATE_RATIO_FLOOR), as every
     /// decompression of the project is bounded (io/budget.py). Returns 0: the packets inside are counted here.
@@ -622,7 +627,10 @@ impl Decoder {
         let compressed = self.out.compressed_bytes + z.len() as u64;
         let cap = MAX_INFLATED.min(INFLATE_RATIO_FLOOR.max(MAX_INFLATE_RATIO.saturating_mul(compressed)));
         let room = cap.saturating_sub(self.out.inflated_bytes) as usize;
-        let r = match inflate_zlib(z, &mut buf, room) {
+        let inflated = if z.starts_with(&ZSTD_MAGIC) { inflate_zstd(z, &mut buf, room) } else {
+            inflate_zlib(z, &mut buf, room)
+        };
+        let r = match inflated {
             Ok(()) => {
                 self.out.compressed_packets += 1;
                 self.out.compressed_bytes = compressed;
@@ -635,7 +643,7 @@ impl Decoder {
             Err(Inflate::PastCap) => self.packet_failed(format!(
                 "compressed packets inflate past {cap} bytes (limit: {MAX_INFLATED} a file, {MAX_INFLATE_RATIO}:1 past \
                  {INFLATE_RATIO_FLOOR}); refused (possible decompression bomb)")),
-            Err(Inflate::Broken(why)) => self.packet_failed(format!("compressed packets do not inflate: {why}")),
+            Err(Inflate::Broken(why)) => self.packet_failed(format!("compressed packets do not decompress: {why}")),
         };
         self.inflated = buf;
         r
@@ -1816,6 +1824,25 @@ fn inflate_zlib(z: &[u8], out: &mut Vec<u8>, cap: usize) -> Result<(), Inflate> 
     }
 }
 
+/// A whole zstd frame (RFC 8878, as the tracing service's zstd compressor writes it) into `out` (cleared), at most
+/// `cap` bytes.
+fn inflate_zstd(z: &[u8], out: &mut Vec<u8>, cap: usize) -> Result<(), Inflate> {
+    use std::io::Read;
+    out.clear();
+    let mut src = z;
+    let mut d = ruzstd::decoding::StreamingDecoder::new(&mut src)
+        .map_err(|_| Inflate::Broken("not a zstd frame, or damaged"))?;
+    let n = (&mut d).take(cap as u64 + 1).read_to_end(out)
+        .map_err(|_| Inflate::Broken("the zstd frame is damaged or cut off"))?;
+    if n > cap {
+        return Err(Inflate::PastCap);
+    }
+    if !d.into_frame_decoder().is_finished() {
+        return Err(Inflate::Broken("the zstd frame is cut off"));
+    }
+    Ok(())
+}
+
 pub fn looks_like_perfetto(data: &[u8], within: bool) -> bool {
     let mut pos = 0usize;
     for _ in 0..3 {
@@ -1971,6 +1998,24 @@ mod inflate_tests {
         assert!(matches!(inflate_zlib(&z[..z.len() / 2], &mut out, 1 << 30), Err(Inflate::Broken(w)) if w.contains("cut off")));
         assert!(matches!(inflate_zlib(b"not zlib at all", &mut out, 1 << 30), Err(Inflate::Broken(w)) if w.contains("not a zlib")));
         assert!(matches!(inflate_zlib(&[], &mut out, 1 << 30), Err(Inflate::Broken(_))));
+    }
+
+    fn zstd(data: &[u8]) -> Vec<u8> {
+        ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest)
+    }
+
+    #[test]
+    fn a_zstd_frame_decompresses_whole_within_its_cap() {
+        use super::inflate_zstd;
+        let data = sample();
+        let z = zstd(&data);
+        assert!(z.starts_with(&super::ZSTD_MAGIC));
+        let mut out = vec![1u8; 5];
+        assert!(inflate_zstd(&z, &mut out, data.len()).is_ok());
+        assert_eq!(out, data);
+        assert!(matches!(inflate_zstd(&z, &mut out, data.len() - 1), Err(Inflate::PastCap)));
+        assert!(matches!(inflate_zstd(&z[..z.len() / 2], &mut out, 1 << 30), Err(Inflate::Broken(_))));
+        assert!(matches!(inflate_zstd(&super::ZSTD_MAGIC, &mut out, 1 << 30), Err(Inflate::Broken(_))));
     }
 
     #[test]

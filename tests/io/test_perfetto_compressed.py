@@ -89,7 +89,7 @@ def test_damaged_zlib_stops_at_its_record_with_the_packets_before_kept(corpus):
     t = read_perfetto(data, "damaged")
     msg = _stop_warning(t)
     assert f"at byte {len(good)} of {len(data)}" in msg
-    assert "compressed packets do not inflate" in msg
+    assert "compressed packets do not decompress" in msg
     assert "read the 2000 packet(s) before it" in msg
     # the frames of the first 2000 packets, as a plain read of them gives
     _same_but_note(t, _with_stop_warning_of(read_perfetto(b"".join(records[:2000]), "damaged"), t))
@@ -143,3 +143,35 @@ def test_inflated_bytes_count_against_the_runs_budget(corpus):
     with budget.run_budget(budget.Budget(max_bytes=100_000)):
         with pytest.raises(InputError, match="compressed packets"):
             read_perfetto(data, "small budget")
+
+
+# ---- zstd (TracePacket.zstd_compressed_packets, field 133; and field 50 holding a zstd frame, as the tracing
+# service's zstd compressor first wrote it) ---------------------------------------------------------------------------
+ZSTD_COMPRESSED_PACKETS = 133
+
+
+def _zstd(records: list[bytes], field_number: int = ZSTD_COMPRESSED_PACKETS) -> bytes:
+    zstandard = pytest.importorskip("zstandard")
+    return field(1, field(field_number, zstandard.ZstdCompressor(level=3).compress(b"".join(records))))
+
+
+@pytest.mark.parametrize("field_number", [ZSTD_COMPRESSED_PACKETS, COMPRESSED_PACKETS])
+def test_a_zstd_compressed_trace_reads_as_the_plain_one(corpus, tmp_path, field_number):
+    path = corpus_file(corpus, PIXEL6A)
+    records = _records(path.read_bytes())
+    out = tmp_path / "zstd.perfetto-trace"
+    out.write_bytes(b"".join(_zstd(records[i:i + 400], field_number) for i in range(0, len(records), 400)))
+    got = read_trace(out)
+    _same_but_note(got, read_trace(path))
+
+
+def test_a_damaged_zstd_frame_stops_at_its_record(corpus):
+    path = corpus_file(corpus, NOWINANDROID)
+    records = _records(path.read_bytes())
+    good = b"".join(records[:100])
+    zstandard = pytest.importorskip("zstandard")
+    frame = zstandard.ZstdCompressor(level=3).compress(b"".join(records[100:900]))
+    whole = good + field(1, field(ZSTD_COMPRESSED_PACKETS, frame[: len(frame) // 2]))   # the frame cut off
+    msg = _stop_warning(read_perfetto(whole, "zstd"))
+    assert f"at byte {len(good)} of {len(whole)}" in msg
+    assert "compressed packets do not decompress" in msg and "read the 100 packet(s) before it" in msg
