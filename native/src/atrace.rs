@@ -181,6 +181,38 @@ impl Parsed {
         (self.min_ts, self.max_ts) = (side.2, side.3);
     }
 
+    /// The slice events `keep` marks (a row per event), in order.
+    pub fn retain_events(&mut self, keep: &[bool]) {
+        use crate::perfetto::retain_rows;
+        retain_rows(&mut self.ts, keep);
+        retain_rows(&mut self.seq, keep);
+        retain_rows(&mut self.tid, keep);
+        retain_rows(&mut self.pid, keep);
+        retain_rows(&mut self.kind, keep);
+        retain_rows(&mut self.name, keep);
+        retain_rows(&mut self.cookie, keep);
+        retain_rows(&mut self.track, keep);
+    }
+
+    /// The counter samples `keep` marks, in order.
+    pub fn retain_counters(&mut self, keep: &[bool]) {
+        use crate::perfetto::retain_rows;
+        retain_rows(&mut self.c_ts, keep);
+        retain_rows(&mut self.c_name, keep);
+        retain_rows(&mut self.c_value, keep);
+        retain_rows(&mut self.c_pid, keep);
+        retain_rows(&mut self.c_cpu, keep);
+    }
+
+    /// The time range seen starts no earlier than `t` (the payloads before it were left out).
+    pub fn start_at(&mut self, t: i64) {
+        match (self.min_ts, self.max_ts) {
+            (_, Some(max)) if max < t => (self.min_ts, self.max_ts) = (None, None),
+            (Some(min), _) if min < t => self.min_ts = Some(t),
+            _ => {}
+        }
+    }
+
     fn see(&mut self, ts: i64) {
         if self.min_ts.is_none_or(|m| ts < m) {
             self.min_ts = Some(ts);

@@ -230,6 +230,7 @@ impl PerfettoDecoder {
         let d = PyDict::new(py);
         d.set_item("packets", o.packets)?;
         d.set_item("compressed", (o.compressed_packets, o.compressed_bytes, o.inflated_bytes))?;
+        d.set_item("before_valid", o.before_valid)?;
         d.set_item("trace_configs", o.trace_configs)?;
         d.set_item("stopped", self.inner.stopped.clone())?;
         // the sched stream in the thread-state pass's narrow columns (perfetto::sched_stream)

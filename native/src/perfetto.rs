@@ -234,6 +234,8 @@ pub struct Out {
     pub saw_waking: bool,
     pub unconvertible_clocks: Vec<u32>,
     pub packets: i64,
+    // ftrace events left out for being older than the time every CPU's data is whole from: (count, that time)
+    pub before_valid: (i64, i64),
     pub compressed_packets: i64, // TracePacket.compressed_packets records inflated
     pub compressed_bytes: u64,   // their zlib bytes
     pub inflated_bytes: u64,     // and what they inflated to
@@ -289,6 +291,8 @@ pub struct Decoder {
     event_spans: Vec<(usize, usize)>, // scratch: a bundle's FtraceEvent messages (start, end)
     caller_text: String, // scratch: an unresolved blocked-reason caller as text
     layers: HashSet<Arc<str>>, // FrameTimeline layer names
+    first_bundle_cpus: HashSet<i64>, // CPUs whose first ftrace bundle was read
+    valid_from: Option<i64>, // the time from which every CPU's ftrace data is whole (their first bundles say)
     inflated: Vec<u8>,      // scratch: the inflated bytes of compressed packets
     inflating: bool,        // decoding the packets inside compressed packets (they may not nest)
     packet_error: Option<String>, // why a packet failed, when more can be said than "does not decode"
@@ -313,6 +317,8 @@ impl Decoder {
             event_spans: Vec::new(),
             caller_text: String::new(),
             layers: HashSet::default(),
+            first_bundle_cpus: HashSet::default(),
+            valid_from: None,
             inflated: Vec::new(),
             inflating: false,
             packet_error: None,
@@ -510,6 +516,38 @@ impl Decoder {
     }
 
     // ---- packets ---------------------------------------------------------------------------------------------
+    /// Ftrace events older than `valid_from` are left out, as trace processor leaves them out of its tables by
+    /// default: before it some CPU's older data was overwritten (a ring buffer), so the scheduling there is missing
+    /// a CPU's switches and wakings and its thread states would be wrong. Names (comms, renames) are kept.
+    fn drop_before_valid(&mut self) {
+        let Some(t) = self.valid_from else { return };
+        let o = &mut self.out;
+        let mut dropped = 0i64;
+        for group in [&mut o.sw[..], &mut o.wk[..], &mut o.wakeup[..], &mut o.idle[..], &mut o.freq[..],
+                      &mut o.binder_tx[..], &mut o.binder_rx[..]] {
+            if let Some(keep) = keep_from(&group[0], t, &mut dropped) {
+                group.iter_mut().for_each(|c| retain_rows(c, &keep));
+            }
+        }
+        if let Some(keep) = keep_from(&o.blocked_ts, t, &mut dropped) {
+            retain_rows(&mut o.blocked_ts, &keep);
+            retain_rows(&mut o.blocked_tid, &keep);
+            retain_rows(&mut o.blocked, &keep);
+        }
+        let before = o.block_issue.len() + o.block_complete.len();
+        o.block_issue.retain(|r| r.0 >= t);
+        o.block_complete.retain(|r| r.0 >= t);
+        dropped += (before - o.block_issue.len() - o.block_complete.len()) as i64;
+        if let Some(keep) = keep_from(&o.atrace.ts, t, &mut dropped) {
+            o.atrace.retain_events(&keep);
+        }
+        if let Some(keep) = keep_from(&o.atrace.c_ts, t, &mut dropped) {
+            o.atrace.retain_counters(&keep);
+        }
+        o.atrace.start_at(t);
+        o.before_valid = (dropped, t);
+    }
+
     /// One TracePacket; the number of packets it held (1, or those inside compressed packets).
     fn packet(&mut self, buf: &[u8]) -> WireResult<i64> {
         let mut r = Reader::new(buf);
@@ -1165,6 +1203,7 @@ impl Decoder {
         let mut r = Reader::new(b);
         let (mut cpu, mut lost, mut clock, mut ftrace_ts, mut boot_ts) = (0i64, false, 0u64, 0i64, 0i64);
         let mut compact: Option<&[u8]> = None;
+        let (mut last_read, mut previous_end): (Option<i64>, Option<i64>) = (None, None);
         // the events' places in the bundle, in a list kept across bundles (a new one per bundle grew by copying)
         let mut events = std::mem::take(&mut self.event_spans);
         events.clear();
@@ -1177,6 +1216,8 @@ impl Decoder {
                 5 => clock = v.u64(),
                 6 => ftrace_ts = v.i64(),
                 7 => boot_ts = v.i64(),
+                9 => last_read = Some(v.u64() as i64),
+                10 => previous_end = Some(v.u64() as i64),
                 _ => {}
             }
         }
@@ -1192,6 +1233,14 @@ impl Decoder {
             self.event(cpu, &b[start..end], shift, seq_id)?;
         }
         self.event_spans = events;
+        // a CPU's first bundle (Perfetto v44+) says from when its data is whole: the end of the bundle before it
+        // (v47+), else the last event read before it; older data of that CPU was overwritten (ring buffer) or lost
+        if self.first_bundle_cpus.insert(cpu) {
+            if let Some(raw) = previous_end.or(last_read) {
+                let t = raw.wrapping_add(shift);
+                self.valid_from = Some(self.valid_from.map_or(t, |v| v.max(t)));
+            }
+        }
         Ok(())
     }
 
@@ -1511,6 +1560,7 @@ impl Decoder {
     /// After the last packet: timestamps on other clocks go to the boot clock (with every snapshot of the file),
     /// track events find their threads, sched_wakeup is kept only when the trace had no sched_waking.
     pub fn finish(&mut self) {
+        self.drop_before_valid();
         self.cpu_counters();
         let clocks = ClockConverter::new(std::mem::take(&mut self.snapshots));
         let mut unconvertible = HashSet::default();
@@ -1790,6 +1840,26 @@ mod tests {
 /// length-delimited, tag 0x0A), so its first three are checked: each has that tag and a length no more than twice the
 /// data plus 1 MiB. within: the three must lie inside `data` (a head so short that they run past its end decides
 /// nothing); otherwise records running past the end are allowed (the data is the head of a longer file).
+/// Which rows of a column group to keep (their time at or after `t`), None when all are; the rows left out are
+/// counted into `dropped`.
+fn keep_from(ts: &[i64], t: i64, dropped: &mut i64) -> Option<Vec<bool>> {
+    let n = ts.iter().filter(|&&x| x < t).count();
+    if n == 0 {
+        return None;
+    }
+    *dropped += n as i64;
+    Some(ts.iter().map(|&x| x >= t).collect())
+}
+
+/// The rows of a column that `keep` marks, in order.
+pub fn retain_rows<T>(column: &mut Vec<T>, keep: &[bool]) {
+    let mut i = 0;
+    column.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+}
+
 /// Why compressed packets could not be inflated.
 enum Inflate {
     PastCap,

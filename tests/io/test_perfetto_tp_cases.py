@@ -528,3 +528,57 @@ def test_frame_timeline_android_17_jank_types():
         (120, 15, "surface", "PowerModeChange in progress", "On-time Present", "Unknown"),
         (140, 10, "display", "Non Animating", "On-time Present", "Unknown"),
         (160, 10, "display", "Display not ON", "On-time Present", "Unknown")]
+
+
+# ---- ftrace data before every CPU's buffer is whole ---------------------------------------------------------------
+def _first_bundle(cpu: int, valid_from: int, *events: pb.FtraceEvent, field: str = "last_read_event_timestamp"
+                  ) -> pb.TracePacket:
+    p = _bundle(cpu, *events)
+    setattr(p.ftrace_events, field, valid_from)
+    return p
+
+
+def test_atrace_before_every_cpu_is_whole_is_left_out():
+    """Mirrors parser/ftrace/ftrace_crop_tests.py test_crop_atrace_slice: CPU 1's first bundle says its data is whole
+    from 1000, CPU 0's from 2000; the B of "FilteredOut" at 1500 is before 2000, "Kept" begins at 2200 and the E at
+    2700 ends it. Trace processor's only slice is (2200, 500, "Kept")."""
+    t = _read(_first_bundle(1, 1000, _print(1500, 42, "B|42|FilteredOut"), _print(2700, 42, "E|42")),
+              _first_bundle(0, 2000, _print(2200, 42, "B|42|Kept")))
+    assert _slices(t, "ts", "dur", "name") == [(2200, 500, "Kept")]
+    assert any("1 ftrace event(s) before 2000 ns left out" in w.message for w in t.warnings)
+
+
+def test_compact_sched_before_every_cpu_is_whole_is_left_out():
+    """Mirrors parser/ftrace/ftrace_crop_tests.py test_crop_compact_sched_switch: CPU 3 whole from 1000, CPU 6 from 0;
+    switches on CPU 3 at 1100 (to 50) and 1200 (to 51), on CPU 6 at 500, 600, 1100, 1200 (to 40, 41, 42, 43).
+    Trace processor's sched rows: (cpu 3, 1200, open, 51), (cpu 6, 1100, 100, 42), (cpu 6, 1200, open, 43).
+    droidlag agrees, and also keeps 50 running on CPU 3 from 1100 (trace processor makes no row of a CPU's first
+    compact switch, whose previous thread is unknown; the next thread is known)."""
+    def compact(cpu: int, valid_from: int, deltas: list[int], pids: list[int]) -> pb.TracePacket:
+        p = pb.TracePacket()
+        b = p.ftrace_events
+        b.cpu, b.last_read_event_timestamp = cpu, valid_from
+        c = b.compact_sched
+        c.intern_table.extend(f"t{pid}" for pid in pids)
+        c.switch_timestamp.extend(deltas)
+        c.switch_next_pid.extend(pids)
+        c.switch_prev_state.extend([0] * len(pids))
+        c.switch_next_prio.extend([120] * len(pids))
+        c.switch_next_comm_index.extend(range(len(pids)))
+        return p
+    t = _read(compact(3, 1000, [1100, 100], [50, 51]), compact(6, 0, [500, 100, 500, 100], [40, 41, 42, 43]))
+    running = t.thread_states.filter(pl.col("state") == "Running").sort("cpu", "ts")
+    assert running.select("cpu", "ts", "dur", "tid").rows() == [
+        (3, 1100, 100, 50), (3, 1200, 0, 51), (6, 1100, 100, 42), (6, 1200, 0, 43)]
+    assert any("2 ftrace event(s) before 1000 ns left out" in w.message for w in t.warnings)
+
+
+def test_previous_bundle_end_is_read_before_last_read_event():
+    """Perfetto v47+ writes previous_bundle_end_timestamp in a CPU's first bundle (trace processor takes it over
+    last_read_event_timestamp); only a CPU's first bundle counts."""
+    first = _first_bundle(0, 3000, _print(2500, 7, "I|7|early"), _print(3500, 7, "I|7|late"),
+                          field="previous_bundle_end_timestamp")
+    first.ftrace_events.last_read_event_timestamp = 1000
+    later = _first_bundle(0, 9000, _print(4000, 7, "I|7|second bundle"))
+    t = _read(first, later)
+    assert _slices(t, "ts", "name") == [(3500, "late"), (4000, "second bundle")]

@@ -139,6 +139,11 @@ def fill_builder(b: TraceBuilder, cols: dict[str, Any]) -> None:
         b.warn(f"{incomplete} FrameTimeline event(s) without cookie, token or pid; skipped")
     _track_events(b, cols)
     _clock_warnings(b, cols)
+    dropped, valid_from = cols["before_valid"]
+    if dropped:
+        b.warn(f"{dropped} ftrace event(s) before {valid_from} ns left out: some CPU's older data was overwritten "
+               "(a ring buffer), so scheduling before then is incomplete (trace processor leaves them out too; each "
+               "CPU's first ftrace bundle says from when its data is whole)")
 
 
 def _ftrace_events(b: TraceBuilder, cols: dict[str, Any]) -> None:
