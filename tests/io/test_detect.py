@@ -154,3 +154,26 @@ def test_a_perfetto_trace_whose_first_packet_outgrows_the_small_head_is_still_re
     path.write_bytes(t.SerializeToString())
     trace = read_trace(path)
     assert trace.format == "perfetto" and trace.process_name(10) == "a" and trace.process_name(11) == "b"
+
+
+# gfxinfo pastes the new-user trial of 2026-11-28 (frames) found refused or misread; hand-made in their structure.
+@pytest.mark.parametrize("text", [
+    # a summary indented as a whole (a markdown code block in a blog): refused as "not a format droidlag reads"
+    "$ adb shell dumpsys gfxinfo com.example.notes\n\n    Stats since: 9000000000ns\n    Total frames rendered: 50\n"
+    "    Janky frames: 20 (40.00%)\n",
+    # framestats between markers whose dashes a blog typeset as em dashes, with no summary
+    "\u2014PROFILEDATA\u2014\nFlags,IntendedVsync,Vsync,OldestInputEvent,NewestInputEvent,HandleInputStart,"
+    "AnimationStart,PerformTraversalsStart,DrawStart,SyncQueued,SyncStart,IssueDrawCommandsStart,SwapBuffers,"
+    "FrameCompleted,\n0,1,1,2,0,3,4,5,6,7,8,9,10,11,\n\u2014PROFILEDATA\u2014\n",
+    # the legacy per-frame table alone, tab-separated as Android prints it
+    "\tDraw\tPrepare\tProcess\tExecute\n\t8.00\t0.50\t3.00\t1.00\n\t15.00\t1.00\t2.00\t1.50\n",
+], ids=["indented-summary", "typeset-marker", "legacy-table"])
+def test_gfxinfo_pastes_are_recognized(text: str):
+    from droidlag.io.detect import sniff_bytes
+    assert sniff_bytes(text.encode()) == "gfxinfo"
+
+
+def test_prose_naming_the_legacy_columns_is_not_gfxinfo():
+    from droidlag.io.detect import sniff_bytes
+    prose = ("The profile bars are split into Draw Prepare Process Execute\nstages; see the docs for what each means.\n")
+    assert sniff_bytes(prose.encode()) is None

@@ -56,59 +56,111 @@ def _pct(v: float | None) -> str:
     return _fmt(None if v is None else round(v, 2), "%")
 
 
-def _print(report) -> None:
+def _source(report) -> str:
+    """What the frames were counted from, for the first line."""
+    sections = report.summary.sections
+    if "legacy_rows" in sections:
+        return "gfxinfo legacy `Draw Prepare Process Execute` rows"
+    return report.source
+
+
+_JANKY_RULE = {"deadline": "frames that missed their deadline (Android 12+)",
+               "frame_interval": "frames longer than the panel's frame interval (Android 6-11)"}
+
+
+def _print_counts_from(report) -> None:
+    """A gfxinfo summary without per-frame rows: Android's own counts, each labelled with where it comes from."""
+    s = report.summary
+    c = s.sections["counts_from"]
+    print(f"{report.path}: gfxinfo summary (no per-frame rows), {s.frames} frames rendered (Android's count); "
+          "buffer signal: none")
+    if s.sr_naive is None:
+        print("  by Android's histogram:     SR/FF not known (no HISTOGRAM line: Android 6 prints none, and pastes "
+              "may leave it out)")
+    else:
+        part = (f" ({c['processes_with_histogram']} of {c['processes']} processes, {c['histogram_frames']} frames)"
+                if c["processes_with_histogram"] < c["processes"] else "")
+        print(f"  by Android's histogram (16.67 ms / 700 ms): SR {s.sr_naive} ({_pct(s.sr_naive_pct)}), "
+              f"FF {s.ff_naive} ({_pct(s.ff_naive_pct)}){part}")
+    if c["janky_frames"] is not None:
+        rule = _JANKY_RULE.get(c["janky_rule"]) if isinstance(c["janky_rule"], str) else None
+        print(f"  Android's janky count:      {c['janky_frames']} ({_pct(c['janky_percent'])})"
+              + (f", {rule}" if rule else ""))
+    print("  buffer-aware:               not possible (no per-frame rows: no deadlines, no buffer counts)")
+
+
+def _print_frames(s) -> None:
+    """Counts, rates, percentiles, FrameTimeline agreement, causes and roll-ups of per-frame data."""
     from droidlag.report.frames_json import ms
 
-    s = report.summary
-    print(f"{report.path}: {report.source}, {s.frames} frames; buffer signal: {s.buffer_signal}")
-    if s.frames:
-        print(f"  naive (16.67 ms / 700 ms):  SR {s.sr_naive} ({_pct(s.sr_naive_pct)}), "
-              f"FF {s.ff_naive} ({_pct(s.ff_naive_pct)})")
-        vs = s.naive_vsync_period
-        rates = s.sections.get("refresh_rates") or []
-        if len(rates) > 1:
-            print("  panel:                      " + ", ".join(
-                f"{r.hz:g} Hz ({r.frames} frames, SR {r.sr_vsync})" for r in rates))
-        if vs:
-            period = ms(vs.vsync_period_ns)
-            hz = f", {1000 / period:.0f} Hz" if period else ""
-            print(f"  naive (vsync {period} ms{hz}{' and others' if len(rates) > 1 else ''}): "
-                  f"SR {vs.sr} ({_pct(vs.sr_pct)})")
-        if s.incomplete_frames:
-            print(f"  incomplete (no end in the trace, not counted): {s.incomplete_frames}")
-        print(f"  buffer-aware:               SR {_fmt(s.sr)} ({_pct(s.sr_pct)}), "
-              f"FF {_fmt(s.ff)} ({_pct(s.ff_pct)})")
-        if s.not_possible_reason:
-            print(f"    {s.not_possible_reason}")
-        print("  frame time ms:              " + " ".join(f"{k} {ms(v)}" for k, v in s.frame_time_ns.items()))
-        agree = s.frametimeline_agreement
-        if agree:
-            n = agree["naive_16ms"]
-            print(f"  vs FrameTimeline ({agree['frames']} frames, {agree['frametimeline_app_jank']} app jank, "
-                  f"{agree['buffer_stuffing_only']} buffer stuffing): naive precision {_fmt(n['precision'])} "
-                  f"recall {_fmt(n['recall'])}")
-            for layer in agree.get("by_layer") or []:
-                print(f"    layer {layer['process'] or layer['pid']} / {layer['layer']}: {layer['frames']} frames, "
-                      f"{layer['frametimeline_app_jank']} app jank; over 16.67 ms {layer['naive_sr_ff']}, agree "
-                      f"{layer['agree']}, false alarms {layer['naive_fp']}, missed {layer['naive_fn']}")
-        for c in s.causes[:6]:
-            share = None if c.mean_share is None else round(c.mean_share, 4)
-            normal = None if c.mean_normal_share is None else round(c.mean_normal_share, 4)
-            print(f"  cause {c.name:<18} led {c.leading} of {c.frames} SR/FF frames it was in, "
-                  f"{_fmt(ms(c.cost_over_budget_ns), ' ms')} over budget, mean share {_fmt(share)} "
-                  f"(normal {_fmt(normal)})")
-        r = s.sections.get("paper_rollups") or {}
-        if r.get("sr_ff_frames"):
-            cc, ds, cpu = r["cause_classes"], r["dominant_stage"], r.get("cpu_utilisation") or {}
-            print(f"  paper roll-ups: cause classes {cc['pct']} (paper {cc['paper_pct']}); dominant stage "
-                  f"{ds.get('dominant')} (paper {ds['paper']}); CPU busy SR {_fmt(cpu.get('sr_pct'), '%')}, "
-                  f"FF {_fmt(cpu.get('ff_pct'), '%')}, normal {_fmt(cpu.get('normal_pct'), '%')}")
+    print(f"  naive (16.67 ms / 700 ms):  SR {s.sr_naive} ({_pct(s.sr_naive_pct)}), "
+          f"FF {s.ff_naive} ({_pct(s.ff_naive_pct)})")
+    vs = s.naive_vsync_period
+    rates = s.sections.get("refresh_rates") or []
+    if len(rates) > 1:
+        print("  panel:                      " + ", ".join(
+            f"{r.hz:g} Hz ({r.frames} frames, SR {r.sr_vsync})" for r in rates))
+    if vs:
+        period = ms(vs.vsync_period_ns)
+        hz = f", {1000 / period:.0f} Hz" if period else ""
+        print(f"  naive (vsync {period} ms{hz}{' and others' if len(rates) > 1 else ''}): "
+              f"SR {vs.sr} ({_pct(vs.sr_pct)})")
+    if s.incomplete_frames:
+        print(f"  incomplete (no end in the trace, not counted): {s.incomplete_frames}")
+    print(f"  buffer-aware:               SR {_fmt(s.sr)} ({_pct(s.sr_pct)}), "
+          f"FF {_fmt(s.ff)} ({_pct(s.ff_pct)})")
+    if s.not_possible_reason:
+        print(f"    {s.not_possible_reason}")
+    print("  frame time ms:              " + " ".join(f"{k} {ms(v)}" for k, v in s.frame_time_ns.items()))
+    _print_agreement(s.frametimeline_agreement)
+    for c in s.causes[:6]:
+        share = None if c.mean_share is None else round(c.mean_share, 4)
+        normal = None if c.mean_normal_share is None else round(c.mean_normal_share, 4)
+        print(f"  cause {c.name:<18} led {c.leading} of {c.frames} SR/FF frames it was in, "
+              f"{_fmt(ms(c.cost_over_budget_ns), ' ms')} over budget, mean share {_fmt(share)} "
+              f"(normal {_fmt(normal)})")
+    r = s.sections.get("paper_rollups") or {}
+    if r.get("sr_ff_frames"):
+        cc, ds, cpu = r["cause_classes"], r["dominant_stage"], r.get("cpu_utilisation") or {}
+        print(f"  paper roll-ups: cause classes {cc['pct']} (paper {cc['paper_pct']}); dominant stage "
+              f"{ds.get('dominant')} (paper {ds['paper']}); CPU busy SR {_fmt(cpu.get('sr_pct'), '%')}, "
+              f"FF {_fmt(cpu.get('ff_pct'), '%')}, normal {_fmt(cpu.get('normal_pct'), '%')}")
+
+
+def _print_agreement(agree) -> None:
+    if not agree:
+        return
+    n = agree["naive_16ms"]
+    print(f"  vs FrameTimeline ({agree['frames']} frames, {agree['frametimeline_app_jank']} app jank, "
+          f"{agree['buffer_stuffing_only']} buffer stuffing): naive precision {_fmt(n['precision'])} "
+          f"recall {_fmt(n['recall'])}")
+    for layer in agree.get("by_layer") or []:
+        print(f"    layer {layer['process'] or layer['pid']} / {layer['layer']}: {layer['frames']} frames, "
+              f"{layer['frametimeline_app_jank']} app jank; over 16.67 ms {layer['naive_sr_ff']}, agree "
+              f"{layer['agree']}, false alarms {layer['naive_fp']}, missed {layer['naive_fn']}")
+
+
+def _print_aggregates(s) -> None:
+    """Android's own counters per process (gfxinfo) or package (graphicsstats)."""
     for g in s.sections.get("gfxinfo_summaries") or []:
         rendered = "frames in its histogram" if g.get("total_from_histogram") else "frames rendered"
         janky = (f"Android counts {g['janky_frames']} janky ({_fmt(g['janky_percent'], '%')})"
                  if g["janky_frames"] is not None else "Android's janky count unreadable")
+        last = (f" ({g['histogram_4950ms']} in its 4950ms bucket, which also holds frames of 140-149 ms)"
+                if g.get("histogram_4950ms") else "")
         print(f"  {g['process']}: {g['total_frames_rendered']} {rendered}, {janky}; histogram: SR "
-              f"{_fmt(g['sr_naive_histogram'])}, FF {_fmt(g['ff_naive_histogram'])}")
+              f"{_fmt(g['sr_naive_histogram'])}, FF {_fmt(g['ff_naive_histogram'])}{last}")
+
+
+def _print(report) -> None:
+    s = report.summary
+    if "counts_from" in s.sections:
+        _print_counts_from(report)
+    else:
+        print(f"{report.path}: {_source(report)}, {s.frames} frames; buffer signal: {s.buffer_signal}")
+        if s.frames:
+            _print_frames(s)
+    _print_aggregates(s)
     from droidlag.report.frames_json import pacing_dict
     for p in map(pacing_dict, s.sections.get("frame_pacing") or []):
         print(f"  pacing {p.get('process') or p['pid']} / {p.get('producer')}: {p['buffers']} buffers, target "

@@ -224,13 +224,15 @@ def _shown_ms(ns: float) -> float:
 
 
 def _frozen_words(aggregates: list[dict[str, Any]]) -> tuple[int, str]:
-    """Frames over 700 ms by the histograms, in words. Android 6-7 print no HISTOGRAM line, and a pasted summary may
-    leave it out: then frozen frames are not known."""
+    """Frames over 16.67 ms and over 700 ms by the histograms, in words (the figures `droidlag frames` gives as SR
+    and FF). Android 6-7 print no HISTOGRAM line, and a pasted summary may leave it out: then neither is known."""
+    sr = sum(g.get("sr_naive_histogram") or 0 for g in aggregates)
     ff = sum(g.get("ff_naive_histogram") or 0 for g in aggregates)
     with_hist = sum(g.get("ff_naive_histogram") is not None for g in aggregates)
-    return ff, (f"{ff} over 700 ms by the histogram" if with_hist == len(aggregates) else
-                f"{ff} over 700 ms by the histogram of {with_hist} of them" if with_hist else
-                "no frame-time histogram, so frames over 700 ms are not known")
+    counts = f"{sr} over 16.67 ms and {ff} over 700 ms by the histogram"
+    return ff, (counts if with_hist == len(aggregates) else
+                f"{counts} of {with_hist} of them" if with_hist else
+                "no frame-time histogram, so frames over 700 ms are not known (nor those over 16.67 ms)")
 
 
 def _aggregates_headline(aggregates: list[dict[str, Any]], path: str) -> Headline:
@@ -245,14 +247,25 @@ def _aggregates_headline(aggregates: list[dict[str, Any]], path: str) -> Headlin
             counted += f" ({len(aggregates) - len(known)} without a readable janky count)"
     else:   # the janky counts could not be read (warned): the histogram still says how many frames were slow
         janky = sum(g.get("sr_naive_histogram") or 0 for g in aggregates)
-        counted = (f"Android's janky count could not be read; {janky} of {total} frames over 16.67 ms by the "
-                   "histogram")
+        counted = f"Android's janky count could not be read ({total} frames)"
     worst = max(aggregates, key=lambda g: (g.get("janky_percent") or 0, g["total_frames_rendered"]))
     pct = worst.get("janky_percent")
     text = (f"{path}: {counted} in {len(aggregates)} aggregate(s), {frozen}; highest: {worst['process']}"
             f"{f' ({pct}%)' if pct is not None else ''}. No per-frame data, so no buffer-aware verdict or causes.")
     kind = "ff" if ff else "sr"
     return Headline(SEVERITY[kind] + min(19, 100 * janky / total / 5), kind, "bad" if ff else "warn", path, text)
+
+
+def _legacy_words(s: FramesSummary) -> str:
+    """gfxinfo's legacy `Draw Prepare Process Execute` rows: what the frame times are, and the rows Android capped."""
+    legacy = s.sections.get("legacy_rows")
+    if not isinstance(legacy, dict):
+        return ""
+    text = "; counted from the legacy `Draw Prepare Process Execute` rows (each frame's stages summed, no timestamps)"
+    if legacy.get("at_50ms_cap"):
+        text += (f", {legacy['at_50ms_cap']} of them with a stage at Android's 50 ms print cap: those frames took at "
+                 "least that long, and whether any was frozen is not known")
+    return text
 
 
 def _leading_cause(s: FramesSummary, n_slow: int) -> str:
@@ -270,7 +283,10 @@ def _leading_cause(s: FramesSummary, n_slow: int) -> str:
         return text + (slices if c.name == "app_work" and top else "")
     name = c.name.removeprefix(STAGE_PREFIX)
     words = CAUSE_WORDS.get(name, name.replace("_", " "))
-    text = f"; leading cause: {words}, {100 * round(c.mean_share, 4):.0f}% of the critical path"
+    # gfxinfo: the stage that took the most of each slow frame, a share of the frame's time (no critical path)
+    whole = "the frame's time" if c.name.startswith(STAGE_PREFIX) else "the critical path"
+    text = f"; leading {'stage' if c.name.startswith(STAGE_PREFIX) else 'cause'}: {words}, " \
+           f"{100 * round(c.mean_share, 4):.0f}% of {whole}"
     if c.mean_normal_share is not None:
         text += f" against {100 * round(c.mean_normal_share, 4):.0f}% in normal frames"
     text += f" (led {c.leading} of {n_slow} frame(s))"
@@ -281,20 +297,23 @@ def _frames_headline(report: FramesReport, path: str) -> list[Headline]:
     s = report.summary
     n = s.frames
     aggregates = [g for g in s.sections.get("gfxinfo_summaries") or [] if g.get("total_frames_rendered")]
-    if not n and aggregates:
+    if aggregates and (not n or "counts_from" in s.sections):   # Android's own counters, no per-frame rows
         return [_aggregates_headline(aggregates, path)]
     if not n:
         reason = s.no_frames_reason or "no app frames"
         return [Headline(0, "info", "muted", path, f"{path}: {reason}.")]
     aware = s.sr is not None
-    sr, ff = (s.sr or 0, s.ff or 0) if aware else (s.sr_naive, s.ff_naive)
+    sr, ff = (s.sr or 0, s.ff or 0) if aware else (s.sr_naive or 0, s.ff_naive or 0)
     label = "buffer-aware" if aware else "by threshold only; the buffer-aware verdict was not possible"
     worst = _shown_ms(s.frame_time_ns["max"]) if "max" in s.frame_time_ns else None
     if not sr and not ff:
         return [Headline(1, "ok", "ok", path, f"{path}: {n} frames, none slow or frozen ({label}).")]
-    text = (f"{path}: {ff} frozen and {sr} slow of {n} frames ({100 * (sr + ff) / n:.1f}%, {label})"
+    legacy = s.sections.get("legacy_rows")
+    capped = isinstance(legacy, dict) and bool(legacy.get("at_50ms_cap"))
+    frozen = "" if capped and not ff else f"{ff} frozen and "   # capped rows: frozen frames are not known
+    text = (f"{path}: {frozen}{sr} slow of {n} frames ({100 * (sr + ff) / n:.1f}%, {label})"
             + (f", worst {worst:.1f} ms" if worst else ""))
-    text += _leading_cause(s, sr + ff)
+    text += _leading_cause(s, sr + ff) + _legacy_words(s)
     if s.incomplete_frames:
         text += f"; {s.incomplete_frames} frame(s) without an end in the trace not counted"
     kind = "ff" if ff else "sr"

@@ -29,11 +29,11 @@ from droidlag.frames.results import (
 )
 from droidlag.frames.rollups import paper_rollups
 from droidlag.frames.segment import segment_frames, surfaceflinger_pids
-from droidlag.frames.summary import summarize
+from droidlag.frames.summary import aggregate_summary, summarize
 from droidlag.frames.verdicts import FF, NOT_POSSIBLE, OK, SR, apply_verdicts, naive_expr
 from droidlag.gc.evidence import frames_with_gc
 from droidlag.models.causes import STAGE_PREFIX
-from droidlag.models.gfxinfo import GfxinfoDump, rendered_frames
+from droidlag.models.gfxinfo import LEGACY_STAGES, GfxinfoDump, rendered_frames
 from droidlag.models.trace import Trace
 
 # A slow frame whose critical path has sched data for less than this fraction of its time gets no cause.
@@ -294,76 +294,234 @@ def _compositor_summary(comp: Compositor, late_sf: dict[str, list[float]],
 
 
 # ---- gfxinfo -------------------------------------------------------------------------------------------------
+# FrameDeadline of a frame that has none: libhwui's UiFrameInfoBuilder::UNKNOWN_DEADLINE (INT64_MAX, FrameInfo.h),
+# with FrameTimelineVsyncId INVALID_VSYNC_ID (-1): the Java side's VsyncEventData.INVALID_FRAME_TIMELINES, for a
+# frame drawn without a vsync frame timeline (Choreographer's doFrame run from a message, not a vsync event).
+UNKNOWN_DEADLINE = (1 << 63) - 1
+_FRAMESTATS_NEED = {"Flags", "IntendedVsync", "FrameCompleted"}
+_EMPTY_FRAMES = {"frame_id": pl.Int64, "start_ns": pl.Int64, "dur_ns": pl.Int64, "verdict": pl.Utf8,
+                 "naive_verdict": pl.Utf8, "naive_vsync_verdict": pl.Utf8, "buffer_signal": pl.Utf8,
+                 "ft_jank_type": pl.Utf8}
+NO_DEADLINE_REASON = ("the buffer-aware verdict needs each frame's deadline (framestats' FrameDeadline, Android 12+); "
+                      "{n} long frame(s) have none, so sr/ff are not given (see sr_naive/ff_naive)")
+
+
 def analyze_gfxinfo(dump: GfxinfoDump, config: FramesConfig | None = None, *,
                     release_tables: bool = False) -> FramesReport:
-    """Naive SR/FF from framestats (IntendedVsync -> FrameCompleted), buffer-aware where the rows carry
-    FrameDeadline (Android 12+), else "not possible". Rows with non-zero Flags are not counted (as Android).
-    `release_tables`: the caller hands the dump over, and its per-window framestats tables are emptied once
-    combined (memory at scale: the rows are not held twice)."""
+    """The frames of a `dumpsys gfxinfo` dump, from the best data it holds:
+    - framestats rows: naive SR/FF (IntendedVsync -> FrameCompleted), buffer-aware where a row carries its
+      FrameDeadline (Android 12+), else "not possible"; rows with non-zero Flags are not counted (as Android);
+    - else the legacy `Draw Prepare Process Execute` rows (GPU profiling on): each row a frame whose time is the sum
+      of its stages; no timestamps and no buffer-aware verdict;
+    - else Android's own summary: frames rendered, its janky count, SR/FF counted from its HISTOGRAM.
+    `release_tables`: the caller hands the dump over, and its per-window tables are emptied once combined (memory
+    at scale: the rows are not held twice)."""
     config = config or FramesConfig()
-    notes: list[str] = []
-    fs = dump.framestats()
+    fs, legacy = _gfx_rows(dump, config, release_tables)
+    sections: dict[str, Any] = {"gfxinfo_summaries": _gfx_summaries(dump, config)}
+    warnings = [str(w) for w in dump.warnings]
+    if fs.height and _FRAMESTATS_NEED <= set(fs.columns):
+        notes = ([f"{legacy.height} legacy `Draw Prepare Process Execute` row(s) not used: the framestats rows of "
+                  "the same dump are timestamped and complete"] if legacy.height else [])
+        return _gfx_framestats_report(dump.path, fs, config, sections, notes, warnings)
+    notes = [f"framestats lack columns {sorted(_FRAMESTATS_NEED - set(fs.columns))}"] if fs.height else []
+    if legacy.height:
+        return _gfx_legacy_report(dump.path, legacy, config, sections, notes, warnings)
+    return _gfx_summary_report(dump.path, sections, notes, warnings)
+
+
+def _gfx_rows(dump: GfxinfoDump, config: FramesConfig, release_tables: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The dump's framestats rows and legacy rows (of `config.app` when given)."""
+    fs, legacy = dump.framestats(), dump.legacy_rows()
     if release_tables:
         for p in dump.processes:
             for w in p.windows:
-                w.framestats = pl.DataFrame()
-    if config.app and fs.height:
-        fs = fs.filter(pl.col("process").str.contains(config.app, literal=True))
-    need = {"Flags", "IntendedVsync", "FrameCompleted"}
-    if not fs.height or not need <= set(fs.columns):
-        notes.append("no framestats rows (run `dumpsys gfxinfo <pkg> framestats`)" if not fs.height else
-                     f"framestats lack columns {sorted(need - set(fs.columns))}")
-        empty = pl.DataFrame(schema={"frame_id": pl.Int64, "start_ns": pl.Int64, "dur_ns": pl.Int64,
-                                     "verdict": pl.Utf8, "naive_verdict": pl.Utf8, "naive_vsync_verdict": pl.Utf8,
-                                     "buffer_signal": pl.Utf8, "ft_jank_type": pl.Utf8})
-        summary = summarize(empty, [], "none", None, {"gfxinfo_summaries": _gfx_summaries(dump, config)})
-        summary.no_frames_reason = notes[0]
-        return FramesReport("gfxinfo", dump.path, empty, causes_frame([]), summary, notes,
-                            [str(w) for w in dump.warnings])
+                w.framestats, w.legacy = pl.DataFrame(), pl.DataFrame()
+    if config.app:
+        fs = fs.filter(pl.col("process").str.contains(config.app, literal=True)) if fs.height else fs
+        legacy = legacy.filter(pl.col("process").str.contains(config.app, literal=True)) if legacy.height else legacy
+    return fs, legacy
+
+
+def _gfx_framestats_report(path: str, fs: pl.DataFrame, config: FramesConfig, sections: dict[str, Any],
+                           notes: list[str], warnings: list[str]) -> FramesReport:
+    """Frames from framestats rows: verdicts, the leading stage of each slow frame, the summary."""
     flagged = int((fs["Flags"] != 0).sum())
     if flagged:
         notes.append(f"{flagged} framestats row(s) with non-zero Flags (e.g. window layout changed) not counted")
+    f = _gfx_frames(fs, config, notes)
+    del fs   # f holds the rows it keeps
+    interval = f["FrameInterval"].median() if "FrameInterval" in f.columns else None
+    period = config.vsync_period_ns or (int(interval) if interval else None)   # type: ignore[arg-type]
+    f = f.with_columns((naive_expr(pl.col("dur_ns"), period, config.ff_threshold_ns) if period
+                        else pl.lit(None, pl.Utf8)).alias("naive_vsync_verdict"))
+    if "FrameDeadline" in f.columns:
+        f = _deadline_verdicts(f, config.ff_threshold_ns, notes)
+    else:
+        f = _undecided_verdicts(f, "no FrameDeadline column (Android 11 and older) and no buffer count in gfxinfo")
+        notes.append("buffer-aware verdicts not possible: these framestats have no FrameDeadline column "
+                     "(added in Android 12) and gfxinfo has no buffer count")
+    stages = [s for s in list(_GFX_STAGES) + ["dequeue_buffer", "queue_buffer"] if s in f.columns]
+    frame_causes = _gfx_causes(f, stages)
+    summary = summarize(f, frame_causes, _buffer_signal(f), period,
+                        sections | {"flagged_rows_excluded": flagged, "apps": _gfx_apps(f)})
+    if summary.not_possible:
+        summary.not_possible_reason = NO_DEADLINE_REASON.format(n=summary.not_possible)
+    return FramesReport("gfxinfo", path, f, causes_frame(frame_causes), summary, notes, warnings, frame_causes)
+
+
+def _gfx_frames(fs: pl.DataFrame, config: FramesConfig, notes: list[str]) -> pl.DataFrame:
+    """One frame per framestats row with Flags 0 and a completion time: start (IntendedVsync), duration (to
+    FrameCompleted), stages and the naive verdict."""
     f = fs.filter(pl.col("Flags") == 0).with_columns(pl.col("IntendedVsync").alias("start_ns"),
                                                       (pl.col("FrameCompleted") - pl.col("IntendedVsync"))
                                                       .alias("dur_ns"))
-    del fs   # f holds the rows it keeps
     bad_rows = f.filter((pl.col("FrameCompleted") <= 0) | (pl.col("dur_ns") < 0)).height
     if bad_rows:
         notes.append(f"{bad_rows} row(s) without a completion time skipped")
         f = f.filter((pl.col("FrameCompleted") > 0) & (pl.col("dur_ns") >= 0))
     f = f.with_row_index("frame_id").with_columns(pl.col("frame_id").cast(pl.Int64))
     f = f.with_columns(_gfx_stages(f))
+    return f.with_columns(naive_expr(pl.col("dur_ns"), config.sr_threshold_ns, config.ff_threshold_ns)
+                          .alias("naive_verdict"), pl.lit(None, pl.Utf8).alias("ft_jank_type"))
+
+
+def _ms1(ns: pl.Expr) -> pl.Expr:
+    """ns as ms with one decimal, for evidence text."""
+    return (ns / NS_PER_MS).round(1)
+
+
+def _deadline_verdicts(f: pl.DataFrame, ff_ns: int, notes: list[str]) -> pl.DataFrame:
+    """The buffer-aware verdict from each row's FrameDeadline (Android 12+): a frame is SR/FF when its GPU work
+    (GpuCompleted, else FrameCompleted) ended after its deadline. The printed deadline already carries Android's
+    allowance for a triple-buffered app (JankTracker::finishFrame moves it one frame interval later on the record
+    that dumpFrames prints). A row without a deadline (INT64_MAX, Android's UNKNOWN_DEADLINE) gets no verdict."""
+    deadline = pl.col("FrameDeadline")
+    known = (deadline > 0) & (deadline != UNKNOWN_DEADLINE)
+    end = pl.coalesce(pl.when(pl.col("GpuCompleted") > 0).then(pl.col("GpuCompleted")),
+                      pl.col("FrameCompleted")) if "GpuCompleted" in f.columns else pl.col("FrameCompleted")
+    late = end - deadline
+    fast = pl.col("naive_verdict") == OK
+    why_none = (pl.when(deadline == UNKNOWN_DEADLINE)
+                .then(pl.lit("the row has no deadline (FrameDeadline is INT64_MAX: Android's 'no deadline', for a "
+                             "frame drawn without a vsync timeline), so no buffer-aware verdict"))
+                .otherwise(pl.format("the row has no deadline (FrameDeadline {}), so no buffer-aware verdict",
+                                     deadline)))
+    f = f.with_columns(
+        pl.when(known).then(pl.lit("deadline")).otherwise(pl.lit("none")).alias("buffer_signal"),
+        pl.when(~known).then(pl.when(fast).then(pl.lit(OK)).otherwise(pl.lit(NOT_POSSIBLE)))
+        .when(late > 0).then(pl.when(pl.col("dur_ns") > ff_ns).then(pl.lit(FF)).otherwise(pl.lit(SR)))
+        .otherwise(pl.lit(OK)).alias("verdict"),
+        pl.when(~known & fast).then(pl.lit("within the frame budget; ") + why_none)
+        .when(~known).then(why_none)
+        .when(late > 0).then(pl.format("completed {} ms after the deadline", _ms1(late)))
+        .otherwise(pl.format("completed {} ms before the deadline", _ms1(-late))).alias("buffer_evidence"))
+    none = f.filter(pl.col("buffer_signal") == "none")
+    if none.height:
+        slow = int((none["naive_verdict"] != OK).sum())
+        notes.append(f"{none.height} framestats row(s) carry no deadline (FrameDeadline INT64_MAX, Android's "
+                     "'no deadline', as with FrameTimelineVsyncId -1): no buffer-aware verdict for them"
+                     + (f"; {slow} of them over 16.67 ms counted 'not possible'" if slow else ""))
+    return f
+
+
+def _undecided_verdicts(f: pl.DataFrame, why: str) -> pl.DataFrame:
+    """No buffer signal at all: fast frames are ok, long ones 'not possible', `why` as their evidence."""
+    fast = pl.col("naive_verdict") == OK
+    return f.with_columns(pl.lit("none").alias("buffer_signal"),
+                          pl.when(fast).then(pl.lit(OK)).otherwise(pl.lit(NOT_POSSIBLE)).alias("verdict"),
+                          pl.when(fast).then(pl.lit("within the frame budget")).otherwise(pl.lit(why))
+                          .alias("buffer_evidence"))
+
+
+# Legacy `Draw Prepare Process Execute` columns -> the frame table's stages. Android 6+ (FrameInfoVisualizer::dumpData)
+# print Draw = IntendedVsync -> SyncStart less the wait for the RenderThread to take the frame (SyncQueued ->
+# SyncStart, FrameInfo::duration): the UI thread's part, as framestats' ui_thread; Android 4.x-5.x (DrawProfiler)
+# print the display-list recording alone there (draw).
+_LEGACY_STAGE = {"Prepare": "sync", "Process": "gpu_issue", "Execute": "swap"}
+# FrameInfoVisualizer::durationMS clamps each printed stage to 50 ms.
+_LEGACY_CAP_NS = 50 * NS_PER_MS
+
+
+def _gfx_legacy_report(path: str, legacy: pl.DataFrame, config: FramesConfig, sections: dict[str, Any],
+                       notes: list[str], warnings: list[str]) -> FramesReport:
+    """Frames from the legacy rows: each row a frame whose time is the sum of its stages (the frame's CPU-side
+    time); the naive verdict only, the leading stage of each slow frame."""
+    f = _legacy_frames(legacy, config)
+    notes += _legacy_notes(f)
+    stages = [s for s in ("ui_thread", "draw", *_LEGACY_STAGE.values()) if s in f.columns]
+    frame_causes = _gfx_causes(f, stages)
+    at_cap = int(f["at_cap"].sum())
+    summary = summarize(f, frame_causes, "none", config.vsync_period_ns,
+                        sections | {"legacy_rows": {"rows": f.height, "at_50ms_cap": at_cap}, "apps": _gfx_apps(f)})
+    summary.intervals = None   # the rows carry no timestamps
+    if summary.not_possible:
+        summary.not_possible_reason = (f"the legacy rows carry no deadline and gfxinfo no buffer count: "
+                                       f"{summary.not_possible} long frame(s) have no buffer-aware verdict, so sr/ff "
+                                       "are not given (see sr_naive/ff_naive)")
+    return FramesReport("gfxinfo", path, f, causes_frame(frame_causes), summary, notes, warnings, frame_causes)
+
+
+def _legacy_frames(legacy: pl.DataFrame, config: FramesConfig) -> pl.DataFrame:
+    """One frame per legacy row: duration = the sum of its stages, a start that only orders the rows (the sum of
+    the earlier rows of its window), stages named as the frame table's, the naive verdict."""
+    names = [n for n in LEGACY_STAGES if n in legacy.columns]
+    f = legacy.with_row_index("frame_id").with_columns(
+        pl.col("frame_id").cast(pl.Int64),
+        pl.sum_horizontal([pl.col(n).fill_null(0) for n in names]).alias("dur_ns"),
+        pl.any_horizontal([pl.col(n) == _LEGACY_CAP_NS for n in names]).alias("at_cap"),
+        pl.when(pl.col("android6")).then(pl.col("Draw")).alias("ui_thread"),
+        pl.when(~pl.col("android6")).then(pl.col("Draw")).alias("draw"),
+        *[pl.col(n).alias(st) for n, st in _LEGACY_STAGE.items() if n in names])
+    f = f.with_columns((pl.col("dur_ns").cum_sum() - pl.col("dur_ns")).over("pid", "window").alias("start_ns"))
     sr, ff = config.sr_threshold_ns, config.ff_threshold_ns
     f = f.with_columns(naive_expr(pl.col("dur_ns"), sr, ff).alias("naive_verdict"),
+                       (naive_expr(pl.col("dur_ns"), config.vsync_period_ns, ff) if config.vsync_period_ns
+                        else pl.lit(None, pl.Utf8)).alias("naive_vsync_verdict"),
                        pl.lit(None, pl.Utf8).alias("ft_jank_type"))
-    interval = f["FrameInterval"].median() if "FrameInterval" in f.columns else None
-    period = config.vsync_period_ns or (int(interval) if interval else None)   # type: ignore[arg-type]
-    f = f.with_columns((naive_expr(pl.col("dur_ns"), period, ff) if period else pl.lit(None, pl.Utf8))
-                       .alias("naive_vsync_verdict"))
-    if "FrameDeadline" in f.columns:
-        end = pl.coalesce(pl.when(pl.col("GpuCompleted") > 0).then(pl.col("GpuCompleted")),
-                          pl.col("FrameCompleted")) if "GpuCompleted" in f.columns else pl.col("FrameCompleted")
-        missed = end > pl.col("FrameDeadline")
-        sev = pl.when(pl.col("dur_ns") > ff).then(pl.lit(FF)).otherwise(pl.lit(SR))
-        f = f.with_columns(pl.lit("deadline").alias("buffer_signal"),
-                           pl.when(missed).then(sev).otherwise(pl.lit(OK)).alias("verdict"),
-                           pl.format("completed {} ns after the deadline", end - pl.col("FrameDeadline"))
-                           .alias("buffer_evidence"))
-    else:
-        f = f.with_columns(pl.lit("none").alias("buffer_signal"),
-                           pl.when(pl.col("naive_verdict") == OK).then(pl.lit(OK)).otherwise(pl.lit(NOT_POSSIBLE))
-                           .alias("verdict"),
-                           pl.when(pl.col("naive_verdict") == OK).then(pl.lit("within the frame budget"))
-                           .otherwise(pl.lit("no FrameDeadline column (Android 11 and older) and no buffer "
-                                             "count in gfxinfo")).alias("buffer_evidence"))
-        notes.append("buffer-aware verdicts not possible: these framestats have no FrameDeadline column "
-                     "(added in Android 12) and gfxinfo has no buffer count")
-    frame_causes = _gfx_causes(f)
-    summary = summarize(f, frame_causes, _buffer_signal(f), period,
-                        {"gfxinfo_summaries": _gfx_summaries(dump, config), "flagged_rows_excluded": flagged,
-                         "apps": _gfx_apps(f)})
-    return FramesReport("gfxinfo", dump.path, f, causes_frame(frame_causes), summary, notes,
-                        [str(w) for w in dump.warnings], frame_causes)
+    return _undecided_verdicts(f, "the legacy rows carry no deadline and gfxinfo no buffer count")
+
+
+def _legacy_notes(f: pl.DataFrame) -> list[str]:
+    """What the legacy rows' times are and are not (AOSP libhwui FrameInfoVisualizer / DrawProfiler)."""
+    notes = [f"{f.height} frame(s) from the legacy `Draw Prepare Process Execute` rows (GPU profiling on; no "
+             "framestats rows): a frame's time is the sum of its stages, its CPU-side time. On Android 6+ that is "
+             "from the intended vsync to the frame completed (Draw: the UI thread's input, animation, measure/layout "
+             "and recording; Prepare: sync; Process: issuing draw commands; Execute: swapping buffers), less the "
+             "wait for the RenderThread to take the frame; it leaves out the GPU's own work after the swap, "
+             "SurfaceFlinger's composition and the display. Android counts the same time in its histogram"]
+    old = int((~f["android6"]).sum())
+    if old:
+        notes.append(f"{old} of the rows have no `Total frames rendered` summary beside them (Android 4.x-5.x print "
+                     "none): there Draw is the display-list recording alone, without measure, layout, input or "
+                     "animation, so their time is shorter than the frame's")
+    capped = int(f["at_cap"].sum())
+    if capped:
+        notes.append(f"{capped} row(s) have a stage at 50.00 ms, the cap Android puts on each stage it prints: their "
+                     "time is at least the sum shown (they are slow; whether any was frozen, over 700 ms, cannot be "
+                     "told from these rows)")
+    notes.append("the legacy rows carry no timestamps: start_ns only orders them (the sum of the earlier rows' times "
+                 "in their window), so no intervals between slow frames are given")
+    notes.append("buffer-aware verdicts not possible: the legacy rows carry no deadline and gfxinfo no buffer count")
+    return notes
+
+
+def _gfx_summary_report(path: str, sections: dict[str, Any], notes: list[str], warnings: list[str]) -> FramesReport:
+    """No per-frame rows: the summary from Android's own counters (frames rendered, SR/FF by its HISTOGRAM,
+    labelled in `counts_from`), or, without them, no frames and the reason."""
+    empty = pl.DataFrame(schema=_EMPTY_FRAMES)
+    aggregates = [g for g in sections["gfxinfo_summaries"] if g.get("total_frames_rendered")]
+    if not aggregates:
+        notes.append("no framestats rows (run `dumpsys gfxinfo <pkg> framestats`)")
+        summary = summarize(empty, [], "none", None, sections)
+        summary.no_frames_reason = notes[0]
+        return FramesReport("gfxinfo", path, empty, causes_frame([]), summary, notes, warnings)
+    summary = aggregate_summary(aggregates)
+    summary.sections.update(sections)
+    notes.append("no per-frame rows (run `dumpsys gfxinfo <pkg> framestats` for them): frames and SR/FF are "
+                 "Android's own counts, from its summary and HISTOGRAM (summary.counts_from); no buffer-aware "
+                 "verdict and no causes")
+    return FramesReport("gfxinfo", path, empty, causes_frame([]), summary, notes, warnings)
 
 
 def _gfx_apps(f: pl.DataFrame) -> list[dict[str, Any]]:
@@ -403,13 +561,14 @@ def _gfx_stages(f: pl.DataFrame) -> list[pl.Expr]:
     return out
 
 
-def _gfx_causes(f: pl.DataFrame) -> list[FrameCause]:
-    """gfxinfo has no system events: the cause of a long frame is the stage that took the most time, compared
-    with that stage's mean over normal frames."""
-    stages = [s for s in list(_GFX_STAGES) + ["dequeue_buffer", "queue_buffer"] if s in f.columns]
-    cols = f.select("frame_id", "naive_verdict", "dur_ns", *stages)   # the filters copy only what is used here
-    bad = cols.filter(pl.col("naive_verdict") != OK)
-    normal = cols.filter(pl.col("naive_verdict") == OK)
+def _gfx_causes(f: pl.DataFrame, stages: list[str]) -> list[FrameCause]:
+    """gfxinfo has no system events: the cause of a slow frame is the stage that took the most time, compared
+    with that stage's mean share over normal frames. Slow frames are those the summary counts (buffer-aware SR/FF,
+    or long frames without a buffer-aware verdict), so a cause's count and its denominator come from one set;
+    normal frames are those fast by both verdicts."""
+    cols = f.select("frame_id", "verdict", "naive_verdict", "dur_ns", *stages)   # the filters copy only what is used
+    bad = cols.filter(pl.col("verdict").is_in([SR, FF, NOT_POSSIBLE]))
+    normal = cols.filter((pl.col("verdict") == OK) & (pl.col("naive_verdict") == OK))
     rows: list[FrameCause] = []
     # each stage's mean share over normal frames, once (per slow frame it made the analysis quadratic)
     normal_mean = normal.select([(pl.col(st).fill_null(0) / pl.col("dur_ns")).mean().alias(st) for st in stages]) \
@@ -427,9 +586,19 @@ def _gfx_causes(f: pl.DataFrame) -> list[FrameCause]:
     return rows
 
 
+# The HISTOGRAM's buckets (libhwui ProfileData::frameCountIndexForFrameTime / frameTimeForFrameCountIndex): a bucket
+# labelled N ms holds frames from about N ms (whole ms, truncated): 1 ms wide from 6 to 31, 2 ms from 32 to 47, 4 ms
+# from 48 to 135 (label N: N-1 to N+2), 50 ms from 150; 5ms holds everything up to 5 ms. SR = buckets 17 ms to 650 ms (the 16ms
+# bucket, 16.0-16.99 ms, is left out: a lower bound), FF = buckets from 700 ms. AOSP's unsigned arithmetic in
+# ProfileData::reportFrame puts frames of 140-149 ms in the last bucket, 4950ms, with those over 4.95 s.
+_LAST_BUCKET_MS = 4950
+
+
 def _gfx_summaries(dump: GfxinfoDump, config: FramesConfig | None = None) -> list[dict[str, Any]]:
     """Android's own aggregate counters per process (gfxinfo) or package (graphicsstats), with SR/FF counted from
-    the frame-time histogram at its resolution (1 ms buckets up to 32 ms, 50 ms buckets from 150 ms)."""
+    the frame-time histogram at its resolution. `janky_rule`: what Android's `Janky frames` counts (Android 12+,
+    which print `Janky frames (legacy)` beside it: frames that missed their deadline; before: frames longer than
+    the panel's frame interval)."""
     config = config or FramesConfig()
     out = []
     for p in dump.processes:
@@ -437,22 +606,23 @@ def _gfx_summaries(dump: GfxinfoDump, config: FramesConfig | None = None) -> lis
         raw_hist = s.get("histogram")
         hist: dict[int, int] = raw_hist if isinstance(raw_hist, dict) else {}
         total, from_histogram = rendered_frames(s)
-        if total is not None:
-            janky = s.get("janky_frames")
-            sr_ns, ff_ns = config.sr_threshold_ns, config.ff_threshold_ns
-            out.append({"pid": p.pid if p.pid >= 0 else None, "process": p.name,
-                        "total_frames_rendered": total,
-                        "janky_frames": janky.get("count") if isinstance(janky, dict) else janky,
-                        "janky_percent": janky.get("percent") if isinstance(janky, dict) else None,
-                        "percentiles_ms": {k: s.get(k) for k in ("50th_percentile", "90th_percentile",
-                                                                 "95th_percentile", "99th_percentile") if k in s},
-                        # a bucket labelled N ms (Android's unit) holds frames up to N ms: SR buckets are those above
-                        # the budget
-                        "sr_naive_histogram": sum(n for ms, n in hist.items() if sr_ns < ms * NS_PER_MS < ff_ns)
-                        if hist else None,
-                        "ff_naive_histogram": sum(n for ms, n in hist.items() if ms * NS_PER_MS >= ff_ns)
-                        if hist else None,
-                        **({"total_from_histogram": True} if from_histogram else {})})
+        if total is None:
+            continue
+        janky = s.get("janky_frames")
+        sr_ns, ff_ns = config.sr_threshold_ns, config.ff_threshold_ns
+        out.append({"pid": p.pid if p.pid >= 0 else None, "process": p.name,
+                    "total_frames_rendered": total,
+                    "janky_frames": janky.get("count") if isinstance(janky, dict) else janky,
+                    "janky_percent": janky.get("percent") if isinstance(janky, dict) else None,
+                    "janky_rule": "deadline" if "janky_frames_legacy" in s else "frame_interval",
+                    "percentiles_ms": {k: s.get(k) for k in ("50th_percentile", "90th_percentile",
+                                                             "95th_percentile", "99th_percentile") if k in s},
+                    "sr_naive_histogram": sum(n for ms, n in hist.items() if sr_ns < ms * NS_PER_MS < ff_ns)
+                    if hist else None,
+                    "ff_naive_histogram": sum(n for ms, n in hist.items() if ms * NS_PER_MS >= ff_ns)
+                    if hist else None,
+                    **({"histogram_4950ms": hist[_LAST_BUCKET_MS]} if hist.get(_LAST_BUCKET_MS) else {}),
+                    **({"total_from_histogram": True} if from_histogram else {})})
     return out
 
 

@@ -192,8 +192,8 @@ class FramesSummary:
     ff: int | None
     sr_pct: float | None
     ff_pct: float | None
-    sr_naive: int
-    ff_naive: int
+    sr_naive: int | None        # None only for a gfxinfo summary without a HISTOGRAM (no per-frame data)
+    ff_naive: int | None
     sr_naive_pct: float | None
     ff_naive_pct: float | None
     not_possible: int

@@ -161,3 +161,42 @@ def _summarize(frames: pl.DataFrame, causes: list[FrameCause], buffer_signal: st
     if extra:
         out.sections.update(extra)
     return out
+
+
+def aggregate_summary(aggregates: list[dict[str, Any]]) -> FramesSummary:
+    """The summary of a gfxinfo dump without per-frame rows, from Android's own counters (each process's
+    `gfxinfo_summaries` entry): frames = frames rendered; sr_naive/ff_naive counted from the HISTOGRAM (None when no
+    process printed one: Android 6, and pastes that leave it out), their percents over the frames of the processes
+    that did; no buffer-aware verdict (sr/ff None). `sections["counts_from"]` says where each figure comes from."""
+    total = sum(int(g["total_frames_rendered"]) for g in aggregates)
+    hist = [g for g in aggregates if g.get("sr_naive_histogram") is not None]
+    hist_frames = sum(int(g["total_frames_rendered"]) for g in hist)
+    sr = sum(int(g["sr_naive_histogram"]) for g in hist) if hist else None
+    ff = sum(int(g.get("ff_naive_histogram") or 0) for g in hist) if hist else None
+    out = FramesSummary(frames=total, sr=None, ff=None, sr_pct=None, ff_pct=None, sr_naive=sr, ff_naive=ff,
+                        sr_naive_pct=_pct(sr, hist_frames), ff_naive_pct=_pct(ff, hist_frames),
+                        not_possible=(sr or 0) + (ff or 0), buffer_signal="none", naive_vsync_period=None,
+                        frame_time_ns={}, causes=[], intervals=None)
+    out.not_possible_reason = ("no per-frame rows: Android's summary holds no deadlines and no buffer counts, so the "
+                               "buffer-aware sr/ff are not given; sr_naive/ff_naive are counted from its HISTOGRAM"
+                               if hist else "no per-frame rows and no HISTOGRAM: neither SR/FF count is known; "
+                               "Android's own janky count is in counts_from")
+    out.sections["counts_from"] = _counts_from(aggregates, hist, hist_frames)
+    return out
+
+
+def _counts_from(aggregates: list[dict[str, Any]], hist: list[dict[str, Any]], hist_frames: int) -> dict[str, Any]:
+    """Where an aggregate summary's figures come from, and Android's own janky count beside them."""
+    janky = [g for g in aggregates if g.get("janky_frames") is not None]
+    n_janky = sum(int(g["janky_frames"]) for g in janky)
+    janky_frames = sum(int(g["total_frames_rendered"]) for g in janky)
+    rules = sorted({str(g.get("janky_rule")) for g in janky})
+    return {"source": "android_summary",
+            "frames": ("Total frames rendered" if not any(g.get("total_from_histogram") for g in aggregates)
+                       else "Total frames rendered, or the HISTOGRAM's sum where it could not be read"),
+            "sr_naive": "HISTOGRAM buckets 17ms to 650ms" if hist else None,
+            "ff_naive": "HISTOGRAM buckets from 700ms" if hist else None,
+            "processes": len(aggregates), "processes_with_histogram": len(hist), "histogram_frames": hist_frames,
+            "janky_frames": n_janky if janky else None,
+            "janky_percent": round(100.0 * n_janky / janky_frames, 2) if janky and janky_frames else None,
+            "janky_rule": rules[0] if len(rules) == 1 else (rules or None)}

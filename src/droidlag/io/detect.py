@@ -47,14 +47,20 @@ _LOGCAT_LINE = re.compile(
     r"[\s/]|(?:\d\d-\d\d\s{1,4}\d\d:\d\d:\d\d\.\d{1,9}\s{1,8})?[VDIWEF][/(][^\n]{0,64}?\(\s{0,8}\d{1,10}(?::\s{0,8}\d{1,10})?\)"
     r"\s{0,4}:? )", re.M)
 _LOGCAT_NEED = 5
-_GFXINFO_MARK = re.compile(r"^(\*\* Graphics info for pid \d+|Applications Graphics Acceleration Info:|---PROFILEDATA---"
+# Each at a line start after any indentation: pastes in markdown and issues are often indented as a whole.
+_GFXINFO_MARK = re.compile(r"^[ \t]{0,16}(?:\*\* Graphics info for pid \d+|Applications Graphics Acceleration Info:"
+                           # the framestats marker, its dashes typeset or not (`—PROFILEDATA—` in blogs)
+                           r"|[-\u2010-\u2015\u2212]{1,8} ?PROFILEDATA ?[-\u2010-\u2015\u2212]{1,8}[ \t]*\r?$"
                            r"|DUMP OF SERVICE graphicsstats:"
                            # a summary pasted without its process line: the two counts Android prints first
-                           r"|Total frames rendered: \d+[ \t]*\r?\nJanky frames: \d+)", re.M)
-# The literals _GFXINFO_MARK's alternatives open with: the regex is tried only where one occurs (a line-anchored search
+                           r"|Total frames rendered: \d+[ \t]*\r?\n[ \t]{0,16}Janky frames: \d+"
+                           # the legacy per-frame table (GPU profiling on), its header and a first row of times
+                           r"|Draw[ \t]+(?:Prepare[ \t]+)?Process[ \t]+Execute[ \t]*\r?\n[ \t]{0,16}\d{1,9}\.\d\d[ \t])",
+                           re.M)
+# The literals _GFXINFO_MARK's alternatives hold: the regex is tried only where one occurs (a line-anchored search
 # over a thread dump's 256 kB head otherwise fails at every line, the largest cost of sniffing a dump).
-_GFXINFO_LITERALS = ("** Graphics info for pid ", "Applications Graphics Acceleration Info:", "---PROFILEDATA---",
-                     "DUMP OF SERVICE graphicsstats:", "Total frames rendered: ")
+_GFXINFO_LITERALS = ("** Graphics info for pid ", "Applications Graphics Acceleration Info:", "PROFILEDATA",
+                     "DUMP OF SERVICE graphicsstats:", "Total frames rendered: ", "Process\tExecute", "Process Execute")
 
 
 # `dumpsys gfxinfo framestats` rows pasted on their own (no `---PROFILEDATA---`, no header line): 14+ integer fields.

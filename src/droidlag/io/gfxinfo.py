@@ -1,7 +1,10 @@
-"""Reader for `dumpsys gfxinfo [framestats]` text: per-process and per-window summaries and the framestats CSV.
+"""Reader for `dumpsys gfxinfo [framestats]` text: per-process and per-window summaries, the framestats CSV and the
+legacy `Draw Prepare Process Execute` table (GPU profiling on).
 
 Columns are taken from each block's header, so Android 6-9 (no window sections), 10-11 (16 columns) and 12+
 (FrameDeadline, GpuCompleted, FrameTimelineVsyncId, ...) all read the same way. Times are integer nanoseconds.
+Pastes are read as Android printed them: indented as a whole (the margin of their first section line is removed),
+with the marker's dashes typeset (`—PROFILEDATA—`), rows elided (`...`), a header and rows without the marker.
 """
 from __future__ import annotations
 
@@ -21,8 +24,25 @@ _PACKAGE_RE = re.compile(r"^Package: (\S+)\s*$")
 _VIEWROOT_RE = re.compile(r"^\s+(\S.*?)/android\.view\.ViewRootImpl@[0-9a-f]+(?: \(visibility=\d+\))?\s*$")
 _KEY_RE = re.compile(r"^([A-Z0-9][A-Za-z0-9 ()/_-]*?):\s*(.*)$")
 _MARKER = "---PROFILEDATA---"
+# The marker as pastes carry it: blogs' typography turns `---` into an em dash (`—PROFILEDATA—`), others into en dashes
+# or a longer run; any run of hyphens and dashes (U+2010-2015, minus sign) on both sides is the marker.
+_DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+_MARKER_RE = re.compile(f"^[{_DASHES}]+ ?PROFILEDATA ?[{_DASHES}]+$")
 # The first line of a process's summary (Android 6+), where a paste that left out the process line starts.
 _SUMMARY_START_RE = re.compile(r"^(?:Stats since: \d+ns|Total frames rendered: \d+)\s*$")
+# Lines that open a gfxinfo section: their indentation is the margin of a paste indented as a whole (markdown, issues).
+_SECTION_START_RE = re.compile(r"^(?:\*\* Graphics info for pid \d+|Applications Graphics Acceleration Info:"
+                               r"|Stats since: \d+ns\s*$|Total frames rendered: \d+\s*$|Package: \S+\s*$)")
+_SECTION_FIRST = frozenset("*ASTP")   # the first characters of _SECTION_START_RE's lines (a cheap test per line)
+# A framestats header line: `Flags,` then column names (letters only), the trailing comma Android prints.
+_HEADER_RE = re.compile(r"^Flags(?: ?, ?[A-Za-z]{1,40}){9,60} ?,?$")
+# A paste's elision inside framestats rows (`...`, `…`): rows were left out there, not damaged.
+_ELISION_RE = re.compile(r"^(?:\.{2,}|\u2026+)$")
+# The legacy per-frame table (models.gfxinfo.LEGACY_STAGES): its header, and rows of 3 or 4 times in ms (`%3.2f`),
+# tab-separated as Android prints them (spaces where a page re-typeset them).
+_LEGACY_HEADER_RE = re.compile(r"^Draw\s+(?:Prepare\s+)?Process\s+Execute$")
+_LEGACY_ROW_RE = re.compile(r"^\d{1,9}\.\d{2}(?:\s+\d{1,9}\.\d{2}){2,3}$")
+
 # Keys that hold a number of frames or a duration; everything else stays text.
 _NUM_RE = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(ms|ns)?(?:\s*\((\d+(?:\.\d+)?)%\))?$")
 # Summary keys Android always prints as numbers (counts, percentiles): anything else there is damage, not text.
@@ -39,6 +59,11 @@ _FRAMESTATS_6 = ("Flags", "IntendedVsync", "Vsync", "OldestInputEvent", "NewestI
                  "IssueDrawCommandsStart", "SwapBuffers", "FrameCompleted")
 _FRAMESTATS_BY_WIDTH = {14: _FRAMESTATS_6, 16: _FRAMESTATS_6 + ("DequeueBufferDuration", "QueueBufferDuration")}
 _HEADER_HINT = "`Flags,IntendedVsync,...` header line"
+
+
+def is_marker(stripped: str) -> bool:
+    """`---PROFILEDATA---`, with any run of hyphens or typographic dashes around it."""
+    return stripped == _MARKER or (len(stripped) < 40 and _MARKER_RE.match(stripped) is not None)
 
 
 def is_framestats_row(line: str) -> bool:
@@ -248,6 +273,39 @@ def _rows_checked(rows: list[str], row_lines: list[int], header: list[str]) -> t
     return table, bad, first_bad
 
 
+NS_PER_MS = 1_000_000
+
+
+class _Legacy:
+    """A legacy `Draw Prepare Process Execute` table being read (models.gfxinfo.LEGACY_STAGES): one row per frame,
+    times in ms with 2 decimals, kept as integer ns under the header's names."""
+
+    def __init__(self, win: GfxWindow, header: str, lineno: int) -> None:
+        self.win, self.line = win, lineno
+        self.names = header.split()
+        self.cols: dict[str, list[int]] = {n: [] for n in self.names}
+        self.bad = 0
+        self.first_bad: int | None = None
+
+    def add(self, stripped: str, lineno: int) -> None:
+        vals = stripped.split()
+        if len(vals) != len(self.names):   # a row of 3 under a header of 4 (or the reverse): damage
+            self.bad += 1
+            self.first_bad = self.first_bad or lineno
+            return
+        for name, v in zip(self.names, vals):
+            self.cols[name].append(round(float(v) * NS_PER_MS))
+
+    def close(self, path: str, warnings: list[ReadWarning]) -> None:
+        if self.bad:
+            warnings.append(ReadWarning(path, f"{self.bad} `{' '.join(self.names)}` row(s) with a wrong number of "
+                                        "fields skipped", line=self.first_bad))
+        table = pl.DataFrame(self.cols, schema={n: pl.Int64 for n in self.names})
+        if not table.height:
+            return
+        self.win.legacy = pl.concat([self.win.legacy, table], how="diagonal") if self.win.legacy.height else table
+
+
 class _Reader:
     """The gfxinfo text as a stream of lines: processes (`** Graphics info for pid`, or graphicsstats' `Package:`),
     their windows, summary keys, and framestats blocks parsed in pieces as their rows come."""
@@ -263,11 +321,18 @@ class _Reader:
         self.block: _Block | None = None
         self.viewroot: str | None = None   # an Android 6-9 window line, waiting to see whether `Window:` follows
         self.unread_rows = 0               # framestats rows not read: no header, a width that does not fix the columns
+        self.margin = ""                   # the indentation of a paste indented as a whole (markdown, issues)
+        self.legacy: _Legacy | None = None
+        self.typeset_marker = False        # a `—PROFILEDATA—` marker was read (warned once)
 
     def feed(self, lines: Iterable[str], first: int) -> int:
         """Read `lines`, the first being line number `first`; returns the number of the next line."""
         lineno = first
-        for line in lines:
+        for raw in lines:
+            line = self._dedent(raw)
+            if self.legacy is not None and self._legacy_line(line, lineno):
+                lineno += 1
+                continue
             if self.block is None or not self._block_line(line, lineno):
                 if self.viewroot is not None:
                     self._window_from_viewroot(line)
@@ -275,12 +340,60 @@ class _Reader:
             lineno += 1
         return lineno
 
+    def _dedent(self, line: str) -> str:
+        """The line without the paste's margin. A line that opens a section (process line, title, a summary's first
+        line) sets the margin to its own indentation: Android prints those flush left, so an indented one means the
+        whole paste was indented (markdown code blocks, issue comments) and its lines lose that much."""
+        if line[:1] not in (" ", "\t"):
+            if self.margin and line[:1] in _SECTION_FIRST and _SECTION_START_RE.match(line):
+                self.margin = ""
+            return line
+        body = line.lstrip(" \t")
+        if _SECTION_START_RE.match(body):
+            self.margin = line[:len(line) - len(body)]
+            return body
+        if self.margin and line.startswith(self.margin):
+            return line[len(self.margin):]
+        return line
+
+    def _legacy_line(self, line: str, lineno: int) -> bool:
+        """A line of a legacy `Draw Prepare Process Execute` table (rows, or blank lines in it); False when it ends
+        the table without belonging to it."""
+        assert self.legacy is not None
+        stripped = line.strip()
+        if not stripped:
+            return True
+        if _LEGACY_ROW_RE.match(stripped):
+            self.legacy.add(stripped, lineno)
+            return True
+        self._close_legacy()
+        return False
+
+    def _close_legacy(self) -> None:
+        assert self.legacy is not None
+        self.legacy.close(self.path, self.warnings)
+        self.legacy = None
+
+    def _marker(self, stripped: str, lineno: int) -> bool:
+        """`---PROFILEDATA---`; a typeset one (`—PROFILEDATA—`) is read as it, with a warning the first time."""
+        if not is_marker(stripped):
+            return False
+        if stripped != _MARKER and not self.typeset_marker:
+            self.typeset_marker = True
+            self.warnings.append(ReadWarning(self.path, f"{stripped!r} read as the {_MARKER} marker (its dashes were "
+                                             "changed, as blogs' typography does)", line=lineno))
+        return True
+
     def _block_line(self, line: str, lineno: int) -> bool:
         """A line inside a framestats block; False when it ends the block without belonging to it."""
         block = self.block
         assert block is not None
         stripped = line.strip()
         if not stripped:
+            return True
+        if _ELISION_RE.match(stripped):   # `...`: the paste left rows out here
+            self.warnings.append(ReadWarning(self.path, f"framestats rows elided ({stripped!r}): the frames left out "
+                                             "of the paste are not counted", line=lineno))
             return True
         if block.implicit and not is_framestats_row(stripped):   # the end of rows pasted on their own
             self._close_block()
@@ -292,7 +405,7 @@ class _Reader:
             else:
                 block.set_header(line, lineno, self.path, self.warnings)
             return True
-        if stripped == _MARKER:
+        if self._marker(stripped, lineno):
             self._close_block()
             return True
         if stripped.startswith("**") or stripped.startswith("Window:"):   # truncated block: next section began
@@ -330,11 +443,17 @@ class _Reader:
         if stripped.startswith("Uptime:"):
             um = re.match(r"Uptime:\s*(\d+)", stripped)
             self.uptime = int(um.group(1)) if um else None
-        if stripped == _MARKER:
+        if self._marker(stripped, lineno):
             self._open_block(lineno)
+        elif _HEADER_RE.match(stripped):   # a header and its rows pasted without `---PROFILEDATA---`
+            self._open_block(lineno, implicit=True)
+            assert self.block is not None
+            self.block.set_header(stripped, lineno, self.path, self.warnings)
         elif is_framestats_row(stripped):   # framestats rows pasted without `---PROFILEDATA---` (and their header)
             self._open_block(lineno, implicit=True)
             self._block_line(line, lineno)
+        elif _LEGACY_HEADER_RE.match(stripped):
+            self.legacy = _Legacy(self._window(), stripped, lineno)
         elif self.proc is not None:
             self._process_line(line, stripped, lineno, self.proc)
         elif _SUMMARY_START_RE.match(line):
@@ -349,14 +468,19 @@ class _Reader:
         self.processes.append(proc)
         self.win = None
 
-    def _open_block(self, lineno: int, implicit: bool = False) -> None:
+    def _window(self) -> GfxWindow:
+        """The window per-frame rows belong to: the current one, else one named after the process (the orphan
+        process when no process line came before)."""
         owner = self.proc or self.orphan
         if self.proc is None and self.orphan not in self.processes:
             self.processes.append(self.orphan)
         if self.win is None:
             self.win = GfxWindow(owner.name)
             owner.windows.append(self.win)
-        self.block = _Block(self.win, lineno, implicit)
+        return self.win
+
+    def _open_block(self, lineno: int, implicit: bool = False) -> None:
+        self.block = _Block(self._window(), lineno, implicit)
 
     def _process_line(self, line: str, stripped: str, lineno: int, proc: GfxProcess) -> None:
         """A window line or a summary key inside a process's section."""
@@ -370,7 +494,7 @@ class _Reader:
                 self.viewroot = vm.group(1)
             return
         km = _KEY_RE.match(stripped)
-        if not km or line != stripped:
+        if not km or line[:1] in (" ", "\t"):   # indented: a sub-item (memory, caches), not a summary key
             return
         key = _snake(km.group(1))
         target = self.win.summary if self.win is not None else proc.summary
@@ -384,6 +508,8 @@ class _Reader:
     def finish(self) -> GfxinfoDump:
         if self.block is not None:
             self._close_block()
+        if self.legacy is not None:
+            self._close_legacy()
         if self.viewroot is not None:
             self._window_from_viewroot("")
         if self.unread_rows and not any(w.framestats.height or w.summary for p in self.processes

@@ -1,4 +1,5 @@
-"""The `dumpsys gfxinfo` model: processes, their windows, each window's summary and framestats rows (times in ns)."""
+"""The `dumpsys gfxinfo` model: processes, their windows, each window's summary, its framestats rows and its legacy
+`Draw Prepare Process Execute` rows (times in ns)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -25,13 +26,22 @@ def rendered_frames(summary: GfxSummary) -> tuple[int | None, bool]:
     return total, False
 
 
+# The legacy per-frame table `dumpsys gfxinfo` prints when GPU profiling is on (`Profile GPU rendering: In adb shell
+# dumpsys gfxinfo`, debug.hwui.profile=true): one row per frame, each stage's time in ms with 2 decimals. Android 5+
+# print these four columns (libhwui DrawProfiler / FrameInfoVisualizer::dumpData); Android 4.x printed three (no
+# Prepare). The reader keeps them as integer ns under the header's names.
+LEGACY_STAGES = ("Draw", "Prepare", "Process", "Execute")
+
+
 @dataclass
 class GfxWindow:
-    """One window (ViewRootImpl) of a process: its summary and its framestats rows (one per frame)."""
+    """One window (ViewRootImpl) of a process: its summary, its framestats rows (one per frame) and its legacy
+    `Draw Prepare Process Execute` rows (one per frame, ns, no timestamps)."""
 
     name: str
     summary: GfxSummary = field(default_factory=dict)
     framestats: pl.DataFrame = field(default_factory=pl.DataFrame)
+    legacy: pl.DataFrame = field(default_factory=pl.DataFrame)
 
 
 @dataclass
@@ -62,4 +72,20 @@ class GfxinfoDump:
                                                            pl.lit(w.name).alias("window")))
         if not parts:
             return pl.DataFrame(schema={"pid": pl.Int64, "process": pl.Utf8, "window": pl.Utf8})
+        return pl.concat(parts, how="diagonal")
+
+    def legacy_rows(self) -> pl.DataFrame:
+        """Every legacy `Draw Prepare Process Execute` row with pid, process, window and whether its process printed
+        a JankTracker summary (`Total frames rendered`: Android 6+), in file order; stage columns in ns."""
+        parts = []
+        for p in self.processes:
+            android6 = "total_frames_rendered" in p.summary or "stats_since" in p.summary
+            for w in p.windows:
+                if w.legacy.height:
+                    parts.append(w.legacy.with_columns(pl.lit(p.pid, pl.Int64).alias("pid"),
+                                                       pl.lit(p.name).alias("process"), pl.lit(w.name).alias("window"),
+                                                       pl.lit(android6).alias("android6")))
+        if not parts:
+            return pl.DataFrame(schema={"pid": pl.Int64, "process": pl.Utf8, "window": pl.Utf8,
+                                        "android6": pl.Boolean})
         return pl.concat(parts, how="diagonal")
