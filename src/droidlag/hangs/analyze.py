@@ -266,7 +266,8 @@ class _EventMaker:
             id=f"{name}:{p.pid}:{tid}:{self.count}", source=unit.source, kind=kind, process=p.cmdline, pid=p.pid,
             blocked_thread=g.nodes[start], critical_threads=[g.nodes[n] for n in crit_idx],
             deadlock=[g.nodes[n] for n in cycle] if cycle else None, chain=steps, cause=cause,
-            evidence=_evidence(unit, p, blocked, critical, cause_ev, header), features=vectors[0], vectors=vectors)
+            evidence=_evidence(unit, p, blocked, _chain_end(steps, blocked, bool(cycle)), critical, cause_ev, header),
+            features=vectors[0], vectors=vectors)
 
     def _infer_stalled_edge(self, p: ProcessDump, blocked: ThreadDump, start: int) -> None:
         """The paste leaves the main thread out but shows a thread stalled in storage or memory: that thread is what
@@ -292,11 +293,20 @@ class _EventMaker:
         return vectors
 
 
-def _evidence(unit: DumpUnit, p: ProcessDump, blocked: ThreadDump, critical: list[ThreadDump],
+def _chain_end(steps: list[ChainStep], blocked: ThreadDump, deadlock: bool) -> ThreadDump:
+    """The thread an event's sentence ends at: the last thread of the chain when the report shows it (the holder the
+    blocked thread waits for), else the blocked thread (its own stack; a deadlock's cycle; a peer not shown)."""
+    end = steps[-1]["dump"] if len(steps) > 1 and not deadlock else None
+    return end if end is not None else blocked
+
+
+def _evidence(unit: DumpUnit, p: ProcessDump, blocked: ThreadDump, end: ThreadDump, critical: list[ThreadDump],
               cause_ev: CauseEvidence, header: HeaderNumbers) -> HangEvidence:
-    """An event's evidence: the cause's, the top frames, and what the header and the dump say where they say it."""
+    """An event's evidence: the cause's, the top frames, and what the header and the dump say where they say it.
+    app_frame: the frame in app or library code of the thread the chain ends at (`end`), which the event's sentence
+    names last."""
     evidence: HangEvidence = {
-        "cause": cause_ev, "blocked_frames": blocked.raw_frames[:6], "app_frame": app_frame(blocked),
+        "cause": cause_ev, "blocked_frames": blocked.raw_frames[:6], "app_frame": app_frame(end),
         "critical_frames": {critical_key(t.name, t.sys_tid, t.tid): t.raw_frames[:8] for t in critical}}
     # the header's numbers, in this order, where given
     if (reason := header.get("reason")) is not None:

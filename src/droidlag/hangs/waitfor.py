@@ -47,9 +47,20 @@ _SERVERS = {iface: server for iface, server in HANDWRITTEN_PROXIES.values()}
 _BP = re.compile(r"Bp([A-Za-z_]+)")
 ABSENT = "absent"   # Node.state of a thread the report names (held by thread N) but does not show
 
-# What a thread waits in, when no holder is named (partial reports): the first Java frame (or, for a native-only
-# stack, the top native frames). Thread.sleep and an idle Looper are not waits for another thread.
+# What a thread waits in, when no holder is named (partial reports): the run of wait frames at the top of its Java
+# frames (or, for a native-only stack, the top native frames). Thread.sleep and an idle Looper are not waits for
+# another thread.
 _IDLE_JAVA = ("android.os.MessageQueue.nativePollOnce", "android.os.MessageQueue.next")
+# What MessageQueue.next itself calls while it fetches the next message (AOSP MessageQueue.java, 4.4 to 14:
+# Binder.flushPendingCommands before polling, nativePollOnce, SystemClock.uptimeMillis to compare the message's
+# time): a Looper thread caught in one of these right above MessageQueue.next is between messages.
+_NEXT_CALLEES = frozenset({"android.os.MessageQueue.nativePollOnce", "android.os.SystemClock.uptimeMillis",
+                           "android.os.Binder.flushPendingCommands"})
+# The native side of MessageQueue.nativePollOnce (AOSP android_os_MessageQueue.cpp: the JNI function, then
+# NativeMessageQueue::pollOnce -> Looper::pollOnce -> Looper::pollInner -> epoll_wait), mangled or not; above it
+# only the Looper, epoll and syscall frames (and the kernel's) of a thread waiting for its next message.
+_NATIVE_POLL = re.compile(r"NativeMessageQueue(?:::|\d+)pollOnce|MessageQueue_nativePollOnce")
+_POLL_PLUMBING = re.compile(r"^(?:\?\?\?)?$|epoll|Looper(?:::|\d+)poll(?:Inner|Once)|^syscall\b|^__kernel_")
 _CHILD_JAVA = re.compile(r"(?:UNIXProcess|ProcessManager\$ProcessImpl|ProcessImpl|java\.lang\.Process)\.waitFor"
                          r"|ProcessManager\.exec|UNIXProcess\.forkAndExec|ProcessImpl\.forkAndExec")
 _WAIT_JAVA = re.compile(
@@ -57,9 +68,17 @@ _WAIT_JAVA = re.compile(
     r"|java\.util\.concurrent\.locks\.LockSupport\.park\w*|java\.util\.concurrent\.\S+\.(?:await\w*|get|acquire\w*)"
     r"|java\.lang\.Thread\.join|\S*SQLiteConnectionPool\.(?:waitForConnection|\S+ waitForConnection)"
     r"|android\.app\.QueuedWork\.waitToFinish|android\.app\.SharedPreferencesImpl\.awaitLoadedLocked)$")
+# Below a wait primitive, the concurrency library's own frames are still the wait: java.util.concurrent (the AQS
+# internals, CountDownLatch, FutureTask, the blocking queues) and Guava's AbstractFuture, also when R8 renamed its
+# class (`com.google.common.util.concurrent.a.get (AbstractFuture.java:369)`).
+_WAIT_MACHINERY = re.compile(r"^java\.util\.concurrent\.|^com\.google\.common\.util\.concurrent\.AbstractFuture")
 _WAIT_NATIVE = re.compile(r"pthread_mutex_lock|MutexLockWithTimeout|__futex_wait_ex|pthread_cond_(?:timed)?wait"
                           r"|pthread_join|__pthread_cond_timedwait|sem_wait")
 _ART_INTERNAL_WAIT = re.compile(r"art::(?:Monitor::Wait|Monitor::Lock|Object_wait|Thread::Park|Unsafe_park)")
+# Android 5-7 (ART) and Dalvik park a thread by Object.wait on a lock of its own, under Thread.parkFor: the dump shows
+# `- waiting on <X> (a java.lang.Object)` and `- locked <X>` (Dalvik: `(a java.lang.VMThread) held by tid=<self>`).
+# That monitor is the thread's own, never what it waits for; the frames below parkFor say that.
+_PARK_FOR = ("java.lang.Thread.parkFor", "java.lang.Thread.parkFor$")
 _SERVING_JAVA = ("android.os.Binder.execTransact",)
 
 
@@ -254,41 +273,131 @@ def first_java(t: ThreadDump) -> int | None:
 
 
 def is_idle(t: ThreadDump) -> bool:
-    """A Looper thread waiting for its next message: an idle main thread when the ANR was dumped."""
+    """A Looper thread waiting for its next message (an idle main thread when the ANR was dumped): in
+    MessageQueue.next, or in what it calls to fetch the message (_NEXT_CALLEES: Dalvik dumps show
+    `SystemClock.uptimeMillis` above it), or - a native-only stack - in the Looper's epoll wait under
+    NativeMessageQueue::pollOnce."""
     names = java_names(t)
-    return bool(names) and names[0][0] in _IDLE_JAVA
+    if not names:
+        return _native_idle(t)
+    k = 0
+    while k < len(names) and names[k][0] in _NEXT_CALLEES:
+        k += 1
+    if k == len(names):   # the paste ends there: only nativePollOnce says which loop it is
+        return names[0][0] == _IDLE_JAVA[0]
+    return names[k][0] == _IDLE_JAVA[1]
+
+
+def _native_idle(t: ThreadDump) -> bool:
+    """A native-only stack polling the Java MessageQueue: NativeMessageQueue::pollOnce (or the JNI function), with
+    only Looper/epoll/syscall and kernel frames above it."""
+    for f in t.frames[:12]:
+        if f.kind == "kernel":
+            continue
+        if f.kind != "native":
+            return False
+        if _NATIVE_POLL.search(f.symbol):
+            return True
+        if not _POLL_PLUMBING.search(f.symbol):
+            return False
+    return False
+
+
+def bare(sym: str) -> str:
+    """A Java symbol without ART's `!` mark (`java.lang.Object.wait!`: a native method of Android 5-7 dumps)."""
+    return sym[:-1] if sym.endswith("!") else sym
 
 
 def waits_in(t: ThreadDump) -> tuple[str, str] | None:
     """What `t` waits for when no holder is named: ('process', frame) for a child process, ('wait', frame) for a
-    lock, condition, future or connection another thread must release; None for running, sleeping or idle."""
+    lock, condition, future or connection another thread must release (the outermost frame of the wait: the
+    primitives and the concurrency library's frames under them); None for running, sleeping or idle."""
+    native = _native_wait(t)
+    if native is not None:
+        return "wait", native
     names = java_names(t)
-    native_wait = None
-    for f in t.frames[:6]:   # a JNI call that waits in native code (a mutex) before any Java frame returns
-        if f.kind != "native":
-            break
-        if _WAIT_NATIVE.search(f.symbol):
-            native_wait = f.text   # the outermost wait frame: pthread_mutex_lock rather than the futex under it
-    if native_wait is not None:
-        return "wait", native_wait
     if not names:
-        found = None
-        for f in t.frames[:6]:
-            if f.kind == "native" and (_WAIT_NATIVE.search(f.symbol) or _ART_INTERNAL_WAIT.search(f.symbol)):
-                found = f.text
+        found = _native_only_wait(t)
         return ("wait", found) if found else None
     for sym, text in names[:6]:
         if _CHILD_JAVA.search(sym):
             return "process", text
-    if names[0][0] in _IDLE_JAVA or names[0][0].startswith("java.lang.Thread.sleep"):
+    if is_idle(t) or bare(names[0][0]).startswith("java.lang.Thread.sleep"):
         return None
-    # wait primitives first, then the frame that called them
-    k = 0
-    while k < len(names) and _WAIT_JAVA.match(names[k][0]):
+    k = wait_run(names)
+    return ("wait", names[k - 1][1]) if k else None
+
+
+def _native_wait(t: ThreadDump) -> str | None:
+    """A JNI call that waits in native code (a mutex) before any Java frame returns: its outermost native wait frame
+    (pthread_mutex_lock rather than the futex under it)."""
+    found = None
+    for f in t.frames[:6]:
+        if f.kind != "native":
+            break
+        if _WAIT_NATIVE.search(f.symbol):
+            found = f.text
+    return found
+
+
+def _native_only_wait(t: ThreadDump) -> str | None:
+    """A stack with no Java method at all: its outermost native or ART-internal wait frame."""
+    found = None
+    for f in t.frames[:6]:
+        if f.kind == "native" and (_WAIT_NATIVE.search(f.symbol) or _ART_INTERNAL_WAIT.search(f.symbol)):
+            found = f.text
+    return found
+
+
+def wait_run(names: list[tuple[str, str]]) -> int:
+    """How many of the top Java frames are the wait: a wait primitive first (Object.wait, park, a latch's await,
+    a future's get...), then every primitive or concurrency-library frame under it (_WAIT_MACHINERY); 0 when the
+    top frame is no wait."""
+    if not names or not _WAIT_JAVA.match(bare(names[0][0])):
+        return 0
+    k = 1
+    while k < len(names) and _in_wait(names[k]):
         k += 1
-    if k:
-        return "wait", names[k - 1][1]
-    return None
+    return k
+
+
+def _in_wait(name: tuple[str, str]) -> bool:
+    sym = bare(name[0])
+    return bool(_WAIT_JAVA.match(sym) or _WAIT_MACHINERY.match(sym) or "(AbstractFuture.java" in name[1])
+
+
+def waited_for(t: ThreadDump) -> str:
+    """Whom `t` waits for, in words, from its wait frames (_WAITED_FOR): first the frame that called the wait (a
+    SharedPreferences write, a future's get), then the wait's own frames from the outermost (CountDownLatch.await
+    before the AbstractQueuedSynchronizer.acquire it runs on); for a native-only stack, its wait frame."""
+    names = java_names(t)
+    k = wait_run(names)
+    frames = ([names[k][1]] if k < len(names) else []) + [text for _, text in reversed(names[:k])]
+    if not k:
+        native = _native_wait(t) or (None if names else _native_only_wait(t))
+        frames = [native] if native else []
+    for frame in frames:
+        for pat, who in _WAITED_FOR:
+            if pat.search(frame):
+                return who
+    return "the thread it waits for"
+
+
+def is_park_lock(t: ThreadDump, lk: LockLine) -> bool:
+    """The `waiting on` line of Android 5-7's and Dalvik's Thread.parkFor: the thread's own park lock, which it
+    also holds (see _PARK_FOR), not what it waits for."""
+    i = lk.frame_index
+    frames = t.frames
+    if lk.action != "waiting on" or not 0 <= i < len(frames) - 1:
+        return False
+    return bare(frames[i].symbol) == "java.lang.Object.wait" and frames[i + 1].symbol in _PARK_FOR
+
+
+def waited_lock(t: ThreadDump) -> LockLine | None:
+    """The `waiting on` / `parking to wait for` line naming the object `t` waits on (with its class), not its own
+    park lock."""
+    return next((x for x in t.locks if x.action in ("waiting on", "parking to wait for") and x.cls
+                 and not is_park_lock(t, x)), None)
 
 
 _OAT_SYMBOL = re.compile(r"^([A-Za-z_$][\w$]*(?:\.[\w$<>-]+)+)(?:\+\d+)?$")
@@ -359,8 +468,8 @@ def build_wait_for_graph(processes: list[ProcessDump],
 
 class _GraphBuilder:
     """The phases of one graph: a node per dumped thread, then each thread's one outgoing edge (its innermost
-    blocker: a lock or join, a binder call, or - with no blocker - a QueuedWork flush or a partial report's wait);
-    nodes for remote processes and absent holders are added as edges name them."""
+    blocker: a lock or join, a binder call, or - with no blocker - a named worker thread's work (NAMED_WORKERS) or a
+    partial report's wait); nodes for remote processes and absent holders are added as edges name them."""
 
     def __init__(self, processes: list[ProcessDump], transactions: Sequence[BinderTransaction], partial: bool):
         self.processes, self.partial = processes, partial
@@ -396,7 +505,7 @@ class _GraphBuilder:
                     continue
                 b = blocker(t)
                 if b is None:
-                    if not _queued_work_wait(self.g, p, t) and self.partial:
+                    if not _named_worker_wait(self.g, p, t) and self.partial:
                         _absent_wait(self.g, p, t, self.remote_node)
                     continue
                 kind, info = b
@@ -496,7 +605,8 @@ class _GraphBuilder:
 
 def _absent_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump, remote_node: Callable[[int | None, str], int]) -> None:
     """Edge from a thread of a partial report that waits with no holder shown to the absent thread (or child
-    process) it waits for."""
+    process) it waits for: named by the object it waits on where the dump names one (not the thread's own park
+    lock), else by its wait frames (waited_for)."""
     w = waits_in(t)
     if w is None:
         return
@@ -505,42 +615,74 @@ def _absent_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump, remote_node: Ca
     if kind == "process":
         g.out[src] = (remote_node(None, "a child process"), Edge("process", frame=frame, how="waits for a child process"))
         return
-    lk = next((x for x in t.locks if x.action in ("waiting on", "parking to wait for") and x.cls), None)
+    lk = waited_lock(t)
     what = lk.cls if lk is not None else None
-    if what is None:
-        who = next((w for pat, w in _WAITED_FOR if pat.search(frame)), "the thread it waits for")
-    else:
-        who = f"holder of {what}"
+    who = waited_for(t)
+    if what is not None and who in GENERIC_WAITS:
+        who = whom_object(lk)
     key = len(g.nodes)
     g.nodes.append(Node(p.cmdline, p.pid, None, None, who, ABSENT, remote=True))
     g.out[src] = (key, Edge("wait", lk.addr if lk else None, what, frame, "no holder in the report"))
 
 
-# Whom a wait primitive waits for, in words (the frame it waits in -> the absent thread).
+def whom_object(lk: LockLine | None) -> str:
+    """Whom a thread waiting on an object waits for, named by the object's class: a `parking to wait for` object is
+    a java.util.concurrent synchronizer (named as _WAITED_FOR names its frames); an Object.wait monitor is notified
+    by another thread."""
+    cls = (lk.cls if lk is not None else None) or "?"
+    if lk is not None and lk.action == "parking to wait for":
+        for pat, who in _WAITED_FOR:
+            if pat.search(cls.replace("$", ".")):
+                return who
+        return f"the thread expected to unpark it ({cls})"
+    return f"the thread expected to notify it ({cls})"
+
+
+# Whom a wait waits for, in words, from the frames of the wait (waited_for): the most specific first. A shared
+# acquire of AbstractQueuedSynchronizer is a latch's or a semaphore's (ReentrantReadWriteLock's read lock is named by
+# its own frame above it); a plain acquire is a lock's.
 _WAITED_FOR = (
     (re.compile(r"waitForConnection"), "the thread holding a SQLite connection"),
+    (re.compile(r"QueuedWork|SharedPreferencesImpl"), "the SharedPreferences writer thread"),
     (re.compile(r"FutureTask|Future\.get|\.get\("), "the thread computing the awaited result"),
     (re.compile(r"CountDownLatch"), "the thread expected to count down the latch"),
-    (re.compile(r"QueuedWork|SharedPreferencesImpl"), "the SharedPreferences writer thread"),
     (re.compile(r"Thread\.join|pthread_join"), "the thread being joined"),
-    (re.compile(r"ReentrantLock|ReadWriteLock|AbstractQueuedSynchronizer\.acquire|Semaphore|mutex|Mutex"),
+    (re.compile(r"FinalizerReference|runFinalization"), "the finalizer thread (FinalizerDaemon)"),
+    (re.compile(r"Semaphore"), "the thread expected to release a permit (a semaphore)"),
+    (re.compile(r"(?:Blocking|Synchronous|Transfer)Queue\.|BlockingDeque\."),
+     "the thread expected to hand it an item (a blocking queue)"),
+    (re.compile(r"ReentrantLock|ReadWriteLock|AbstractQueuedSynchronizer\.acquire(?!Shared)|mutex|Mutex"),
      "the holder of the lock"),
+    (re.compile(r"AbstractQueuedSynchronizer\.(?:do)?[aA]cquireShared"),
+     "the thread expected to release it (a latch or a semaphore)"),
     (re.compile(r"Object\.wait|pthread_cond|ConditionObject|LockSupport|Unsafe\.park|futex|Monitor::Wait"),
      "the thread expected to wake it"),
 )
+GENERIC_WAITS = frozenset({_WAITED_FOR[-1][1], "the thread it waits for"})
 QUEUED_WORK_THREAD = "queued-work-looper"   # AOSP QueuedWork's writer thread (Android 8+)
+# Waits whose worker AOSP runs on a thread of its own name, so a whole dump shows whom the waiter waits for:
+# (frame marker, the worker thread's name, how it is found).
+NAMED_WORKERS = (
+    # SharedPreferences apply() flushes: QueuedWork.waitToFinish waits for QueuedWork's writer thread (Android 8+)
+    ("QueuedWork.waitToFinish", QUEUED_WORK_THREAD, "QueuedWork's writer thread"),
+    # System.runFinalization -> FinalizerReference.finalizeAllEnqueued waits until the FinalizerDaemon has run the
+    # finalizers queued before it (libcore FinalizerReference, Daemons)
+    ("FinalizerReference.finalizeAllEnqueued", "FinalizerDaemon", "the finalizer thread"),
+)
 
 
-def _queued_work_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump) -> bool:
-    """A thread waiting in `QueuedWork.waitToFinish` (SharedPreferences apply() flushes) waits for QueuedWork's
-    writer thread when the dump shows it. True when the edge was added."""
-    if t.name == QUEUED_WORK_THREAD or "QueuedWork.waitToFinish" not in t.frames_text():
-        return False   # the frame texts java_names gives are raw frame lines: no need to parse them to know
-    w = waits_in(t)
-    if w is None or not any("QueuedWork.waitToFinish" in text for _, text in java_names(t)[:14]):
-        return False
-    writer = next((o for o in p.threads if o.name == QUEUED_WORK_THREAD), None)
-    if writer is None:
-        return False
-    g.out[g.index[id(t)]] = (g.index[id(writer)], Edge("wait", frame=w[1], how="QueuedWork's writer thread"))
-    return True
+def _named_worker_wait(g: WaitForGraph, p: ProcessDump, t: ThreadDump) -> bool:
+    """A thread waiting on work AOSP runs on a named thread (NAMED_WORKERS: a QueuedWork flush, a finalization)
+    waits for that thread when the dump shows it. True when the edge was added."""
+    text = t.frames_text()   # raw frame lines: no need to parse them to know most threads are not such a wait
+    for marker, worker_name, how in NAMED_WORKERS:
+        if t.name == worker_name or marker not in text:
+            continue
+        w = waits_in(t)
+        if w is None or not any(marker in frame for _, frame in java_names(t)[:14]):
+            continue
+        worker = next((o for o in p.threads if o.name == worker_name), None)
+        if worker is not None:
+            g.out[g.index[id(t)]] = (g.index[id(worker)], Edge("wait", frame=w[1], how=how))
+            return True
+    return False

@@ -243,8 +243,16 @@ def native_frame(s: str, n: int) -> str | None:
     return None
 
 
-def java_frame(s: str, in_stack: bool) -> str | None:
-    """A Java frame as `at sym(loc)`, or None. Bare method names count only inside a stack."""
+# A frame written as its bare qualified name, without `at` or a location (Crashlytics' and Firebase's copy of a
+# stack: `android.os.BinderProxy.transactNative`): lower-case packages, a class that starts upper-case (nested and
+# synthetic classes after `$`), then a method. Such a line opens a stack (after a thread header, or with another one
+# below it); inside a stack, any dotted name is a frame.
+BARE_FRAME = re.compile(r"(?:[a-z_][\w]*\.)+[A-Z][\w$]*(?:\.[A-Z][\w$]*)*\.(?:[a-z_$][\w$-]*|<c?l?init>)")
+
+
+def java_frame(s: str, in_stack: bool, opener: bool = False) -> str | None:
+    """A Java frame as `at sym(loc)`, or None. Bare method names count only inside a stack; a bare qualified name
+    (BARE_FRAME) also where a stack may begin (`opener`: right after a thread header, or above another such line)."""
     if s.startswith("at") and (s.startswith("at ") or s.startswith("at\t")):
         m = _JAVA_AT.match(s)
         if m:
@@ -261,6 +269,8 @@ def java_frame(s: str, in_stack: bool) -> str | None:
         return f"at {m.group('cls')}.{m.group('m')}({m.group('loc')})"
     if in_stack and "." in s and " " not in s and re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[\w$<>-]+){2,}", s):
         return f"at {s}(Unknown Source)"   # a dotted frame without location, inside a stack
+    if opener and BARE_FRAME.fullmatch(s):
+        return f"at {s}(Unknown Source)"   # the first frame of a stack copied without `at` or locations
     m = _BUGSNAG_GITHUB.match(s)
     if m:
         return f"at {m.group('sym')}({m.group('loc')})"
@@ -292,6 +302,7 @@ class _Writer:
         self.psi: str | None = None   # the /proc/pressure block being read
         self.prose = 0
         self.stack_open = False   # the last stack line was a frame: bare method names may follow
+        self.unread: list[str] = []   # code-like lines under a thread header that were not read as frames
 
     def header(self, name: str, tid: int | None, state: str, sys_tid: int | None = None,
                lock: str | None = None) -> None:
@@ -535,18 +546,33 @@ def _stack_or_header(w: _Writer, s: str, nxt: str | None, hdr: dict[str, str]) -
         return
     if not s.startswith(("native:", "#")):
         s2 = _NUMBERED.sub("", s, count=1)
-        jf = java_frame(s2, w.in_thread and w.stack_open)
+        opener = (w.in_thread and not w.thread_has_frames) or (nxt is not None and _bare_frame_line(nxt))
+        jf = java_frame(s2, w.in_thread and w.stack_open, opener)
         if jf:
             w.frame(jf)
             return
+    _not_a_stack_line(w, s, hdr)
+
+
+def _not_a_stack_line(w: _Writer, s: str, hdr: dict[str, str]) -> None:
+    """A line that is no frame, lock line or thread header: a header fact, or prose (dropped; a code-like line under
+    a thread header is kept in `unread`, said in the notes)."""
     if _summary(w, s, hdr):
         return
     if "ANR in " in s or "WATCHDOG KILLING" in s:
         w.plain(s)   # header lines with a prefix (`ActivityManager: ANR in ...`) that io.anr reads mid-line
     else:
         w.prose += 1   # prose and UI residue are dropped: nothing below reads them
+        if w.in_thread and not w.thread_has_frames and "." in s and " " not in s.strip():
+            w.unread.append(s)   # a code-like line under a thread header, not read as a frame: said
     if _ends_stack(s):
         w.stack_open = False
+
+
+def _bare_frame_line(line: str) -> bool:
+    """A cleaned line that is one bare qualified frame name (BARE_FRAME)."""
+    x = _NUMBERED.sub("", line.lstrip(LOGGED).strip(), count=1)
+    return BARE_FRAME.fullmatch(x) is not None
 
 
 def _ends_stack(s: str) -> bool:
@@ -578,6 +604,9 @@ def canonicalize(text: str) -> Paste:
         p.notes.append("frames without a thread header taken as the main thread's (tid=1)")
     if w.skipped_log_frames:
         p.notes.append(f"{w.skipped_log_frames} frame line(s) of the log outside any thread dump skipped")
+    if w.unread:
+        first = w.unread[0][:120]
+        p.notes.append(f"{len(w.unread)} line(s) under a thread header not read as frames (first: {first!r})")
     if w.skipped_exception_frames:
         p.notes.append(f"{w.skipped_exception_frames} frame(s) of an exception trace ({w.exception or 'exception'}) "
                        "skipped: an exception's trace is not a thread's stack")
@@ -688,7 +717,7 @@ _FRAME_MARK = re.compile(
     r"|[\w$.-]+\.(?:java|kt):-?\d+ - [\w$.]+$)",
     re.M | re.I)
 _HEADER_MARK = re.compile(
-    r"^[ \t>`*#]{0,12}(?:\"[^\"\n]*\" (?:daemon )?prio=\d+|[\w.]*ApplicationNotResponding:|ANR(?:_EXCEPTION)?:|"
+    r"^[ \t>`*#]{0,12}(?:\"[^\"\n]*\" (?:daemon )?(?:prio|tid)=\d+|[\w.]*ApplicationNotResponding:|ANR(?:_EXCEPTION)?:|"
     r"\*\*\* WATCHDOG KILLING|[\w.-]+ \((?:blocked|native|waiting|timed waiting|runnable|sleeping)\):\s?tid=\d+)"
     r"|^.{0,160}?(?:\bANR in (?:[a-z]\w*(?:\.\w+)+|system)\b|\bam_anr\s*:?\s*\[\d+,\d+,|Blocked in (?:handler|monitor) "
     r"|unable to grant a connection to thread \d+|\(state = [A-Z_]+\))", re.M)
@@ -709,7 +738,7 @@ _REASON_LINE = re.compile(r"^.{0,160}?\bReason: \S", re.M)
 def looks_like_anr_paste(text: str) -> bool:
     """ANR evidence at line starts: an `ANR in`/watchdog/Crashlytics header or `am_anr` line, or two frame lines
     (Java with a location, or native `#NN pc`), or a stack run together on one line (split_run_on: a thread header
-    or a frame, then frames, on one line)."""
+    or a frame, then frames, on one line), or three bare qualified frame names in a row (BARE_FRAME)."""
     if has_anr_header(text):
         return True
     n = 0
@@ -719,7 +748,22 @@ def looks_like_anr_paste(text: str) -> bool:
             return True
     if n == 1 and sum(1 for x in text.splitlines() if x.strip()) <= 12:   # a one-frame paste
         return True
-    return _has_run_on_stack(text)
+    return _has_run_on_stack(text) or _has_bare_frames(text)
+
+
+BARE_FRAMES_MIN = 3
+
+
+def _has_bare_frames(text: str) -> bool:
+    """BARE_FRAMES_MIN lines in a row that are each a bare qualified frame name (a stack copied without `at` or
+    locations)."""
+    run = 0
+    for line in text.splitlines():
+        s = line.strip().strip("`>* \t")
+        run = run + 1 if s and len(s) < 300 and BARE_FRAME.fullmatch(s) else 0
+        if run >= BARE_FRAMES_MIN:
+            return True
+    return False
 
 
 def _has_run_on_stack(text: str) -> bool:
