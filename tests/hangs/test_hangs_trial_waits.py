@@ -330,7 +330,13 @@ def test_holder_app_frame_is_its_own(tmp_path):
     (ev,) = analyze_hangs([f]).to_dict()["events"]
     assert ev["evidence"]["app_frame"] == "at com.example.demo.MainActivity.holdLock(MainActivity.java:50)"
     sentence = hang_sentence(ev)
-    assert "(in the app's MainActivity.holdLock)" in sentence and "initView" not in sentence
+    # the report names no process, so whose code the frame is cannot be told: the frame alone
+    assert "(in MainActivity.holdLock)" in sentence and "initView" not in sentence
+    # with the process named: the app's own frame, and a library's frame said as the library's
+    named = {**ev, "process": "com.example.demo"}
+    assert "(in the app's MainActivity.holdLock)" in hang_sentence(named)
+    lib = {**named, "evidence": {**ev["evidence"], "app_frame": "at com.bugsnag.android.Client.notify(Client.java:9)"}}
+    assert "(in Client.notify, Bugsnag code)" in hang_sentence(lib)
 
 
 # --- D5: WebView named by what its frames show ------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 from droidlag.frames import FramesReport
 from droidlag.frames.results import ComponentTimes, FramesSummary, ProducerPacing
 from droidlag.hangs.analyze import HangReport, critical_key
+from droidlag.hangs.causes import code_owner
 from droidlag.models.causes import CAUSE_WORDS, STAGE_PREFIX
 
 # Severity orders the terminal summary and the report: system-wide hangs first, then app hangs, then jank.
@@ -106,7 +107,7 @@ def _via_words(via: dict[str, Any] | None) -> str:
     if not via:
         return "waited for"
     kind = via.get("kind")
-    if kind in ("monitor", "lock"):
+    if kind in ("monitor", "lock", "lock_owner"):   # lock_owner: another stack shows the owner
         lock = via.get("lock_class") or via.get("lock") or "a lock"
         return f"waited for a lock ({lock}) held by"
     if kind == "binder":
@@ -121,6 +122,16 @@ def _via_words(via: dict[str, Any] | None) -> str:
         what = via.get("lock_class")
         return f"waited ({what}) for" if what else "waited for"
     return f"waited ({kind}) for"
+
+
+def _owned_frame(frame: str, process: str | None) -> str:
+    """`in the app's Class.method`, or the frame with whose code it is (a library's, the framework's) when that is
+    not the app's."""
+    short = _short_frame(frame)
+    owner = code_owner(re.sub(r"^(?:at )?([^\s(]+).*$", r"\1", frame.strip()), process)
+    if owner == "the app's code":
+        return f"in the app's {short}"
+    return f"in {short}, {owner}" if owner else f"in {short}"
 
 
 def hang_sentence(ev: dict[str, Any]) -> str:
@@ -158,7 +169,7 @@ def hang_sentence(ev: dict[str, Any]) -> str:
     cev = (ev.get("evidence") or {}).get("cause") or {}
     app = (ev.get("evidence") or {}).get("app_frame") or cev.get("app_frame")
     if app and len(chain) > 1:
-        text += f" (in the app's {_short_frame(app)})"
+        text += f" ({_owned_frame(app, proc if ev.get('process') else None)})"
     if cev.get("words"):
         cause = f"{cause}: {cev['words']}"
     for step in chain:
