@@ -38,7 +38,7 @@ _ALL = (
     Cause("system_lock_contention", "system-service lock contention"),
     Cause("insufficient_memory", "insufficient memory"),
     Cause("slow_binder_peer", "a slow binder peer"),
-    Cause("app_specific", "the app's own code"),
+    Cause("app_specific", "the app's own code (or a library it ships)"),
     Cause("unknown", "unknown"),   # no rule matched the stacks (said as the word itself)
 )
 CAUSES: dict[str, Cause] = {c.name: c for c in _ALL}
