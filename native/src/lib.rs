@@ -268,6 +268,8 @@ impl PerfettoDecoder {
         d.set_item("track_slices", o.slices)?;
         d.set_item("track_skipped", o.track_skipped)?;
         d.set_item("foreign_clock_events", o.foreign_clock_events)?;
+        d.set_item("lost_state_events", o.lost_state_events)?;
+        d.set_item("clock_overflow_events", o.clock_overflow_events)?;
         d.set_item("lost_bundles", o.lost_bundles)?;
         d.set_item("unresolved_callers", o.unresolved_callers)?;
         d.set_item("saw_waking", o.saw_waking)?;

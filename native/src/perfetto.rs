@@ -47,7 +47,8 @@ const S_INTERNED: usize = 6;
 const S_DEFAULTS: usize = 7;
 const S_FRAME_TIMELINE: usize = 8;
 const S_DATA: usize = 9; // any member of the data oneof
-const S_COUNT: usize = 10;
+const S_DROPPED: usize = 10;
+const S_COUNT: usize = 11;
 
 /// A TracePacket field's slot by field number (numbers beyond the table share its last entry, which is ignored).
 const PACKET_SLOT: [u8; 1024] = {
@@ -67,6 +68,7 @@ const PACKET_SLOT: [u8; 1024] = {
     t[P_INTERNED_DATA as usize] = S_INTERNED as u8;
     t[P_TRACE_PACKET_DEFAULTS as usize] = S_DEFAULTS as u8;
     t[FRAME_TIMELINE_FIELD as usize] = S_FRAME_TIMELINE as u8;
+    t[P_PREVIOUS_PACKET_DROPPED as usize] = S_DROPPED as u8;
     t
 };
 
@@ -80,6 +82,7 @@ const P_TRACK_EVENT: u32 = 11;
 const P_INTERNED_DATA: u32 = 12;
 const P_SEQUENCE_FLAGS: u32 = 13;
 const P_INCREMENTAL_STATE_CLEARED: u32 = 41;
+const P_PREVIOUS_PACKET_DROPPED: u32 = 42;
 const P_THREAD_DESCRIPTOR: u32 = 44;
 const P_SYSTEM_INFO: u32 = 45;
 const P_TIMESTAMP_CLOCK_ID: u32 = 58;
@@ -100,6 +103,9 @@ pub const MAX_INFLATE_RATIO: u64 = 200;
 pub const INFLATE_RATIO_FLOOR: u64 = 64 << 20;
 
 const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
+const SEQ_NEEDS_INCREMENTAL_STATE: u64 = 2;
+/// TraceConfig.unique_session_name of the battery-tracing session, whose ftrace data trace processor keeps whole.
+const BATTERY_SESSION: &str = "session_with_lightweight_battery_tracing";
 
 // FtraceEvent fields (the `event` oneof members read here).
 const FE_PRINT: u32 = 3;
@@ -128,6 +134,9 @@ struct Sequence {
     track_uuid: Option<u64>,
     thread: Option<(i64, i64)>, // (tid, pid) from a legacy ThreadDescriptor packet
     clocks: Vec<SeqClock>,      // sequence-scoped clocks (ids 64-127) its clock snapshots defined
+    // a packet of the sequence was lost (previous_packet_dropped): its incremental state (clocks, interned data) is
+    // unknown until the next reset, as trace processor holds it
+    lost: bool,
 }
 
 /// A sequence-scoped clock (ClockSnapshot.Clock with an id of 64-127, valid only on the sequence that wrote the
@@ -145,14 +154,22 @@ struct SeqClock {
 
 impl SeqClock {
     /// A packet's timestamp on this clock as (builtin clock, ns): incremental clocks move by it first.
-    fn resolve(&mut self, ts: i64) -> (u32, i64) {
+    /// None when the time does not fit a signed 64-bit count of ns (damaged or hostile values): the clock does not
+    /// move then.
+    fn resolve(&mut self, ts: i64) -> Option<(u32, i64)> {
         let units = if self.incremental {
-            self.value = self.value.wrapping_add(ts);
-            self.value
+            if ts < 0 {
+                return None; // a delta past 2^63 (the field is unsigned): no real delta
+            }
+            self.value.checked_add(ts)?
         } else {
             ts
         };
-        (self.builtin.0, self.builtin.1.wrapping_add(units.wrapping_sub(self.at_snapshot).wrapping_mul(self.unit_ns)))
+        let ns = units.checked_sub(self.at_snapshot)?.checked_mul(self.unit_ns)?.checked_add(self.builtin.1)?;
+        if self.incremental {
+            self.value = units;
+        }
+        Some((self.builtin.0, ns))
     }
 }
 
@@ -229,6 +246,8 @@ pub struct Out {
     pub slices: Vec<(i64, i64, i64, u8, Option<String>)>,
     pub track_skipped: i64,
     pub foreign_clock_events: i64,
+    pub lost_state_events: i64,     // track events skipped while their sequence's state was lost (a dropped packet)
+    pub clock_overflow_events: i64, // track events whose time on a sequence clock does not fit 64 bits
     pub lost_bundles: i64,
     pub unresolved_callers: i64,
     pub saw_waking: bool,
@@ -269,7 +288,7 @@ struct Mark {
     lens: [usize; 32],
     wakeup_comms: usize,
     saw_waking: bool,
-    counters: [i64; 7],
+    counters: [i64; 9],
     atrace_side: (usize, usize, Option<i64>, Option<i64>),
 }
 
@@ -293,6 +312,7 @@ pub struct Decoder {
     layers: HashSet<Arc<str>>, // FrameTimeline layer names
     first_bundle_cpus: HashSet<i64>, // CPUs whose first ftrace bundle was read
     valid_from: Option<i64>, // the time from which every CPU's ftrace data is whole (their first bundles say)
+    battery_session: bool,   // the capture is Android's lightweight battery-tracing session
     inflated: Vec<u8>,      // scratch: the inflated bytes of compressed packets
     inflating: bool,        // decoding the packets inside compressed packets (they may not nest)
     packet_error: Option<String>, // why a packet failed, when more can be said than "does not decode"
@@ -319,6 +339,7 @@ impl Decoder {
             layers: HashSet::default(),
             first_bundle_cpus: HashSet::default(),
             valid_from: None,
+            battery_session: false,
             inflated: Vec::new(),
             inflating: false,
             packet_error: None,
@@ -473,7 +494,7 @@ impl Decoder {
             atrace_side: o.atrace.side_lens(),
             saw_waking: o.saw_waking,
             counters: [o.ft_events, o.ft_broken, o.ft_incomplete, o.foreign_clock_events, o.lost_bundles,
-                       o.unresolved_callers, o.trace_configs],
+                       o.unresolved_callers, o.trace_configs, o.lost_state_events, o.clock_overflow_events],
         }
     }
 
@@ -512,7 +533,7 @@ impl Decoder {
         self.snapshots.truncate(l[31] >> 32);
         o.saw_waking = m.saw_waking;
         [o.ft_events, o.ft_broken, o.ft_incomplete, o.foreign_clock_events, o.lost_bundles, o.unresolved_callers,
-         o.trace_configs] = m.counters;
+         o.trace_configs, o.lost_state_events, o.clock_overflow_events] = m.counters;
     }
 
     // ---- packets ---------------------------------------------------------------------------------------------
@@ -521,6 +542,9 @@ impl Decoder {
     /// a CPU's switches and wakings and its thread states would be wrong. Names (comms, renames) are kept.
     fn drop_before_valid(&mut self) {
         let Some(t) = self.valid_from else { return };
+        if self.battery_session {
+            return; // trace processor keeps the battery-tracing session's ftrace data whole (b/344969928)
+        }
         let o = &mut self.out;
         let mut dropped = 0i64;
         for group in [&mut o.sw[..], &mut o.wk[..], &mut o.wakeup[..], &mut o.idle[..], &mut o.freq[..],
@@ -565,6 +589,7 @@ impl Decoder {
         let clock_id: Option<u32> = val(S_CLOCK_ID).map(|v| v.u64() as u32);
         let seq_id = val(S_SEQ_ID).map_or(0, |v| v.u64() as u32);
         let cleared = val(S_CLEARED).is_some_and(|v| v.u64() != 0);
+        let dropped = val(S_DROPPED).is_some_and(|v| v.u64() != 0);
         let flags = val(S_FLAGS).map_or(0, |v| v.u64() as u32 as u64);
         let interned: Option<&[u8]> = val(S_INTERNED).map(|v| v.bytes());
         let defaults: Option<&[u8]> = val(S_DEFAULTS).map(|v| v.bytes());
@@ -596,12 +621,20 @@ impl Decoder {
             self.frame_timeline(ft_first, &ft_rest, timestamp.unwrap(), clock_id, seq_id);
             return Ok(1);
         }
-        // the sequence's incremental state (cleared: interned data goes, defaults stay)
-        let seq = self.seqs.entry(seq_id).or_default();
+        // the sequence's incremental state (cleared: interned data goes, defaults stay; a packet lost before this one
+        // on a sequence seen before leaves the state unknown until the next clear)
+        let (seq, new_seq) = match self.seqs.entry(seq_id) {
+            std::collections::hash_map::Entry::Occupied(o) => (o.into_mut(), false),
+            std::collections::hash_map::Entry::Vacant(v) => (v.insert(Sequence::default()), true),
+        };
         if cleared || flags & SEQ_INCREMENTAL_STATE_CLEARED != 0 {
             seq.event_names.clear();
             seq.kernel_symbols.clear();
+            seq.lost = false;
+        } else if dropped && !new_seq && seq_id != 0 {
+            seq.lost = true;
         }
+        let lost = seq.lost;
         if let Some(b) = interned {
             interned_data(b, seq)?;
         }
@@ -625,18 +658,33 @@ impl Decoder {
         // builtin clock and time; the packet of a clock snapshot does not move the clocks it defines (the first
         // timestamp after it is relative to it)
         let (mut ts_raw, mut clock, mut clock_id) = (ts_raw, clock, clock_id);
+        // a track event the sequence's lost state leaves unreadable (its time on an incremental clock, or the packet
+        // says it needs the state), or whose time does not fit: counted, not read
+        let mut unreadable = lost && kind == P_TRACK_EVENT && flags & SEQ_NEEDS_INCREMENTAL_STATE != 0;
         if (SEQ_CLOCK_FIRST..=SEQ_CLOCK_LAST).contains(&clock) && timestamp.is_some() && kind != P_CLOCK_SNAPSHOT {
             let seq = self.seqs.get_mut(&seq_id).unwrap();
             if let Some(c) = seq.clocks.iter_mut().find(|c| c.id == clock) {
-                (clock, ts_raw) = c.resolve(ts_raw);
-                clock_id = Some(clock);
+                if lost && c.incremental {
+                    unreadable = true;
+                } else if let Some((b, t)) = c.resolve(ts_raw) {
+                    (clock, ts_raw) = (b, t);
+                    clock_id = Some(clock);
+                } else {
+                    self.out.clock_overflow_events += (kind == P_TRACK_EVENT) as i64;
+                    unreadable = kind == P_TRACK_EVENT;
+                }
             } // else a clock no snapshot of the sequence defined: its track events are counted, not read
+        }
+        if unreadable && kind == P_TRACK_EVENT {
+            self.out.lost_state_events += lost as i64;
+            return Ok(1);
         }
         // the lengths of the outputs, taken only here: what comes before adds nothing to them (a packet's fields
         // are all read before any is used; FrameTimeline events cannot fail), and most packets of some traces are
         // FrameTimeline packets, for which taking them cost more than the event
         if kind == P_TRACE_CONFIG {
             self.out.trace_configs += 1;
+            self.battery_session |= trace_config_session(v.bytes()) == Some(BATTERY_SESSION.as_bytes());
             return Ok(1);
         }
         if !matches!(kind, P_FTRACE_EVENTS | P_PROCESS_TREE | P_TRACK_EVENT | P_TRACK_DESCRIPTOR | P_THREAD_DESCRIPTOR
@@ -695,18 +743,18 @@ impl Decoder {
             let field = match r.field() {
                 Ok(Some(field)) => field,
                 Ok(None) => return Ok(0),
-                Err(_) => return self.packet_failed(format!("compressed packets: record {index} inside is cut off \
-                                                             or malformed")),
+                Err(_) => return self.packet_failed(format!("compressed packets: record {} inside is cut off or \
+                                                             malformed", index + 1)),
             };
             let (1, Val::Bytes(packet)) = field else {
-                return self.packet_failed(format!("compressed packets: record {index} inside is not a trace packet \
-                                                   (field {})", field.0));
+                return self.packet_failed(format!("compressed packets: record {} inside is not a trace packet \
+                                                   (field {})", index + 1, field.0));
             };
             match self.packet(packet) {
                 Ok(n) => self.out.packets += n,
                 Err(e) if self.packet_error.is_some() => return Err(e),
-                Err(_) => return self.packet_failed(format!("packet {index} inside compressed packets does not \
-                                                             decode")),
+                Err(_) => return self.packet_failed(format!("packet {} inside compressed packets does not decode",
+                                                            index + 1)),
             }
             index += 1;
         }
@@ -839,7 +887,7 @@ impl Decoder {
                         1 => id = v.u64() as u32,
                         2 => ts = v.u64() as i64,
                         3 => incremental = v.u64() != 0,
-                        4 => unit_ns = (v.u64() as i64).max(1),
+                        4 => unit_ns = i64::try_from(v.u64()).unwrap_or(i64::MAX).max(1),
                         _ => {}
                     }
                 }
@@ -854,7 +902,8 @@ impl Decoder {
         // the builtin reading the sequence's clocks are related to: the boot clock's, else the lowest id's
         let reference = snap.get(&BOOTTIME).map(|&ts| (BOOTTIME, ts))
             .or_else(|| snap.iter().filter(|(&id, _)| id != 0).min_by_key(|(&id, _)| id).map(|(&id, &ts)| (id, ts)));
-        if let (Some(reference), false) = (reference, scoped.is_empty()) {
+        // (a sequence-scoped clock needs a sequence: id 0 is none, as trace processor refuses it)
+        if let (Some(reference), false, true) = (reference, scoped.is_empty(), seq_id != 0) {
             let seq = self.seqs.entry(seq_id).or_default();
             for mut c in scoped {
                 c.builtin = reference;
@@ -1560,6 +1609,7 @@ impl Decoder {
     /// After the last packet: timestamps on other clocks go to the boot clock (with every snapshot of the file),
     /// track events find their threads, sched_wakeup is kept only when the trace had no sched_waking.
     pub fn finish(&mut self) {
+        self.inflated = Vec::new(); // the scratch of compressed packets, up to the cap: not held through the build
         self.drop_before_valid();
         self.cpu_counters();
         let clocks = ClockConverter::new(std::mem::take(&mut self.snapshots));
@@ -1824,7 +1874,7 @@ mod tests {
         let read = [(P_TIMESTAMP, S_TIMESTAMP), (P_TIMESTAMP_CLOCK_ID, S_CLOCK_ID), (P_TRUSTED_SEQ_ID, S_SEQ_ID),
                     (P_INCREMENTAL_STATE_CLEARED, S_CLEARED), (P_SEQUENCE_FLAGS, S_FLAGS),
                     (P_INTERNED_DATA, S_INTERNED), (P_TRACE_PACKET_DEFAULTS, S_DEFAULTS),
-                    (FRAME_TIMELINE_FIELD, S_FRAME_TIMELINE)];
+                    (FRAME_TIMELINE_FIELD, S_FRAME_TIMELINE), (P_PREVIOUS_PACKET_DROPPED, S_DROPPED)];
         for f in 0u32..5000 {
             let want = match read.iter().find(|r| r.0 == f) {
                 Some(r) => r.1,
@@ -1840,6 +1890,18 @@ mod tests {
 /// length-delimited, tag 0x0A), so its first three are checked: each has that tag and a length no more than twice the
 /// data plus 1 MiB. within: the three must lie inside `data` (a head so short that they run past its end decides
 /// nothing); otherwise records running past the end are allowed (the data is the head of a longer file).
+/// TraceConfig.unique_session_name (field 22), if the config holds one (a config that does not decode: None).
+fn trace_config_session(b: &[u8]) -> Option<&[u8]> {
+    let mut r = Reader::new(b);
+    let mut name = None;
+    while let Ok(Some((f, v))) = r.field() {
+        if let (22, Val::Bytes(s)) = (f, v) {
+            name = Some(s);
+        }
+    }
+    name
+}
+
 /// Which rows of a column group to keep (their time at or after `t`), None when all are; the rows left out are
 /// counted into `dropped`.
 fn keep_from(ts: &[i64], t: i64, dropped: &mut i64) -> Option<Vec<bool>> {
@@ -1881,6 +1943,9 @@ fn inflate_zlib(z: &[u8], out: &mut Vec<u8>, cap: usize) -> Result<(), Inflate> 
         match d.decompress_vec(rest, out, FlushDecompress::None) {
             // (a buffer reused from a larger packet has room past the cap)
             _ if out.len() > cap => return Err(Inflate::PastCap),
+            Ok(Status::StreamEnd) if (d.total_in() as usize) < z.len() => {
+                return Err(Inflate::Broken("bytes follow the end of the zlib stream"));
+            }
             Ok(Status::StreamEnd) => return Ok(()),
             // no progress: the output is full at the cap (the stream has more), or the input ran out
             Ok(_) if d.total_in() == before_in && d.total_out() == before_out => {
@@ -1897,15 +1962,34 @@ fn inflate_zlib(z: &[u8], out: &mut Vec<u8>, cap: usize) -> Result<(), Inflate> 
 /// A whole zstd frame (RFC 8878, as the tracing service's zstd compressor writes it) into `out` (cleared), at most
 /// `cap` bytes.
 fn inflate_zstd(z: &[u8], out: &mut Vec<u8>, cap: usize) -> Result<(), Inflate> {
-    use std::io::Read;
     out.clear();
     let mut src = z;
-    let mut d = ruzstd::decoding::StreamingDecoder::new(&mut src)
+    while !src.is_empty() {
+        // zstd frames may follow one another (RFC 8878 3.1): each is decoded in turn
+        zstd_frame(&mut src, out, cap)?;
+    }
+    Ok(())
+}
+
+/// One zstd frame from the front of `src` (advanced past it), appended to `out` in bounded reads (no buffer past
+/// the cap, and the decoder never asked for more than a read's worth at once).
+fn zstd_frame(src: &mut &[u8], out: &mut Vec<u8>, cap: usize) -> Result<(), Inflate> {
+    use std::io::Read;
+    let mut d = ruzstd::decoding::StreamingDecoder::new(&mut *src)
         .map_err(|_| Inflate::Broken("not a zstd frame, or damaged"))?;
-    let n = (&mut d).take(cap as u64 + 1).read_to_end(out)
-        .map_err(|_| Inflate::Broken("the zstd frame is damaged or cut off"))?;
-    if n > cap {
-        return Err(Inflate::PastCap);
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        let n = d.read(&mut chunk).map_err(|_| Inflate::Broken("the zstd frame is damaged or cut off"))?;
+        if n == 0 {
+            break;
+        }
+        if out.len() + n > cap {
+            return Err(Inflate::PastCap);
+        }
+        if out.capacity() < out.len() + n {
+            out.reserve_exact(out.len().max(n).min(cap - out.len()));
+        }
+        out.extend_from_slice(&chunk[..n]);
     }
     if !d.into_frame_decoder().is_finished() {
         return Err(Inflate::Broken("the zstd frame is cut off"));

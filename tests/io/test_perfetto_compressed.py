@@ -114,7 +114,7 @@ def test_a_broken_packet_inside_keeps_the_ones_before_it(corpus):
     records = _records(path.read_bytes())
     inner = records[:300] + [field(1, b"\x0a\x05ab")]    # a packet whose field runs past its end
     msg = _stop_warning(read_perfetto(_compressed(inner), "inner"))
-    assert "packet 300 inside compressed packets does not decode" in msg
+    assert "packet 301 inside compressed packets does not decode" in msg
     assert "read the 300 packet(s) before it" in msg
 
 
@@ -175,3 +175,27 @@ def test_a_damaged_zstd_frame_stops_at_its_record(corpus):
     msg = _stop_warning(read_perfetto(whole, "zstd"))
     assert f"at byte {len(good)} of {len(whole)}" in msg
     assert "compressed packets do not decompress" in msg and "read the 100 packet(s) before it" in msg
+
+
+def test_bytes_after_the_zlib_stream_stop_the_read(corpus):
+    path = corpus_file(corpus, NOWINANDROID)
+    records = _records(path.read_bytes())
+    z = zlib.compress(b"".join(records[10:20])) + zlib.compress(b"".join(records[20:30]))   # two streams in one
+    msg = _stop_warning(read_perfetto(b"".join(records[:10]) + field(1, field(COMPRESSED_PACKETS, z)), "two"))
+    assert "bytes follow the end of the zlib stream" in msg and "read the 10 packet(s) before it" in msg
+
+
+def test_zstd_frames_in_a_row_are_all_read(corpus):
+    """A zstd stream may hold frames one after another (RFC 8878, 3.1): each is read."""
+    zstandard = pytest.importorskip("zstandard")
+    path = corpus_file(corpus, NOWINANDROID)
+    records = _records(path.read_bytes())
+    frames = b"".join(zstandard.ZstdCompressor().compress(b"".join(records[i:i + 1000]))
+                      for i in range(0, len(records), 1000))
+    _same_but_note(read_perfetto(field(1, field(ZSTD_COMPRESSED_PACKETS, frames)), "frames"),
+                   read_perfetto(path.read_bytes(), "frames"))
+
+
+def test_compressed_packets_holding_nothing_say_so():
+    with pytest.raises(InputError, match="its 1 compressed packet record"):
+        read_perfetto(field(1, field(COMPRESSED_PACKETS, zlib.compress(b""))), "empty")

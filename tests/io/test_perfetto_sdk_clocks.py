@@ -109,3 +109,33 @@ def test_a_chrome_trace_excerpt_on_clock_65():
     assert _slices(t, "ts", "name", "tid", "pid", "closed") == [(2491717086881 + 7000, "ThreadPool_RunTask", 12068,
                                                                   7111, False)]
     assert t.threads[12068].name == "ThreadPoolForegroundWorker"
+
+
+def test_after_a_lost_packet_the_sequences_events_wait_for_its_next_reset():
+    """A packet lost on the sequence (the next one says previous_packet_dropped) leaves the incremental clock's value
+    unknown: trace processor skips the packets that need the sequence's state until its next reset. Here the lost
+    packet carried a delta of 500: read on, 'B' would land 500 ns early."""
+    needs = 2   # SEQ_NEEDS_INCREMENTAL_STATE
+    t = _read(*_reset(7, 5_000_000), _event(7, 1000, INSTANT, "A", sequence_flags=needs),
+              # (a packet with delta 500 was lost here)
+              _event(7, 500, INSTANT, "B", sequence_flags=needs, previous_packet_dropped=1),
+              _event(7, 100, INSTANT, "C", sequence_flags=needs),
+              *_reset(7, 6_000_000), _event(7, 10, INSTANT, "D", sequence_flags=needs))
+    assert _slices(t, "ts", "name") == [(5_001_000, "A"), (6_000_010, "D")]
+    assert any("2 track event(s) skipped after a lost packet" in w.message for w in t.warnings)
+
+
+def test_a_time_past_64_bits_is_skipped_with_a_warning_not_wrapped():
+    """A unit of 2^62 ns: the snapshot reads 0 units at boot 9,000,000; a delta of 4 units is 2^64 ns, past an int64:
+    that event is skipped and the clock does not move, so the next (delta 0) is at the snapshot's time."""
+    t = _read(*_reset(3, 9_000_000, unit_ns=1 << 62), _event(3, 4, INSTANT, "far"), _event(3, 0, INSTANT, "near"))
+    assert _slices(t, "ts", "name") == [(9_000_000, "near")]
+    assert any("1 track event(s) skipped: their time on a sequence-scoped clock does not fit" in w.message
+               for w in t.warnings)
+
+
+def test_a_sequence_clock_needs_a_sequence():
+    """Sequence-scoped clocks are only valid within a trusted_packet_sequence_id; trace processor refuses them on
+    sequence 0."""
+    t = _read(*_reset(0, 1_000_000), _event(0, 10, INSTANT, "no sequence"))
+    assert t.slices.height == 0

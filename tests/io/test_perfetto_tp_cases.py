@@ -582,3 +582,15 @@ def test_previous_bundle_end_is_read_before_last_read_event():
     later = _first_bundle(0, 9000, _print(4000, 7, "I|7|second bundle"))
     t = _read(first, later)
     assert _slices(t, "ts", "name") == [(3500, "late"), (4000, "second bundle")]
+
+
+def test_the_battery_tracing_session_keeps_its_ftrace_data_whole():
+    """Trace processor does not leave out data before every CPU is whole for Android's lightweight battery-tracing
+    session (its FtraceParser::MaybeOnFirstFtraceEvent, b/344969928): the same case as
+    test_atrace_before_every_cpu_is_whole_is_left_out, in that session, keeps "FilteredOut"."""
+    config = pb.TracePacket()
+    config.trace_config.unique_session_name = "session_with_lightweight_battery_tracing"
+    t = _read(config, _first_bundle(1, 1000, _print(1500, 42, "B|42|FilteredOut"), _print(2700, 42, "E|42")),
+              _first_bundle(0, 2000, _print(2200, 42, "B|42|Kept")))
+    assert sorted(_slices(t, "name")) == [("FilteredOut",), ("Kept",)]
+    assert not any("left out" in w.message for w in t.warnings)

@@ -83,6 +83,8 @@ def _trace(decoder: PerfettoDecoder, size: int, path: str) -> Trace:
     stopped = cols["stopped"]
     if not cols["packets"]:
         why = f": {stopped[1]}" if stopped is not None and stopped[1].startswith("compressed packets") else ""
+        if not why and cols["compressed"][0]:
+            why = f": its {cols['compressed'][0]} compressed packet record(s) hold no packet"
         raise InputError(path, "no Perfetto trace packets could be read (not a Perfetto trace, or corrupt from "
                          f"the first byte){why}", offset=0)
     _count_compressed(builder, cols["compressed"], path)
@@ -185,6 +187,13 @@ def _clock_warnings(b: TraceBuilder, cols: dict[str, Any]) -> None:
     if cols["unconvertible_clocks"]:
         b.warn(f"timestamps on clock(s) {cols['unconvertible_clocks']} have no clock snapshot relating them to the "
                "boot clock; used as they are")
+    if cols["lost_state_events"]:
+        b.warn(f"{cols['lost_state_events']} track event(s) skipped after a lost packet on their sequence "
+               "(previous_packet_dropped): their times and names depend on the sequence's state, unknown until its "
+               "next reset (trace processor skips them too)")
+    if cols["clock_overflow_events"]:
+        b.warn(f"{cols['clock_overflow_events']} track event(s) skipped: their time on a sequence-scoped clock does "
+               "not fit a 64-bit count of ns (damaged clock snapshot or deltas)")
     if cols["foreign_clock_events"]:
         b.warn(f"{cols['foreign_clock_events']} track event(s) on sequence-scoped clocks skipped (no clock snapshot "
                "of their sequence defines the clock)")
