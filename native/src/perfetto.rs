@@ -537,6 +537,40 @@ impl Decoder {
     }
 
     // ---- packets ---------------------------------------------------------------------------------------------
+    /// A packet's time on a sequence-scoped clock, or on a sequence whose state a lost packet left unknown (kept out
+    /// of packet(), whose FrameTimeline path the compiler inlines whole only while packet() stays small): the
+    /// sequence's clock moves (an incremental one) and gives the builtin clock and time. A track event the lost state
+    /// leaves unreadable (its time on an incremental clock, or the packet says it needs the state), or whose time
+    /// does not fit, is counted, not read. The packet of a clock snapshot does not move the clocks it defines (the
+    /// first timestamp after it is relative to it); a clock no snapshot of the sequence defined is left as it is
+    /// (its track events are counted later).
+    #[inline(never)]
+    fn sequence_time(&mut self, seq_id: u32, clock: u32, ts: Option<i64>, kind: u32, lost: bool, flags: u64)
+                     -> SeqTime {
+        let track = kind == P_TRACK_EVENT;
+        let mut unreadable = lost && track && flags & SEQ_NEEDS_INCREMENTAL_STATE != 0;
+        let mut time = SeqTime::Unchanged;
+        if let (true, Some(ts), false) = ((SEQ_CLOCK_FIRST..=SEQ_CLOCK_LAST).contains(&clock), ts,
+                                          kind == P_CLOCK_SNAPSHOT) {
+            let seq = self.seqs.get_mut(&seq_id).unwrap();
+            if let Some(c) = seq.clocks.iter_mut().find(|c| c.id == clock) {
+                if lost && c.incremental {
+                    unreadable = true;
+                } else if let Some((b, t)) = c.resolve(ts) {
+                    time = SeqTime::On(b, t);
+                } else if track {
+                    self.out.clock_overflow_events += 1;
+                    return SeqTime::Unreadable;
+                }
+            }
+        }
+        if unreadable && track {
+            self.out.lost_state_events += 1;
+            return SeqTime::Unreadable;
+        }
+        time
+    }
+
     /// Ftrace events older than `valid_from` are left out, as trace processor leaves them out of its tables by
     /// default: before it some CPU's older data was overwritten (a ring buffer), so the scheduling there is missing
     /// a CPU's switches and wakings and its thread states would be wrong. Names (comms, renames) are kept.
@@ -623,10 +657,8 @@ impl Decoder {
         }
         // the sequence's incremental state (cleared: interned data goes, defaults stay; a packet lost before this one
         // on a sequence seen before leaves the state unknown until the next clear)
-        let (seq, new_seq) = match self.seqs.entry(seq_id) {
-            std::collections::hash_map::Entry::Occupied(o) => (o.into_mut(), false),
-            std::collections::hash_map::Entry::Vacant(v) => (v.insert(Sequence::default()), true),
-        };
+        let new_seq = dropped && !self.seqs.contains_key(&seq_id);
+        let seq = self.seqs.entry(seq_id).or_default();
         if cleared || flags & SEQ_INCREMENTAL_STATE_CLEARED != 0 {
             seq.event_names.clear();
             seq.kernel_symbols.clear();
@@ -658,26 +690,12 @@ impl Decoder {
         // builtin clock and time; the packet of a clock snapshot does not move the clocks it defines (the first
         // timestamp after it is relative to it)
         let (mut ts_raw, mut clock, mut clock_id) = (ts_raw, clock, clock_id);
-        // a track event the sequence's lost state leaves unreadable (its time on an incremental clock, or the packet
-        // says it needs the state), or whose time does not fit: counted, not read
-        let mut unreadable = lost && kind == P_TRACK_EVENT && flags & SEQ_NEEDS_INCREMENTAL_STATE != 0;
-        if (SEQ_CLOCK_FIRST..=SEQ_CLOCK_LAST).contains(&clock) && timestamp.is_some() && kind != P_CLOCK_SNAPSHOT {
-            let seq = self.seqs.get_mut(&seq_id).unwrap();
-            if let Some(c) = seq.clocks.iter_mut().find(|c| c.id == clock) {
-                if lost && c.incremental {
-                    unreadable = true;
-                } else if let Some((b, t)) = c.resolve(ts_raw) {
-                    (clock, ts_raw) = (b, t);
-                    clock_id = Some(clock);
-                } else {
-                    self.out.clock_overflow_events += (kind == P_TRACK_EVENT) as i64;
-                    unreadable = kind == P_TRACK_EVENT;
-                }
-            } // else a clock no snapshot of the sequence defined: its track events are counted, not read
-        }
-        if unreadable && kind == P_TRACK_EVENT {
-            self.out.lost_state_events += lost as i64;
-            return Ok(1);
+        if lost || (SEQ_CLOCK_FIRST..=SEQ_CLOCK_LAST).contains(&clock) {
+            match self.sequence_time(seq_id, clock, timestamp.map(|_| ts_raw), kind, lost, flags) {
+                SeqTime::Unchanged => {}
+                SeqTime::On(c, t) => (clock, ts_raw, clock_id) = (c, t, Some(c)),
+                SeqTime::Unreadable => return Ok(1),
+            }
         }
         // the lengths of the outputs, taken only here: what comes before adds nothing to them (a packet's fields
         // are all read before any is used; FrameTimeline events cannot fail), and most packets of some traces are
@@ -705,6 +723,8 @@ impl Decoder {
     /// (each rolls back alone); the reason is left in `packet_error` for the stop message. Inflated bytes count
     /// against MAX_INFLATED for the whole file and MAX_INFLATE_RATIO (past INFLATE_RATIO_FLOOR), as every
     /// decompression of the project is bounded (io/budget.py). Returns 0: the packets inside are counted here.
+    #[cold]
+    #[inline(never)]
     fn compressed_packets(&mut self, z: &[u8]) -> WireResult<i64> {
         if self.inflating {
             return self.packet_failed("compressed packets nested in compressed packets".into());
@@ -799,6 +819,7 @@ impl Decoder {
         Ok(())
     }
 
+    #[inline(always)] // FrameTimeline packets are most of some traces' packets: no call per packet
     fn frame_timeline(&mut self, first: Option<&[u8]>, rest: &[&[u8]], ts: u64, clock_id: Option<u32>, seq_id: u32) {
         let Some(first) = first else { return };
         let clock = match clock_id {
@@ -1074,6 +1095,7 @@ impl Fields16 {
 /// One FrameTimelineEvent (its first field, a oneof member 1-5). Ok(None): a start or end without the cookie,
 /// token or pid it needs (trace processor drops these too). Layer names are shared through `layers` (a few dozen
 /// distinct names over thousands of events).
+#[inline(always)] // (into frame_timeline and packet: one per FrameTimeline packet)
 fn decode_ft_event(raw: &[u8], layers: &mut HashSet<Arc<str>>) -> WireResult<Option<FtEvent>> {
     let mut r = Reader::new(raw);
     let tag = r.varint()?;
@@ -1891,6 +1913,7 @@ mod tests {
 /// data plus 1 MiB. within: the three must lie inside `data` (a head so short that they run past its end decides
 /// nothing); otherwise records running past the end are allowed (the data is the head of a longer file).
 /// TraceConfig.unique_session_name (field 22), if the config holds one (a config that does not decode: None).
+#[inline(never)]
 fn trace_config_session(b: &[u8]) -> Option<&[u8]> {
     let mut r = Reader::new(b);
     let mut name = None;
@@ -1920,6 +1943,13 @@ pub fn retain_rows<T>(column: &mut Vec<T>, keep: &[bool]) {
         i += 1;
         keep[i - 1]
     });
+}
+
+/// What sequence_time makes of a packet's time.
+enum SeqTime {
+    Unchanged,
+    On(u32, i64), // the builtin clock and the time on it
+    Unreadable,   // a track event to count and skip
 }
 
 /// Why compressed packets could not be inflated.
