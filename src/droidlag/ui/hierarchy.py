@@ -19,6 +19,22 @@ FRAMEWORK_IDS = ("android:id/",)
 # flag on them says nothing about covering their bounds.
 SCROLLERS = ("ListView", "GridView", "RecyclerView", "ScrollView", "NestedScrollView", "ViewPager", "ViewPager2",
              "AbsListView", "ExpandableListView")
+# Containers whose children the widget itself requires, so neither they nor the child they hold are layers an app
+# can merge (lint's UselessParent never removes the child of a ScrollView/HorizontalScrollView, and does not treat
+# lists, grids, pagers or other adapter views as plain containers): a ScrollView or HorizontalScrollView (and
+# NestedScrollView) must have exactly one child; a ViewPager/ViewPager2 holds its pages (ViewPager2 through an
+# internal RecyclerView); a RecyclerView or an AdapterView (ListView, GridView, Spinner, Gallery, StackView,
+# AdapterViewFlipper) holds the item views its adapter creates. Matched on the class's simple name's ending, so
+# subclasses named after their base (HorizontalScrollView, NestedScrollView, ExpandableListView) match too.
+CHILD_REQUIRING = SCROLLERS + ("AdapterView", "AdapterViewFlipper", "AdapterViewAnimator", "StackView", "Gallery",
+                               "Spinner")
+# The window's content frame: every view above it is the window's decor (DecorView, its LinearLayout and frame) or
+# AppCompat's sub-decor, which AppCompat installs between the decor and the app's layout and which the app cannot
+# remove. AppCompat renames the platform frame to NO_ID and gives `android:id/content` to its own frame; its
+# sub-decor roots carry the app package's `action_bar_root` (no action bar) or `decor_content_parent` (with one).
+CONTENT_ID = "android:id/content"
+APPCOMPAT_DECOR_IDS = ("action_bar_root", "decor_content_parent")
+DECOR_DEPTH = 4
 
 
 @dataclass
@@ -45,20 +61,33 @@ class CoveredView:
 
 @dataclass
 class Chain:
-    """Containers nested with the same bounds, each the only child of the one above: all but one are redundant."""
+    """Containers nested with the same bounds, each the only child of the one above. `kept` says, per member, why
+    it cannot go (a scrolling/adapter container, or the child one requires) or None when it could be merged away:
+    the redundant layers are the members that could go, all but one when every member could."""
 
     classes: list[str]
     resource_ids: list[str | None]
     bounds: tuple[int, int, int, int]
     source: str
+    kept: list[str | None] = field(default_factory=list)
+
+    def _removable(self) -> list[int]:
+        kept = self.kept or [None] * len(self.classes)
+        free = [i for i, k in enumerate(kept) if k is None]
+        return free[:-1] if len(free) == len(self.classes) else free
 
     @property
     def redundant(self) -> int:
-        return len(self.classes) - 1
+        return len(self._removable())
+
+    @property
+    def redundant_classes(self) -> list[str]:
+        return [self.classes[i] for i in self._removable()]
 
     def to_dict(self) -> dict:
         return {"classes": self.classes, "resource_ids": self.resource_ids, "bounds": list(self.bounds),
-                "redundant_layers": self.redundant, "source": self.source}
+                "redundant_layers": self.redundant, "kept": self.kept or [None] * len(self.classes),
+                "source": self.source}
 
 
 @dataclass
@@ -138,20 +167,67 @@ def _visible_nodes(root: ViewNode, screen: tuple[int, int]) -> list[tuple[ViewNo
     return out
 
 
+def _requires_children(n: ViewNode) -> bool:
+    return n.simple_class.endswith(CHILD_REQUIRING)
+
+
+def _window_decor(root: ViewNode) -> set[int]:
+    """Ids (`id()`) of the window decor above an app's layout: the views above a content frame
+    (`android:id/content`) and AppCompat's sub-decor roots with the views above them, up to the window's root (a
+    DecorView, or DECOR_DEPTH levels: DecorView > LinearLayout > FrameLayout > AppCompat root > content is the
+    deepest standard decor), so that an activity embedded in another's layout (TabActivity) takes only its own
+    decor out, not the host's layout around it."""
+    parent: dict[int, ViewNode] = {}
+    marks: list[tuple[ViewNode, bool]] = []
+    for n in root.walk():
+        for c in n.children:
+            parent[id(c)] = n
+        rid = n.resource_id or ""
+        if rid == CONTENT_ID:
+            marks.append((n, False))
+        elif ":id/" in rid and rid.rpartition("/")[2] in APPCOMPAT_DECOR_IDS:
+            marks.append((n, True))
+    decor: set[int] = set()
+    for n, itself in marks:
+        if itself:
+            decor.add(id(n))
+        cur: ViewNode | None = n
+        for _ in range(DECOR_DEPTH):
+            cur = parent.get(id(cur))
+            if cur is None:
+                break
+            decor.add(id(cur))
+            if cur.simple_class.endswith("DecorView"):
+                break
+    return decor
+
+
 def _chains(root: ViewNode) -> list[Chain]:
+    """Runs of same-bounds single-child containers, window decor left out. A run stops below a container that
+    requires its children (scroll views, pagers, lists): that child is a run's first member, kept like the
+    container itself; runs with nothing an app could merge are not reported."""
+    decor = _window_decor(root)
     out: list[Chain] = []
-    stack = [root]
+    stack: list[tuple[ViewNode, bool]] = [(root, False)]
     while stack:
-        n = stack.pop()
+        n, required = stack.pop()
         chain = [n]
         cur = n
-        while len(cur.children) == 1 and cur.children[0].bounds == cur.bounds and cur.children[0].children:
+        while len(cur.children) == 1 and cur.children[0].bounds == cur.bounds and cur.children[0].children and \
+                not _requires_children(cur):
             cur = cur.children[0]
             chain.append(cur)
-        app = [c for c in chain if not _is_framework(c)]
+        app = [c for c in chain if not _is_framework(c) and id(c) not in decor]
         if len(app) >= 2:
-            out.append(Chain([c.cls for c in app], [c.resource_id for c in app], n.bounds, app[0].source))
-        stack.extend(cur.children if len(chain) > 1 else n.children)
+            kept: list[str | None] = [
+                "scrolling or adapter container" if _requires_children(c) else
+                "the child its scrolling or adapter container requires" if c is n and required else None
+                for c in app]
+            found = Chain([c.cls for c in app], [c.resource_id for c in app], n.bounds, app[0].source, kept)
+            if found.redundant:
+                out.append(found)
+        nxt = cur if len(chain) > 1 else n
+        stack.extend((c, _requires_children(nxt)) for c in nxt.children)
     return out
 
 
@@ -207,7 +283,7 @@ def analyze_hierarchy(h: ViewHierarchy, config: HierarchyConfig | None = None) -
     covered = _covered(order, drawing, h.has_opacity)
     classes: dict[str, int] = {}
     for c in chains:
-        for k in c.classes[:-1]:
+        for k in c.redundant_classes:
             classes[k] = classes.get(k, 0) + 1
     for cv in covered:
         classes[cv.cls] = classes.get(cv.cls, 0) + 1
