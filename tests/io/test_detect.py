@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+from droidlag.io.detect import LOGCAT, sniff_bytes
 from droidlag.io.inputs import discover
 
 
@@ -177,3 +178,36 @@ def test_prose_naming_the_legacy_columns_is_not_gfxinfo():
     from droidlag.io.detect import sniff_bytes
     prose = ("The profile bars are split into Draw Prepare Process Execute\nstages; see the docs for what each means.\n")
     assert sniff_bytes(prose.encode()) is None
+
+
+# ART/Dalvik GC lines in every logcat prefix the GC reader knows are logs; prose naming a GC message is not.
+_CC = ("Background concurrent copying GC freed 812669(25MB) AllocSpace objects, 52(1872KB) LOS objects, 47% free, "
+       "26MB/50MB, paused 76us total 118.936ms")
+
+
+def test_gc_lines_of_the_tag_format_are_a_logcat():
+    assert sniff_bytes(("\n".join(f"I/a.termview: {_CC}" for _ in range(3)) + "\n").encode()) == LOGCAT
+
+
+def test_a_gc_line_pasted_in_a_code_comment_is_a_logcat():
+    text = "}\n// I/FirebaseAuth(16391): Creating user\n// I/ample.shopverse(16391): " + _CC + "\n"
+    assert sniff_bytes(text.encode()) == LOGCAT
+
+
+def test_epoch_uid_gc_lines_even_with_a_glued_word_are_a_logcat():
+    line = "37238.786 10240  3426  3464 I 1.syncthingfor: " + _CC
+    assert sniff_bytes((line + "\n").encode()) == LOGCAT
+    assert sniff_bytes(("timestamp" + line + "\n").encode()) == LOGCAT
+
+
+def test_dalvik_gc_lines_are_a_logcat():
+    text = ("04-27 10:39:28.982   387   397 D dalvikvm: GC_EXPLICIT freed 89K, 17% free 15805K/19020K, paused "
+            "2ms+5ms, total 63ms\n")
+    assert sniff_bytes(text.encode()) == LOGCAT
+
+
+def test_prose_naming_gc_messages_is_not_a_logcat():
+    text = ("# GC notes\n\nART logs lines such as " + _CC + " when a collection is slow.\n"
+            "Look for I/art: " + _CC + " in the log.\nDalvik said GC_FOR_ALLOC freed 5K, 3% free 18048K/18524K, "
+            "paused 13ms, total 14ms back then.\n")
+    assert sniff_bytes(text.encode()) is None

@@ -93,5 +93,7 @@ def _print(reports, skipped, top: int) -> None:
             print(f"  ... {len(d['processes']) - top} more process(es) (--top, --json)")
         for n in d["notes"]:
             print(f"  note: {n}")
+        for w in d.get("warnings") or []:
+            print(f"  warning: {w}")
     for s in skipped:
         print(f"skipped {s['path']}: {s['reason']}")

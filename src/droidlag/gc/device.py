@@ -14,6 +14,8 @@ import numpy as np
 from droidlag.models.gc import (
     CLAMP,
     COLLECTION,
+    DALVIK_COLLECTOR,
+    DALVIK_WAITED_ON,
     OOM,
     SOFT_REFS,
     STARTING_BLOCKING,
@@ -28,6 +30,8 @@ from droidlag.models.gc import (
 
 LOG_NOTE = ("ART logs only explicit collections and slow ones (total over 100 ms or a pause of 5 ms or more), and "
             "blocking waits over 5 ms: counts and times from logs are lower bounds")
+DALVIK_NOTE = ("Dalvik lines (Android 4.4 and older) are read as Dalvik logs them: every collection, in whole ms "
+               "and KB (`<1K` freed counted as 0), and waits for its concurrent collection of 1 ms or more")
 BLOCKING_KINDS = (WAITING_BLOCKING, STARTING_BLOCKING, WAIT_DONE)
 
 
@@ -43,9 +47,11 @@ class GcConfig:
 
 @dataclass
 class ThreadStall:
-    """One thread's blocking GC waits. waits: `Waiting for a blocking GC` lines; started: `Starting a blocking GC`
-    (the thread ran the GC itself, stalled for all of it); completed: waits with a logged length, summing to
-    waited_ns. main: tid == pid."""
+    """One thread's blocking GC waits. waits: `Waiting for a blocking GC` lines, and the waits whose end was logged
+    (`WaitForGcToComplete blocked ...`) with no such line open before it on the thread (Android 5-6 log only the
+    end; ART logs the start only for some waits; Dalvik's `WAIT_FOR_CONCURRENT_GC blocked`); started: `Starting a
+    blocking GC` (the thread ran the GC itself, stalled for all of it); completed: waits with a logged length,
+    summing to waited_ns. main: tid == pid."""
 
     tid: int | None
     main: bool | None
@@ -56,6 +62,7 @@ class ThreadStall:
     max_wait_ns: int = 0
     causes: dict[str, int] = field(default_factory=dict)
     name: str | None = None
+    open_waits: int = field(default=0, repr=False)   # `Waiting for` lines whose end is not logged yet
 
     def to_dict(self) -> dict:
         return {"tid": self.tid, "name": self.name, "main_thread": self.main, "waits": self.waits, "started": self.started,
@@ -152,6 +159,12 @@ def percentiles_ns(values: list[int], ps: tuple[int, ...]) -> dict[str, int]:
     return {f"p{p}": int(round(v)) for p, v in zip(ps, got, strict=True)}
 
 
+def _is_dalvik(e: GcLogEvent) -> bool:
+    if e.kind == COLLECTION:
+        return (e.collector or "").split(" ", 1)[0] == DALVIK_COLLECTOR
+    return e.kind == WAIT_DONE and e.cause is None and e.blocked_on == DALVIK_WAITED_ON
+
+
 def _key(e: GcLogEvent) -> tuple:
     return ("pid", e.pid) if e.pid is not None else ("name", e.process or e.tag or "?")
 
@@ -167,8 +180,9 @@ def _add_blocking(p: ProcessGc, stalls: dict, e: GcLogEvent) -> None:
     st = _stall(stalls, e)
     if e.cause:
         st.causes[e.cause] = st.causes.get(e.cause, 0) + 1
-    if e.kind == WAITING_BLOCKING:
+    if e.kind == WAITING_BLOCKING or (e.kind == WAIT_DONE and not st.open_waits):
         st.waits += 1
+        st.open_waits += e.kind == WAITING_BLOCKING
         p.blocking_waits += 1
         if e.main_thread:
             p.main_thread_waits += 1
@@ -176,6 +190,8 @@ def _add_blocking(p: ProcessGc, stalls: dict, e: GcLogEvent) -> None:
         st.started += 1
         p.blocking_started += 1
     else:
+        st.open_waits -= 1   # this line ends the wait a `Waiting for` line began
+    if e.kind == WAIT_DONE:
         d = e.duration_ns or 0
         st.completed += 1
         st.waited_ns += d
@@ -295,7 +311,10 @@ def summarize_gc_log(log: GcLog, config: GcConfig | None = None) -> GcLogReport:
     procs = [_process(evs, config) for evs in groups.values()]
     procs.sort(key=lambda p: (-p.main_thread_blocked_ns, -p.main_thread_waits, -p.blocked_ns,
                               -(p.blocking_waits + p.blocking_started), -p.gc_wall_ns, p.pid or 0))
-    notes = [LOG_NOTE] if log.events else []
+    dalvik = sum(map(_is_dalvik, log.events))
+    notes = [LOG_NOTE] if len(log.events) > dalvik else []
+    if dalvik:
+        notes.append(DALVIK_NOTE)
     if any(e.pid is not None and e.tid is None for e in log.events):
         notes.append("the log format gives no thread ids: blocking waits cannot be put on threads")
     if log.events and not log.year_known and log.clock == "wall":

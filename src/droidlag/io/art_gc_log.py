@@ -19,7 +19,7 @@ import calendar
 import re
 import zipfile
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypedDict
 
@@ -27,6 +27,8 @@ from droidlag.errors import InputError, ReadWarning
 from droidlag.models.gc import (
     CLAMP,
     COLLECTION,
+    DALVIK_COLLECTOR,
+    DALVIK_WAITED_ON,
     OOM,
     SOFT_REFS,
     STARTING_BLOCKING,
@@ -46,6 +48,12 @@ _DUR = r"\d+(?:\.\d+)?(?:ns|us|ms|s)"
 MARK_WORDS = (" GC freed ", "a blocking GC ", "WaitForGcToComplete blocked", "Clamp target GC heap from ",
               "Forcing collection of SoftReferences for ", 'Throwing OutOfMemoryError "Failed to allocate',
               "Suspending all threads took: ")
+# Dalvik's (Android 4.1 to 4.4, dalvik/vm/alloc/Heap.cpp dvmCollectGarbageInternal and
+# dvmWaitForConcurrentGcToComplete): `<reason> freed [<]NK, P% free NK/NK, paused Nms[+Nms], total Nms` and
+# `WAIT_FOR_CONCURRENT_GC blocked Nms`. Older reasons (GC_FOR_MALLOC, GC_EXTERNAL_ALLOC: Android 2-4.0, another
+# format) are found so that their lines are named as not understood, never passed over in silence.
+DALVIK_WORDS = ("GC_FOR_ALLOC freed ", "GC_CONCURRENT freed ", "GC_EXPLICIT freed ", "GC_BEFORE_OOM freed ",
+                "GC_FOR_MALLOC freed ", "GC_EXTERNAL_ALLOC freed ", "WAIT_FOR_CONCURRENT_GC blocked ")
 
 
 _COLLECTION = re.compile(
@@ -62,17 +70,25 @@ _SOFT = re.compile(rf"Forcing collection of SoftReferences for (?P<size>{_SIZE})
 _OOM = re.compile(rf"Throwing OutOfMemoryError \"Failed to allocate a (?P<n>\d+) byte allocation with \d+ free bytes "
                   rf"and {_SIZE} until OOM(?:, target footprint \d+, growth limit (?P<limit>\d+))?")
 _SUSPEND = re.compile(rf"Suspending all threads took: (?P<dur>{_DUR})")
+_DALVIK_GC = re.compile(r"(?P<reason>GC_[A-Z_]+) freed (?P<small><)?(?P<freed>\d+)K, (?P<free>\d+)% free "
+                        r"(?P<used>\d+)K/(?P<foot>\d+)K, paused (?P<p1>\d+)ms(?:\+(?P<p2>\d+)ms)?, total (?P<total>\d+)ms")
+_DALVIK_WAIT = re.compile(r"WAIT_FOR_CONCURRENT_GC blocked (?P<dur>\d+)ms")
+# Heap.cpp's GcSpecs: which reasons collect only the app's heap (not the zygote's): isPartial.
+_DALVIK_PARTIAL = {"GC_FOR_ALLOC": True, "GC_CONCURRENT": True, "GC_EXPLICIT": False, "GC_BEFORE_OOM": False}
 
 # Line prefixes, one per logcat format (`logcat -v`: threadtime, time, brief, tag, thread, process, long; with
 # year/uid/usec/epoch/monotonic/zone modifiers; Android Studio's old and new layouts). Each ends where the message
 # begins.
 _WHEN = r"(?:(?P<date>(?:\d{4}-)?\d\d-\d\d)\s+(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)|(?P<secs>\d+\.\d+))(?:\s+[+-]\d{4})?"
+# Before a line's prefix: indentation, a comment or quote marker (`// `, `# `, `> `, a list's `* `) of a log pasted
+# into code or markdown, or a word glued to the first digits (a pasted table's `timestamp37238.394 ...`).
+_LEAD = r"^\s*(?:(?://+|#+|>+|\*)\s*|[A-Za-z]{1,16}(?=\d))?"
+# Android Studio's dates: `2024-11-29` (3.x and later) or `11-29` without a year (1.x and 2.x).
+_STUDIO_WHEN = r"(?P<date>(?:\d{4}-)?\d\d-\d\d)\s+(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)"
 _PREFIXES = [
-    re.compile(rf"^\s*{_WHEN}\s+(?:(?P<uid>[\w.]+)\s+)?(?P<pid>\d+)\s+(?P<tid>\d+)\s+[VDIWEFAS]\s+(?P<tag>.*?)\s*:\s*$"),
-    re.compile(r"^\s*(?P<date>\d{4}-\d\d-\d\d)\s+(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)\s+(?P<pid>\d+)-(?P<tid>\d+)"
-               r"(?P<cols>\s.*?)?\s+[VDIWEFA]\s+$"),
-    re.compile(r"^\s*(?P<date>\d{4}-\d\d-\d\d)\s+(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?)\s+(?P<pid>\d+)-(?P<tid>\d+)/"
-               r"(?P<package>\S+)\s+[VDIWEFA]/(?P<tag>.*?)\s*:\s*$"),
+    re.compile(rf"{_LEAD}{_WHEN}\s+(?:(?P<uid>[\w.]+)\s+)?(?P<pid>\d+)\s+(?P<tid>\d+)\s+[VDIWEFAS]\s+(?P<tag>.*?)\s*:\s*$"),
+    re.compile(rf"{_LEAD}{_STUDIO_WHEN}\s+(?P<pid>\d+)-(?P<tid>\d+)(?P<cols>\s.*?)?\s+[VDIWEFA]\s+$"),
+    re.compile(rf"{_LEAD}{_STUDIO_WHEN}\s+(?P<pid>\d+)-(?P<tid>\d+)/(?P<package>\S+)\s+[VDIWEFA]/(?P<tag>.*?)\s*:\s*$"),
     re.compile(rf"(?:^\s*{_WHEN}\s+|^|[\s,\]])[VDIWEFA]/(?P<tag>[^\s(][^(]*?)\s*\(\s*(?P<pid>\d+)"
                r"(?::\s*(?P<tid>\d+))?\)\s*:\s*$"),
     re.compile(r"^\s*[VDIWEFA]\(\s*(?P<pid>\d+)(?::\s*(?P<tid>\d+))?\)\s*$"),
@@ -80,6 +96,8 @@ _PREFIXES = [
 ]
 _LONG_HEADER = re.compile(rf"^\[\s*{_WHEN}\s+(?:(?P<uid>[\w.]+):?\s+)?(?P<pid>\d+):\s*(?P<tid>0x[0-9a-fA-F]+|\d+)\s+"
                           r"[VDIWEFA]/(?P<tag>.*?)\s*\]\s*$")
+_LINE_LEAD = re.compile(r"\s*(?:(?://+|#+|>+|\*)\s*)?")   # what may come before a brief or tag prefix
+_UNREAD_TIME = re.compile(r"\d\d:\d\d:\d\d|\d{3,}\.\d{3}")
 _DUMPSTATE_YEAR = re.compile(r"^== dumpstate: (\d{4})-\d\d-\d\d", re.M)
 _SIZE_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
 _DUR_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -171,6 +189,21 @@ def _message(line: str) -> tuple[int, _MessageFields] | None:
     return None
 
 
+def _dalvik_gc(m: re.Match[str]) -> _MessageFields:
+    """A Dalvik collection: sizes in KB (`<1K` when under a KB: recorded as unknown), times in whole ms; the second
+    pause is the concurrent collector's re-mark of dirty cards, both stop the world."""
+    g = m.group
+    reason, concurrent = g("reason"), g("p2") is not None
+    partial = _DALVIK_PARTIAL.get(reason, False)
+    collector = f"{DALVIK_COLLECTOR} " + ("partial " if partial else "") + ("concurrent " if concurrent else "") + \
+        "mark sweep"
+    pauses = [int(g("p1"))] + ([int(g("p2") or 0)] if concurrent else [])
+    return {"kind": COLLECTION, "cause": reason, "collector": collector, "generation": generation_of(collector),
+            "freed_bytes": None if g("small") else int(g("freed")) * 1024, "free_percent": int(g("free")),
+            "heap_used_bytes": int(g("used")) * 1024, "heap_footprint_bytes": int(g("foot")) * 1024,
+            "pauses_ns": tuple(p * 1_000_000 for p in pauses), "duration_ns": int(g("total")) * 1_000_000}
+
+
 def _blocking(m: re.Match[str]) -> _MessageFields:
     return {"kind": WAITING_BLOCKING if m.group("what") == "Waiting for" else STARTING_BLOCKING,
             "cause": m.group("cause")}
@@ -200,6 +233,9 @@ _SIMPLE: list[tuple[re.Pattern[str], Callable[[re.Match[str]], _MessageFields]]]
     (_SOFT, lambda m: {"kind": SOFT_REFS, "size_bytes": size_bytes(m.group("size"))}),
     (_OOM, _oom),
     (_SUSPEND, lambda m: {"kind": SUSPEND_ALL, "duration_ns": duration_ns(m.group("dur"))}),
+    (_DALVIK_GC, _dalvik_gc),
+    (_DALVIK_WAIT, lambda m: {"kind": WAIT_DONE, "blocked_on": DALVIK_WAITED_ON,
+                              "duration_ns": int(m.group("dur")) * 1_000_000}),
 ]
 
 
@@ -236,22 +272,67 @@ class _Clock:
         return epoch_s * 1_000_000_000 + int((frac + "000000000")[:9])
 
 
-def _prefix_fields(prefix: str, previous: str, clock: _Clock) -> _PrefixFields | None:
-    """pid, tid, tag, package and ts_ns from a line's prefix (or the `-v long` header line before it); None when
-    no format explains the prefix."""
+def _prefix_fields(prefix: str, previous: str, clock: _Clock) -> tuple[_PrefixFields | None, bool]:
+    """(pid, tid, tag, package and ts_ns from a line's prefix (or the `-v long` header line before it), whether the
+    prefix was read only in part); None when no format explains the prefix. In part: the brief/tag forms found after
+    text holding a time that no format read (a layout not known, its time and ids lost)."""
     if not prefix.strip():
         m = _LONG_HEADER.match(previous.strip()) if previous else None
         if not m:
-            return {}
+            return {}, False
         g = m.groupdict()
         tid = g["tid"] or ""   # the header's pattern requires pid and tid
         return {"pid": int(g["pid"] or ""), "tid": int(tid, 16) if tid.startswith("0x") else int(tid),
-                "tag": g["tag"] or None, "ts_ns": clock.ns(g)}
+                "tag": g["tag"] or None, "ts_ns": clock.ns(g)}, False
+    m = _prefix_match(prefix)
+    if m is None:
+        return None, False
+    g = m.groupdict()
+    partial = not (g.get("time") or g.get("secs")) and bool(_UNREAD_TIME.search(prefix, 0, m.start() + 1))
+    return _fields_of(g, clock), partial
+
+
+def _prefix_match(prefix: str) -> re.Match[str] | None:
     for rx in _PREFIXES:
         m = rx.search(prefix)
         if m:
-            return _fields_of(m.groupdict(), clock)
+            return m
     return None
+
+
+def _gc_lines(text: str) -> Iterator[tuple[int, str, int]]:
+    """(line start, line, message offset) of each line with GC words whose message parses, in text order."""
+    last = -1
+    for hit in _mark_positions(text):
+        start = text.rfind("\n", 0, hit) + 1
+        if start == last:
+            continue
+        last = start
+        end = text.find("\n", hit)
+        line = text[start:len(text) if end < 0 else end].rstrip("\r")
+        got = _message(line) if len(line) <= MAX_LINE else None
+        if got is not None:
+            yield start, line, got[0]
+
+
+def logcat_gc_lines(text: str, need: int = 1) -> int:
+    """How many of the text's GC lines (up to `need`) are logcat lines: a known logcat prefix, read whole, that
+    starts the line (after indentation or a comment marker), or a `-v long` header on the line before. Prose that
+    names a GC message has no such prefix (file detection takes one such line for a log, as it takes one
+    threadtime GC line)."""
+    seen = 0
+    for start, line, offset in _gc_lines(text):
+        prefix = line[:offset]
+        if not prefix.strip():
+            prev_start = text.rfind("\n", 0, max(0, start - 1)) + 1
+            ok = start > 0 and bool(_LONG_HEADER.match(text[prev_start:start - 1].strip()))
+        else:
+            m = _prefix_match(prefix)
+            ok = m is not None and bool(_LINE_LEAD.fullmatch(prefix[:m.start()]))
+        seen += ok
+        if seen >= need:
+            break
+    return seen
 
 
 def _fields_of(g: _Groups, clock: _Clock) -> _PrefixFields:
@@ -284,7 +365,7 @@ def year_of_bugreport(text: str) -> int | None:
 def _mark_positions(text: str) -> list[int]:
     """Where the fixed words of GC messages occur, in text order (str.find per word: C speed, no regex engine)."""
     out: list[int] = []
-    for word in MARK_WORDS:
+    for word in MARK_WORDS + DALVIK_WORDS:
         i = text.find(word)
         while i >= 0:
             out.append(i)
@@ -358,10 +439,10 @@ def read_gc_log_text(text: str, source: str, year: int | None = None) -> GcLog:
             p_end = start - 1
             p_start = text.rfind("\n", 0, p_end) + 1
             prev = text[p_start:p_end]
-        pf = _prefix_fields(line[:offset], prev, clock)
-        if pf is None:
+        pf, partial = _prefix_fields(line[:offset], prev, clock)
+        if pf is None or partial:
             unknown_prefix.append(line_no)
-            pf = {}
+        pf = pf or {}
         if repeats.is_repeat(line, pf.get("ts_ns"), line_no):
             continue
         log.events.append(GcLogEvent(line=line_no, **pf, **fields))
@@ -374,7 +455,8 @@ def read_gc_log_text(text: str, source: str, year: int | None = None) -> GcLog:
                                                 "another): read once", line=repeats.skipped[0]))
     if unknown_prefix:
         log.warnings.append(ReadWarning(source, f"{len(unknown_prefix)} GC line(s) with a prefix in no known logcat "
-                                                "format: read without process, thread or time",
+                                                "format: read without process, thread or time (at most the tag "
+                                                "and pid of a brief-form ending)",
                                         line=unknown_prefix[0]))
     return log
 

@@ -140,17 +140,15 @@ def _all_ftrace_lines(text: str) -> bool:
 
 
 def _is_logcat(text: str) -> bool:
-    """Several logcat-formatted lines, or one ART GC line in a logcat format (a log cut down to its GC lines)."""
+    """Several logcat-formatted lines, or one ART (or Dalvik) GC line in a logcat format the GC reader knows, its
+    prefix starting the line (a log cut down to its GC lines, in any `-v` format, pasted in code or markdown)."""
     seen = 0
     for _ in _LOGCAT_LINE.finditer(text):
         seen += 1
         if seen >= _LOGCAT_NEED:
             return True
-    if seen:
-        from droidlag.io.art_gc_log import read_gc_log_text
-        log = read_gc_log_text(text, "<sniff>")
-        return any(e.pid is not None or e.ts_ns is not None for e in log.events)
-    return False
+    from droidlag.io.art_gc_log import logcat_gc_lines
+    return logcat_gc_lines(text) > 0
 
 
 def sniff_bytes(data: bytes) -> str | None:

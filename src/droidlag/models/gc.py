@@ -157,3 +157,8 @@ class ArtGcDump:
     bytes_freed: int | None = None
     heap_task_daemon_cpu_ns: int | None = None
     threads_waiting_for_gc: list[tuple[str, bool, str]] = field(default_factory=list)  # (name, main, VM state)
+
+# Dalvik's GC lines (Android 4.4 and older, dalvik/vm/alloc/Heap.cpp), as the log reader records them: the first word
+# of a Dalvik collection's collector name, and what a Dalvik wait waits for (its concurrent collection).
+DALVIK_COLLECTOR = "dalvik"
+DALVIK_WAITED_ON = "GC_CONCURRENT"
