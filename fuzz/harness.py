@@ -28,6 +28,7 @@ import tempfile
 import time
 import traceback
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -149,31 +150,15 @@ def _head(p: Path, n: int) -> bytes:
     return raw[:n]
 
 
-def _varint(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        b, v = v & 0x7F, v >> 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
 def _compressed_perfetto(head: bytes) -> bytes:
     """The whole Trace.packet records of a Perfetto file's head as two TracePacket.compressed_packets (field 50,
-    zlib), as a trace recorded with COMPRESSION_TYPE_DEFLATE holds them."""
-    ends, pos = [], 0
-    while pos < len(head) and head[pos] == 0x0A:
-        length, shift, pos = 0, 0, pos + 1
-        while pos < len(head) and head[pos] & 0x80:
-            length, shift, pos = length | (head[pos] & 0x7F) << shift, shift + 7, pos + 1
-        if pos >= len(head) or pos + 1 + (length | head[pos] << shift) > len(head):
-            break
-        pos += 1 + (length | head[pos] << shift)
-        ends.append(pos)
+    zlib), as a trace recorded with COMPRESSION_TYPE_DEFLATE holds them (wire bytes by the tests' perfetto_wire)."""
+    sys.path.insert(0, str(REPO / "tests" / "io"))
+    from perfetto_wire import field, record_ends
+    ends = record_ends(head)
     half = ends[len(ends) // 2] if ends else 0
     parts = [head[:half], head[half:ends[-1] if ends else 0]]
-    packets = [b"\x92\x03" + _varint(len(z)) + z for z in (__import__("zlib").compress(p) for p in parts if p)]
-    return b"".join(b"\x0a" + _varint(len(p)) + p for p in packets)
+    return b"".join(field(1, field(50, zlib.compress(p))) for p in parts if p)
 
 
 def _zip(files: dict[str, bytes]) -> bytes:
@@ -237,7 +222,7 @@ def seeds(reader: str, max_len: int = SEED_LEN) -> list[bytes]:
                     gzip.compress(_tar({"a.txt": anr[1], "d/e.txt": anr[2]}, "w"), mtime=0), _zip({"in.zip": _zip({"x.txt": anr[3]})})],
         "gzip": [gzip.compress(a, mtime=0) for a in anr[:3]] + [gzip.compress(anr[0], mtime=0)
                                                                + gzip.compress(anr[1], mtime=0) + b"\0\0",
-                                                       __import__("zlib").compress(anr[2])],
+                                                       zlib.compress(anr[2])],
         "xml": [_head(p, max_len) for p in g("layouts/*/app/src/main/res/layout/*.xml")[:6]
                 + g("viewhierarchy/uiautomator/*.xml")[:2]],
         "view_hierarchy": [_head(p, max_len * 2) for p in g("viewhierarchy/*/*.json")[:4]

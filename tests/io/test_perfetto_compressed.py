@@ -8,8 +8,8 @@ from __future__ import annotations
 import zlib
 
 import pytest
-from perfetto_wire import field
-from test_perfetto_stream import NOWINANDROID, PIXEL6A, _record_ends, _same
+from perfetto_wire import field, record_ends
+from test_perfetto_stream import NOWINANDROID, PIXEL6A, _same
 
 from conftest import corpus_file
 from droidlag.errors import InputError
@@ -20,7 +20,7 @@ COMPRESSED_PACKETS = 50
 
 
 def _records(data: bytes) -> list[bytes]:
-    ends = _record_ends(data)
+    ends = record_ends(data)
     assert ends[-1] == len(data)
     return [data[a:b] for a, b in zip([0, *ends], ends)]
 

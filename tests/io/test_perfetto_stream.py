@@ -1,11 +1,12 @@
 """The native Perfetto decoder fed in chunks: any chunk size gives the same Trace, a plain file is streamed (never
 loaded whole), and a broken record leaves exactly the packets before it (checked against the file's own record
-framing, walked here by hand)."""
+framing, walked by hand in perfetto_wire.record_ends)."""
 from __future__ import annotations
 
 import gzip
 
 import pytest
+from perfetto_wire import record_ends
 
 import droidlag.io.source as source
 from conftest import corpus_file
@@ -22,20 +23,6 @@ def _same(a, b) -> None:
         assert getattr(a, name).equals(getattr(b, name)), name
     assert a.threads == b.threads and a.processes == b.processes
     assert (a.start_ns, a.end_ns, a.metadata) == (b.start_ns, b.end_ns, b.metadata)
-
-
-def _record_ends(data: bytes) -> list[int]:
-    """End offsets of the Trace.packet records (tag 0x0A, varint length), walked independently of the reader."""
-    ends, pos = [], 0
-    while pos < len(data) and data[pos] == 0x0A:
-        length, shift, pos = 0, 0, pos + 1
-        while data[pos] & 0x80:
-            length |= (data[pos] & 0x7F) << shift
-            shift, pos = shift + 7, pos + 1
-        length |= data[pos] << shift
-        pos += 1 + length
-        ends.append(pos)
-    return ends
 
 
 @pytest.mark.parametrize("rel", [PIXEL6A, NOWINANDROID])
@@ -60,7 +47,7 @@ def test_read_trace_streams_a_plain_perfetto_file(corpus, monkeypatch):
 
 def test_cut_inside_a_record_stops_at_that_record_and_matches_the_prefix(corpus):
     data = corpus_file(corpus, NOWINANDROID).read_bytes()
-    ends = _record_ends(data)
+    ends = record_ends(data)
     assert ends[-1] == len(data)
     cut = data[: ends[len(ends) // 2] + 3]           # three bytes into the next record
     t = read_perfetto_chunks([cut[i:i + 65536] for i in range(0, len(cut), 65536)], "cut")
@@ -74,7 +61,7 @@ def test_a_packet_that_does_not_decode_leaves_nothing_behind(corpus):
     """A record whose inner bytes are corrupt is rolled back whole: the trace equals the one of the bytes before it."""
     path = corpus_file(corpus, PIXEL6A)
     data = bytearray(path.read_bytes())
-    ends = _record_ends(bytes(data))
+    ends = record_ends(bytes(data))
     # the largest record (ftrace bundles): overwrite its tail with bytes that are no valid field (wire type 7)
     sizes = [(e - s, i) for i, (s, e) in enumerate(zip([0] + ends[:-1], ends))]
     _, i = max(sizes)

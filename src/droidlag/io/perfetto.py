@@ -4,7 +4,8 @@ The decoder walks the raw TracePacket bytes (fed in chunks, so a file need not b
 columns: process_tree, system_info/cpu_info, ftrace bundles (compact_sched and regular events: sched, atrace print,
 binder, block, cpufreq/idle, task names), thread-track TrackEvent slices and instants and FrameTimeline (field 76). This module
 hands them to the TraceBuilder. Compressed packets (TracePacket.compressed_packets, zlib, as a trace config with
-COMPRESSION_TYPE_DEFLATE writes them) are inflated natively and read as the packets they hold. Timestamps are put on the boot clock (the trace clock of Android captures) with
+COMPRESSION_TYPE_DEFLATE writes them; zstd_compressed_packets, zstd) are inflated natively and read as the packets
+they hold. Timestamps are put on the boot clock (the trace clock of Android captures) with
 the trace's clock snapshots. A truncated or corrupt file is read packet by packet up to the first broken record,
 with a warning naming the byte offset.
 """
@@ -104,8 +105,8 @@ def _trace(decoder: PerfettoDecoder, size: int, path: str) -> Trace:
 
 
 def _count_compressed(b: TraceBuilder, compressed: tuple[int, int, int], path: str) -> None:
-    """Compressed packets (a trace recorded with COMPRESSION_TYPE_DEFLATE) were inflated natively, within the
-    decoder's own caps: their bytes count against the run's budget as any other decompression does."""
+    """Compressed packets (zlib or zstd) were inflated natively, within the decoder's own caps: their bytes count
+    against the run's budget as any other decompression does."""
     records, zlib_bytes, inflated = compressed
     if records:
         budget.current().take(inflated, path, "the trace's compressed packets")
