@@ -7,17 +7,18 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
-from conftest import corpus_root  # noqa: E402  (the one corpus finder, shared with the tests)
+from conftest import corpus_root, usable  # noqa: E402  (the one corpus finder, shared with the tests)
 
 
 def perfetto_traces() -> list[Path]:
-    """The corpus's Perfetto traces (by content: the first byte of a Trace.packet record), sorted by name."""
+    """The corpus's Perfetto traces (by content: the first byte of a Trace.packet record), sorted by name; none from a
+    reserved source (tests/conftest.py)."""
     root = corpus_root()
     if root is None:
         return []
     out = []
     for p in sorted((root / "traces").iterdir()):
-        if p.is_file() and p.suffix not in (".md", ".gz") and p.read_bytes()[:1] == b"\x0a":
+        if p.is_file() and p.suffix not in (".md", ".gz") and usable(p) and p.read_bytes()[:1] == b"\x0a":
             out.append(p)
     return out
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from _corpus import best_of, corpus_root
+from _corpus import best_of, corpus_root, usable
 from droidlag.frames import analyze_frames
 from droidlag.io import read_trace
 
@@ -13,7 +13,7 @@ from droidlag.io import read_trace
 def corpus_traces() -> list[Path]:
     root = corpus_root()
     traces = root / "traces" if root else None
-    return sorted(p for p in traces.iterdir() if p.suffix != ".md") if traces and traces.is_dir() else []
+    return sorted(p for p in traces.iterdir() if p.suffix != ".md" and usable(p)) if traces and traces.is_dir() else []
 
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _corpus import corpus_root, perfetto_traces  # noqa: E402
+from _corpus import corpus_root, perfetto_traces, usable  # noqa: E402
 
 BIG = Path("/tmp/droidlag-bench-1gb.perfetto-trace")
 BIG_ENOUGH = 1_000_000    # bytes: the size from which the throughput goal is also stated on its own
@@ -177,8 +177,8 @@ def _systrace_rows(runs: int) -> list[tuple[float, int]]:
     bytes.splitlines, taken in turns, wall and CPU time; and read_trace(path), the whole path from the file (gunzip,
     HTML streamed), in CPU time. The goal's MB/s is the CPU time's (wall time on a loaded machine varies 2x)."""
     root = corpus_root()
-    files = sorted((root / "traces").glob("systrace_*")) + sorted(
-        p for p in (root / "systrace").rglob("*") if p.is_file() and p.suffix in (".html", ".txt"))
+    files = sorted(p for p in (root / "traces").glob("systrace_*") if usable(p)) + sorted(
+        p for p in (root / "systrace").rglob("*") if p.is_file() and p.suffix in (".html", ".txt") and usable(p))
     print(f"\n{'systrace file':<34}{'MB':>7}{'split ms':>9}{'read ms':>8}{'MB/s':>6}{'cpu: split':>11}{'read':>7}"
           f"{'x split':>8}{'MB/s':>6}{'file ms':>8}")
     speeds = []

@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _corpus import best_of, corpus_root
+from _corpus import best_of, corpus_root, usable
 from droidlag.frames.segment import segment_frames
 from droidlag.io import read_trace
 
@@ -38,7 +38,7 @@ def main() -> int:
         return 1
     other = _segment_of(rev)
     paths = sorted(p for d in ("traces", "systrace") if (root / d).is_dir() for p in (root / d).iterdir()
-                   if p.suffix != ".md")
+                   if p.suffix != ".md" and usable(p))
     print(f"{'trace':<62}{'frames':>7}{rev + ' ms':>12}{'this ms':>10}{'ratio':>7}")
     tot_a = tot_b = 0.0
     for p in paths:

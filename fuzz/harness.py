@@ -34,6 +34,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+sys.path.insert(0, str(REPO / "tests"))
+from conftest import corpus_root, usable  # noqa: E402  (the one corpus finder and its reserved-source rule)
+
 CRASHES = HERE / "crashes"
 MAX_LEN = 64 * 1024
 # Seeds are windows of the corpus files of about this size, cut at line starts around the lines that open each
@@ -53,12 +56,6 @@ EXEC_BUDGET_BYTES = 256 * 1024**2
 TIMEOUT_S = 20
 
 
-def corpus_root() -> Path | None:
-    env = os.environ.get("DROIDLAG_CORPUS")
-    for c in ([Path(env)] if env else []) + [REPO.parent / "shared" / "corpus", REPO.parent.parent / "shared" / "corpus"]:
-        if c.is_dir():
-            return c
-    return None
 
 
 # ---- targets: bytes -> reader; InputError is an accepted answer ------------------------------------------------
@@ -202,7 +199,7 @@ def seeds(reader: str, max_len: int = SEED_LEN) -> list[bytes]:
     c = corpus_root()
     if c is None:
         raise SystemExit("fuzz: the corpus is needed for seeds (../shared/corpus or $DROIDLAG_CORPUS)")
-    g = lambda pattern: sorted(c.glob(pattern))   # noqa: E731
+    g = lambda pattern: sorted(p for p in c.glob(pattern) if usable(p))   # noqa: E731  (no reserved source)
     small = max_len // 2
     anr = [_head(p, small) for p in g("anr/*.txt")[:6]]
 

@@ -7,6 +7,8 @@ all of them; `make test-fast` leaves out `slow` and `corpus`."""
 from __future__ import annotations
 
 import os
+import re
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,40 @@ def corpus_root() -> Path | None:
         if c.is_dir():
             return c
     return None
+
+
+# Sources kept for independent evaluation (the developers' guide, "Reserved data"): nothing from them is read, searched
+# or used here, even where the corpus holds a copy. Owner/name, or owner/* for all of an owner's repositories.
+RESERVED_SOURCES = (
+    "Gracker/SystraceForBlog", "microsoft/Microsoft-Performance-Tools-Linux-Android",
+    "OneSignal/OneSignal-Android-SDK", "android/play-billing-samples", "frostwire/frostwire", "google/ExoPlayer",
+    "BranchMetrics/android-branch-deep-linking-attribution", "appmetrica/*", "yandexmobile/*", "flutter/flutter",
+    "KurobaExReports/Reports", "googleads/googleads-mobile-android-examples", "wikimedia/apps-android-wikipedia",
+    "M66B/FairEmail", "thunderbird/thunderbird-android", "TeamAmaze/AmazeFileManager", "spacecowboy/Feeder",
+)
+_RESERVED_RE = re.compile("|".join(
+    rf"\b{re.escape(s[:-2])}/[\w.-]+" if s.endswith("/*") else rf"\b{re.escape(s)}\b" for s in RESERVED_SOURCES),
+    re.IGNORECASE)
+_HEADING_RE = re.compile(r"^#{2,4} ", re.MULTILINE)
+
+
+@cache
+def reserved_corpus_files(root: Path) -> frozenset[Path]:
+    """Corpus files copied from a reserved source, by their SOURCES.md: a section (a markdown heading and its text)
+    that names a reserved repository marks the files its heading names in backticks, in that SOURCES.md's folder."""
+    out = set()
+    for sources in root.rglob("SOURCES.md"):
+        for section in _HEADING_RE.split(sources.read_text(encoding="utf-8", errors="replace")):
+            if _RESERVED_RE.search(section):
+                heading = section.split("\n", 1)[0]
+                out.update(sources.parent / name for name in re.findall(r"`([^`/]+)`", heading))
+    return frozenset(p for p in out if p.exists())
+
+
+def usable(path: Path) -> bool:
+    """Whether tests, benchmarks and the fuzz seeds may use this corpus file (not from a reserved source)."""
+    root = corpus_root()
+    return root is None or path.resolve() not in {p.resolve() for p in reserved_corpus_files(root)}
 
 
 def in_ci() -> bool:
@@ -45,6 +81,9 @@ def corpus() -> Path:
 
 def corpus_file(corpus: Path, rel: str) -> Path:
     p = corpus / rel
+    if p.exists() and not usable(p):
+        pytest.fail(f"corpus file {rel} comes from a reserved source (tests/conftest.py RESERVED_SOURCES): not for "
+                    "use here", pytrace=False)
     if not p.exists():
         _missing(f"corpus file missing: {rel}")
     return p

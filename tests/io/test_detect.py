@@ -3,16 +3,21 @@ from pathlib import Path
 
 import pytest
 
+from conftest import usable
 from droidlag.io.detect import LOGCAT, sniff_bytes
-from droidlag.io.inputs import discover
+from droidlag.io.inputs import discover, walk
 
 
-def _kinds(corpus: Path, pattern: str) -> dict[str, str | None]:
-    return {i.path.name: i.kind for i in discover([corpus]) if i.path.match(pattern)}
+def _usable_files(*folders: Path) -> list[Path]:
+    """The files a folder walk finds (walk reads no content), less those from reserved sources: discover() sniffs
+    each file it is given, and reserved files must not be read."""
+    return [f for folder in folders for f in walk(folder) if usable(f)]
 
 
 def test_every_corpus_trace_is_recognized_by_content(corpus: Path):
-    kinds = {i.path.relative_to(corpus).as_posix(): i.kind for i in discover([corpus / "traces", corpus / "systrace"])}
+    files = _usable_files(corpus / "traces", corpus / "systrace")
+    kinds = {i.path.relative_to(corpus).as_posix(): i.kind for i in discover(files)}
+    assert sum(name.endswith((".pftrace", ".perfetto-trace")) for name in kinds) >= 2
     # catapult's expected-output dicts (atrace_extracted_*) and its procfs listing are not traces
     for name, kind in kinds.items():
         if name.endswith(".pftrace") or name.endswith(".perfetto-trace"):
@@ -23,15 +28,18 @@ def test_every_corpus_trace_is_recognized_by_content(corpus: Path):
 
 
 def test_documentation_files_are_not_taken_for_data(corpus: Path):
-    docs = [i for i in discover([corpus]) if i.path.suffix == ".md" or i.path.name.startswith("LICENSE")]
+    # the documentation files a walk of the whole corpus keeps (those whose names is_doc_file does not know), sniffed
+    found = [f for f in _usable_files(corpus) if f.suffix == ".md" or f.name.startswith("LICENSE")]
+    docs = discover(found)
     assert docs, "corpus has its SOURCES.md files"
     assert all(i.kind is None and i.status == "skipped" for i in docs), [(i.path.name, i.kind) for i in docs if i.kind]
 
 
 def test_dumps_gfxinfo_and_bugreport_are_recognized(corpus: Path):
-    anr = {i.path.name: i.kind for i in discover([corpus / "anr"]) if i.path.suffix == ".txt"}
+    anr = {i.path.name: i.kind for i in discover(_usable_files(corpus / "anr")) if i.path.suffix == ".txt"}
     assert set(anr.values()) == {"anr"}, anr
-    assert {i.kind for i in discover([corpus / "bugreport"]) if i.path.suffix in (".zip", ".txt")} == {"bugreport", "anr"}
+    bugreports = discover(_usable_files(corpus / "bugreport"))
+    assert {i.kind for i in bugreports if i.path.suffix in (".zip", ".txt")} == {"bugreport", "anr"}
     assert [i.kind for i in discover([corpus / "gfxinfo" / "sailfish_android10_dumpsys_gfxinfo.txt"])] == ["gfxinfo"]
 
 

@@ -1,11 +1,13 @@
 """The native ftrace text parser (native/src/ftrace_text.rs through droidlag.io.ftrace_text): on every corpus systrace
-capture each event kind's rows are counted in the raw text by plain substring counting (an independent route), and
-hand-made lines cover the argument forms the kernels print (greedy comms with spaces, optional fields, damage)."""
+capture, and on the Pixel 6a Perfetto capture's kernel events written out as ftrace text, each event kind's rows are
+counted in the raw text by plain substring counting (an independent route), and hand-made lines cover the argument
+forms the kernels print (greedy comms with spaces, optional fields, damage)."""
 from __future__ import annotations
 
 import gzip
 import json
 import re
+from collections import Counter
 
 import polars as pl
 import pytest
@@ -16,11 +18,8 @@ from droidlag.io.systrace import read_systrace
 
 BIG = ["traces/systrace_2018_6cpu_antutu_yy_appatrace_sched.dataonly.html.gz",
        "traces/systrace_legacy_2017_2cpu_blockio_writeback_sf.dataonly.html.gz",
-       "traces/systrace_meizu_flyme_2019_flutter_wanandroid.dataonly.html.gz",
-       "traces/systrace_meizu_flyme_2019_launcher_scroll.dataonly.html.gz",
-       "traces/systrace_meizu_flyme_2019_list_jank.dataonly.html.gz",
-       "traces/systrace_xiaomi_miui_2021_launcher.dataonly.html.gz",
        "systrace/catapult_android_systrace_2012_sched.html"]
+PIXEL6A = "traces/perfetto_pixel6a_a13_warm_startup_sched_binder_freq_frametimeline.perfetto-trace"
 HEADER = "# tracer: nop\n#\n#           TASK-PID   CPU#  ||||    TIMESTAMP  FUNCTION\n"
 
 
@@ -33,10 +32,7 @@ def _read(text: str):
     return read_systrace(text.encode(), "mem.txt")
 
 
-@pytest.mark.parametrize("rel", BIG)
-def test_each_event_kind_counts_as_in_the_raw_text(corpus, rel):
-    path = corpus_file(corpus, rel)
-    text, trace = _text(path), read_trace(path)
+def _counts_match_the_text(text: str, trace) -> None:
     counters = trace.counters.group_by("name").len()
     per_name = dict(zip(counters.get_column("name").to_list(), counters.get_column("len").to_list()))
     assert per_name.get("cpufreq", 0) == text.count(" cpu_frequency: state=")
@@ -53,6 +49,83 @@ def test_each_event_kind_counts_as_in_the_raw_text(corpus, rel):
     ignored = json.loads(trace.metadata.get("ftrace_ignored_events", "{}"))
     for name, n in ignored.items():
         assert n == text.count(f": {name}: ") or n == len(re.findall(rf"\d: {re.escape(name)}: ", text)), name
+
+
+@pytest.mark.parametrize("rel", BIG)
+def test_each_event_kind_counts_as_in_the_raw_text(corpus, rel):
+    path = corpus_file(corpus, rel)
+    _counts_match_the_text(_text(path), read_trace(path))
+
+
+# ---- the Pixel 6a capture's kernel events as ftrace text ------------------------------------------------------
+# No usable systrace capture records cpu_frequency, cpu_idle or binder events, so the Perfetto capture's own events of
+# those kinds (and its atrace prints) are written out here as the kernel prints them (the print fmt lines of
+# corpus/ftrace_formats/android_raven_AOSP.MASTER_5.10.43: the same 5.10 GKI kernel family), one line each, with the
+# `<...>` comm ftrace prints for a task whose name it does not know, in time order across the CPUs.
+_FMT = {
+    "cpu_frequency": lambda e: f"state={e.state} cpu_id={e.cpu_id}",
+    "cpu_idle": lambda e: f"state={e.state} cpu_id={e.cpu_id}",
+    "binder_transaction": lambda e: (f"transaction={e.debug_id} dest_node={e.target_node} dest_proc={e.to_proc} "
+                                     f"dest_thread={e.to_thread} reply={e.reply} flags=0x{e.flags:x} "
+                                     f"code=0x{e.code:x}"),
+    "binder_transaction_received": lambda e: f"transaction={e.debug_id}",
+}
+
+
+def _pixel6a_as_ftrace_text(path) -> tuple[str, Counter]:
+    """(the text, each event kind's count in the protobuf decode, by the `perfetto` package's classes)."""
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+    t = pb.Trace()
+    t.ParseFromString(path.read_bytes())
+    lines: list[tuple[int, str]] = []
+    kinds: Counter = Counter()
+    for p in t.packet:
+        if not p.HasField("ftrace_events"):
+            continue
+        cpu = p.ftrace_events.cpu
+        for e in p.ftrace_events.event:
+            kind = e.WhichOneof("event")
+            if kind == "print":
+                buf = e.print.buf.rstrip("\n")
+                if "\n" in buf:
+                    continue
+                name, args = "tracing_mark_write", buf
+                kinds["print_begin"] += buf.startswith("B|")
+            elif kind in _FMT:
+                name, args = kind, _FMT[kind](getattr(e, kind))
+                kinds[kind] += 1
+                if kind == "binder_transaction":
+                    kinds["binder_reply"] += bool(e.binder_transaction.reply)
+                    kinds["binder_call"] += not e.binder_transaction.reply
+                elif kind == "cpu_frequency":
+                    kinds[f"freq_cpu{e.cpu_frequency.cpu_id}"] += 1
+            else:
+                continue
+            secs, ns = divmod(e.timestamp, 10**9)
+            lines.append((e.timestamp, f"           <...>-{e.pid:<5d} [{cpu:03d}] .... {secs:5d}.{ns // 1000:06d}: "
+                                       f"{name}: {args}"))
+    lines.sort(key=lambda x: x[0])
+    return HEADER + "\n".join(line for _, line in lines) + "\n", kinds
+
+
+def test_pixel6a_kernel_events_as_text_count_as_in_the_protobuf(corpus):
+    text, kinds = _pixel6a_as_ftrace_text(corpus_file(corpus, PIXEL6A))
+    # traces/SOURCES.md section 7: cpu_frequency 1,442, cpu_idle 6,809, binder_transaction 1,365 / _received 1,365
+    assert (kinds["cpu_frequency"], kinds["cpu_idle"]) == (1442, 6809)
+    assert (kinds["binder_transaction"], kinds["binder_transaction_received"]) == (1365, 1365)
+    trace = read_systrace(text.encode(), "pixel6a_as_text.txt")
+    _counts_match_the_text(text, trace)
+    freq = trace.counters.filter(pl.col("name") == "cpufreq")
+    assert freq.height == 1442
+    per_cpu = dict(freq.group_by("cpu").len().rows())
+    assert per_cpu == {int(k[8:]): n for k, n in kinds.items() if k.startswith("freq_cpu")}
+    assert set(per_cpu) == set(range(8))
+    assert trace.counters.filter(pl.col("name") == "cpuidle").height == 6809
+    binder = trace.binder
+    assert binder.height == kinds["binder_call"] and kinds["binder_call"] + kinds["binder_reply"] == 1365
+    assert 0 < binder.get_column("reply_ts").is_not_null().sum() <= kinds["binder_reply"]
+    assert binder.filter(pl.col("dur").is_not_null())["dur"].min() >= 0
+    assert trace.slices.filter(pl.col("kind") == "thread").height == kinds["print_begin"] > 0
 
 
 def test_greedy_comms_optional_fields_and_old_wakeups():

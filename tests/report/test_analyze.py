@@ -8,18 +8,30 @@ from pathlib import Path
 import pytest
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
+from conftest import corpus_file, usable
 from droidlag.cli import main
 from droidlag.findings import SCHEMA_VERSION, analyze
 from droidlag.report.writer import write_outputs
 
-LIST_JANK = "traces/systrace_meizu_flyme_2019_list_jank.dataonly.html.gz"
+# FrameTimeline: 17 app surface frames with "App Deadline Missed" (12 alone, 5 with Buffer Stuffing), SOURCES.md 10
+NOWINANDROID = "traces/nowinandroid_pixel7pro_a13_atrace_frametimeline.perfetto-trace"
 PIXEL6A = "traces/perfetto_pixel6a_a13_warm_startup_sched_binder_freq_frametimeline.perfetto-trace"
 AIDL = "anr/chkbugreport_aidldeadlock_vm_traces.txt"
 
 
+def _usable_inputs(corpus: Path, folders: tuple[str, ...]) -> list[Path]:
+    """Each folder whole, or, where it holds a file from a reserved source (tests/conftest.py), its other files."""
+    out: list[Path] = []
+    for d in folders:
+        files = [p for p in sorted((corpus / d).rglob("*")) if p.is_file()]
+        out += [corpus / d] if all(usable(p) for p in files) else [p for p in files if usable(p)]
+    return out
+
+
 @pytest.mark.slow
 def test_whole_corpus_goes_through_analyze(corpus: Path, tmp_path: Path):
-    findings = analyze([corpus / d for d in ("traces", "systrace", "gfxinfo", "anr", "bugreport")])
+    findings = analyze(_usable_inputs(corpus, ("traces", "systrace", "gfxinfo", "anr", "bugreport")))
+    assert findings.inputs and all(usable(Path(str(i.path))) for i in findings.inputs)
     statuses = {i.status for i in findings.inputs}
     assert statuses <= {"analyzed", "skipped", "failed"}
     assert all(i.reason for i in findings.inputs if i.status != "analyzed")
@@ -27,8 +39,11 @@ def test_whole_corpus_goes_through_analyze(corpus: Path, tmp_path: Path):
     # the only inputs that may fail are the ones no reader can use (old 562-byte stream, non-trace text)
     assert all("internal error" not in r for _, r in failed), failed
     analyzed = {Path(i.path).name for i in findings.inputs if i.status == "analyzed"}
-    assert {Path(p).name for p in (LIST_JANK, PIXEL6A, AIDL)} <= analyzed
-    assert len(findings.traces) >= 10 and findings.gfxinfo and findings.hangs.events
+    assert {Path(p).name for p in (NOWINANDROID, PIXEL6A, AIDL)} <= analyzed
+    # at least the 4 usable files of traces/ and the 9 atrace/systrace captures systrace/SOURCES.md lists (2012 .html
+    # and .txt, the top-level compressed atrace, decompressed_atrace_data, atrace_data and its _raw, _stripped,
+    # _missing_tgids and _fixed_tgids forms)
+    assert len(findings.traces) >= 13 and findings.gfxinfo and findings.hangs.events
     written = write_outputs(findings, tmp_path)
     data = json.loads(written["findings.json"].read_text())
     assert data["schema"] == "droidlag-findings" and data["version"] == SCHEMA_VERSION
@@ -36,11 +51,12 @@ def test_whole_corpus_goes_through_analyze(corpus: Path, tmp_path: Path):
 
 
 def test_verdicts_agree_across_json_and_perfetto_export(corpus: Path, tmp_path: Path):
-    findings = analyze([corpus / LIST_JANK])
+    findings = analyze([corpus_file(corpus, NOWINANDROID)])
     written = write_outputs(findings, tmp_path)
     data = json.loads(written["findings.json"].read_text())
     frames = data["traces"][0]["frames"]["frames"]
     sr_ff = [f for f in frames if f["verdict"] in ("SR", "FF")]
+    assert len(sr_ff) == 17                                  # FrameTimeline's app jank (SOURCES.md section 10)
     assert len(sr_ff) == data["traces"][0]["frames"]["summary"]["sr"] + data["traces"][0]["frames"]["summary"]["ff"]
     trace = pb.Trace()
     trace.ParseFromString(written["findings.perfetto-trace"].read_bytes())

@@ -20,7 +20,9 @@ from droidlag.report.writer import MARKER, TMP_PREFIX
 
 GFXINFO = "gfxinfo/sailfish_android10_dumpsys_gfxinfo.txt"
 DEADLOCK = "anr/chkbugreport_deadlock_vm_traces.txt"
-LIST_JANK = "traces/systrace_meizu_flyme_2019_list_jank.dataonly.html.gz"
+# a real capture with a slow frame (traces/SOURCES.md section 7: one "App Deadline Missed"), so its analysis writes
+# a Perfetto export beside the report
+STARTUP = "traces/perfetto_pixel6a_a13_warm_startup_sched_binder_freq_frametimeline.perfetto-trace"
 
 
 def _inputs(out: Path) -> dict[str, dict]:
@@ -112,7 +114,7 @@ def test_folder_with_the_users_files_is_refused_without_force(tmp_path, corpus):
 
 def test_one_generation_and_no_stale_export(tmp_path, corpus):
     out = tmp_path / "out"
-    assert main(["analyze", str(corpus_file(corpus, LIST_JANK)), "--out", str(out), "--quiet"]) == 0
+    assert main(["analyze", str(corpus_file(corpus, STARTUP)), "--out", str(out), "--quiet"]) == 0
     assert (out / "findings.perfetto-trace").exists()
     assert main(["analyze", str(corpus_file(corpus, GFXINFO)), "--out", str(out), "--quiet"]) == 0
     assert not (out / "findings.perfetto-trace").exists()           # the old trace's export is gone
@@ -137,22 +139,22 @@ def _assert_one_generation(out: Path, killed: bool = False) -> None:
 def test_own_output_is_never_read_as_input(tmp_path, corpus):
     data = tmp_path / "data"
     data.mkdir()
-    (data / "trace.html.gz").write_bytes(corpus_file(corpus, LIST_JANK).read_bytes())
+    (data / "trace.perfetto-trace").write_bytes(corpus_file(corpus, STARTUP).read_bytes())
     out = data / "droidlag-report"
     for _ in range(2):
         assert main(["analyze", str(data), "--out", str(out), "--quiet"]) == 0
         paths = [i["path"] for i in json.loads((out / "findings.json").read_text())["inputs"]]
-        assert paths == [str(data / "trace.html.gz")]
+        assert paths == [str(data / "trace.perfetto-trace")]
     # and a report folder found elsewhere (by its marker) is not read either
     assert main(["analyze", str(data), "--out", str(tmp_path / "other"), "--quiet"]) == 0
     paths = [i["path"] for i in json.loads((tmp_path / "other" / "findings.json").read_text())["inputs"]]
-    assert paths == [str(data / "trace.html.gz")]
+    assert paths == [str(data / "trace.perfetto-trace")]
     # --out the input folder itself (--force: it holds the user's trace): the trace is read, droidlag's files not
     for _ in range(2):
         assert main(["analyze", str(data), "--out", str(data), "--quiet", "--force"]) == 0
         paths = [i["path"] for i in json.loads((data / "findings.json").read_text())["inputs"]]
-        assert paths == [str(data / "trace.html.gz")]
-    assert (data / "trace.html.gz").exists()
+        assert paths == [str(data / "trace.perfetto-trace")]
+    assert (data / "trace.perfetto-trace").exists()
 
 
 @pytest.mark.slow
@@ -160,7 +162,7 @@ def test_kill_9_never_leaves_a_mixed_generation(tmp_path, corpus):
     """kill -9 at several moments of a run that rewrites an existing report: afterwards either the marker is there
     and findings.json and report.html are of its generation, or there is no marker (an incomplete run, detectable)."""
     out = tmp_path / "out"
-    sets = [[str(corpus_file(corpus, LIST_JANK)), str(corpus_file(corpus, GFXINFO))],
+    sets = [[str(corpus_file(corpus, STARTUP)), str(corpus_file(corpus, GFXINFO))],
             [str(corpus_file(corpus, GFXINFO))]]     # two inputs sets: two different generations
 
     def args(k: int) -> list[str]:
@@ -231,7 +233,7 @@ def test_sigterm_removes_the_runs_temp_files(tmp_path, corpus):
     z = tmp_path / "in.zip"
     with zipfile.ZipFile(z, "w") as zf:
         for k in range(6):
-            zf.write(corpus_file(corpus, LIST_JANK), f"t{k}.html.gz")
+            zf.write(corpus_file(corpus, STARTUP), f"t{k}.perfetto-trace")
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp))

@@ -4,13 +4,15 @@ from pathlib import Path
 import pytest
 from browser import open_page
 
+from conftest import corpus_file
 from droidlag.findings import analyze
 from droidlag.report.writer import write_outputs
 
 
 @pytest.mark.slow
 def test_real_report_renders(corpus: Path, tmp_path: Path):
-    findings = analyze([corpus / "traces/systrace_meizu_flyme_2019_list_jank.dataonly.html.gz",
+    findings = analyze([corpus_file(corpus, "traces/perfetto_pixel6a_a13_warm_startup_sched_binder_freq_frametimeline"
+                                            ".perfetto-trace"),
                         corpus / "anr/chkbugreport_aidldeadlock_vm_traces.txt",
                         corpus / "gfxinfo/sailfish_android10_dumpsys_gfxinfo.txt"])
     written = write_outputs(findings, tmp_path)
@@ -19,4 +21,5 @@ def test_real_report_renders(corpus: Path, tmp_path: Path):
     assert r["counts"][".plot svg"] >= 4      # histogram + timeline for the trace and the gfxinfo app
     assert r["counts"][".graph svg"] == 1     # the AIDL deadlock's wait-for graph
     assert "deadlock" in r["text"] and "Binder Thread #2" in r["text"]
-    assert "sample.tencent.matrix" in r["text"]
+    # the app of the warm startup the trace holds (traces/SOURCES.md section 7)
+    assert "androidx.benchmark.integration.macrobenchmark.target" in r["text"]

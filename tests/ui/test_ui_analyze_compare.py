@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import corpus_file
 from droidlag.cli import main
 
 FIXES = "layouts/nextcloud_android/fixes"
@@ -20,15 +21,19 @@ def _changed_layouts(patch: Path) -> list[str]:
 
 
 def _verdicts(trace: dict) -> dict:
+    """SR/FF and frames from the per-frame verdicts. A frame whose end is not in the trace takes the verdict
+    `incomplete` and is left out of every count (docs/frames.md, findings-schema.md `incomplete_frames`)."""
     fs = trace["frames"]["frames"]
     return {"SR": sum(f["verdict"] == "SR" for f in fs), "FF": sum(f["verdict"] == "FF" for f in fs),
-            "frames": len(fs)}
+            "frames": sum(f["verdict"] != "incomplete" for f in fs), "listed": len(fs)}
 
 
 @pytest.mark.slow
 def test_analyze_before_after_end_to_end(corpus: Path, tmp_path: Path, capsys):
-    before = corpus / "traces/systrace_meizu_flyme_2019_list_jank.dataonly.html.gz"
-    after = corpus / "traces/systrace_meizu_flyme_2019_launcher_scroll.dataonly.html.gz"
+    # before: a Compose app with 17 FrameTimeline app-deadline misses (traces/SOURCES.md section 10); after: a
+    # smooth 2018 capture of other apps (section 5: longest doFrame 6.7 ms)
+    before = corpus_file(corpus, "traces/nowinandroid_pixel7pro_a13_atrace_frametimeline.perfetto-trace")
+    after = corpus_file(corpus, "traces/systrace_2018_6cpu_antutu_yy_appatrace_sched.dataonly.html.gz")
     fix = corpus / FIXES / "remove-useless-parents"
     rc = main(["analyze", "--before", str(before), "--after", str(after), "--layouts-before", str(fix / "before"),
                "--layouts-after", str(fix / "after"), "--out", str(tmp_path), "--quiet"])
@@ -39,7 +44,9 @@ def test_analyze_before_after_end_to_end(corpus: Path, tmp_path: Path, capsys):
     traces = {t["path"]: t for t in d["traces"]}
     assert set(traces) == {str(before), str(after)}        # both traces analyzed like any input, once each
     vb, va = _verdicts(traces[str(before)]), _verdicts(traces[str(after)])
-    assert vb["SR"] > 0                                      # the jank trace has slow frames: a real change to show
+    assert vb["SR"] == 17 and va["SR"] == 0                  # SOURCES.md's counts: a real change to show
+    # SOURCES.md: 1,068 app surface frames (jank types 1004 + 47 + 12 + 5) before; 252 doFrame after
+    assert (vb["listed"], va["listed"]) == (1068, 252)
     for k in ("SR", "FF"):
         assert cmp["before"][k] == vb[k] and cmp["after"][k] == va[k] and cmp["change"][k] == va[k] - vb[k]
     assert cmp["before"]["frames"] == vb["frames"] and cmp["after"]["frames"] == va["frames"]

@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import corpus_file
 from droidlag.cli import main
 from droidlag.errors import InputError
 from droidlag.io.view_hierarchy import read_hierarchy
@@ -131,8 +132,10 @@ def test_cli_compare_before_after(corpus: Path, tmp_path: Path, capsys):
     nextcloud's commit removed listed as fixed."""
     from droidlag.frames import analyze_frames
     from droidlag.io import read_trace
-    before = corpus / "traces/systrace_meizu_flyme_2019_list_jank.dataonly.html.gz"
-    after = corpus / "traces/systrace_meizu_flyme_2019_launcher_scroll.dataonly.html.gz"
+    # before: a Compose app with 17 FrameTimeline app-deadline misses (traces/SOURCES.md section 10); after: a
+    # smooth 2018 capture of other apps (section 5: longest doFrame 6.7 ms)
+    before = corpus_file(corpus, "traces/nowinandroid_pixel7pro_a13_atrace_frametimeline.perfetto-trace")
+    after = corpus_file(corpus, "traces/systrace_2018_6cpu_antutu_yy_appatrace_sched.dataonly.html.gz")
     fix = corpus / "layouts/nextcloud_android/fixes/remove-useless-parents"
     assert main(["ui", "compare", "--before", str(before), "--after", str(after), "--layouts-before",
                  str(fix / "before"), "--layouts-after", str(fix / "after"), "--json", "--out", str(tmp_path)]) == 0
