@@ -240,7 +240,11 @@ pub fn process_dict<'py>(py: Python<'py>, rows: Vec<(i64, Option<String>, Option
 }
 
 /// Each process's main thread (tid = pid) in `threads`: added, named as the process, when the trace declared none;
-/// given the process as pid when it had none (a thread seen only as a process's pid is its main thread).
+/// given the process as pid when it had none (a thread seen only as a process's pid is its main thread). Then each
+/// pid a thread names without a process record of its own (ftrace text's TGID column, a process dump gone before
+/// the trace ended) gets one (not pid 0, the idle task), named as its main thread where the trace names that thread
+/// (the kernel's comm, as trace processor names such processes), with no name otherwise; no main-thread record is
+/// made up for it, and a main thread known without its pid is given it.
 #[pyfunction]
 pub fn add_main_threads(py: Python<'_>, processes: &Bound<'_, PyDict>, threads: &Bound<'_, PyDict>) -> PyResult<()> {
     for (key, p) in processes.iter() {
@@ -255,6 +259,31 @@ pub fn add_main_threads(py: Python<'_>, processes: &Bound<'_, PyDict>, threads: 
                 }
             }
         }
+    }
+    add_thread_processes(py, processes, threads)
+}
+
+/// A process record for each pid of `threads` that `processes` lacks, in the threads' order.
+fn add_thread_processes(py: Python<'_>, processes: &Bound<'_, PyDict>, threads: &Bound<'_, PyDict>) -> PyResult<()> {
+    let (mut missing, mut seen): (Vec<i64>, crate::hash::FastSet<i64>) = Default::default();
+    for t in threads.values().iter() {
+        if let Some(pid) = t.cast::<Thread>()?.get().pid {
+            // (pid 0 is the kernel's idle task, not a process)
+            if pid > 0 && seen.insert(pid) && !processes.contains(pid)? {
+                missing.push(pid);
+            }
+        }
+    }
+    for pid in missing {
+        let mut name = None;
+        if let Some(t) = threads.get_item(pid)? {
+            let t = t.cast::<Thread>()?.get();
+            name = t.name.as_ref().map(|n| n.clone_ref(py));
+            if t.pid.is_none() {
+                threads.set_item(pid, Thread { tid: pid, pid: Some(pid), name: t.name.as_ref().map(|n| n.clone_ref(py)) })?;
+            }
+        }
+        processes.set_item(pid, Process { pid, name, ppid: None })?;
     }
     Ok(())
 }
