@@ -392,6 +392,8 @@ def _dur(ns: int) -> str:
 def gc_sentence(p: dict[str, Any]) -> str:
     """One process's GC cost in plain words (p: ProcessGc.to_dict())."""
     who = f"{p.get('process') or '?'} (pid {p['pid']})" if p.get("pid") is not None else (p.get("process") or "?")
+    if p.get("pid") is None and p.get("pid_unknown"):   # a process dump read without its `----- pid` header
+        who = f"{p.get('process') or '?'} (pid unknown)"
     parts = []
     if p["collections"]:
         kinds = sorted(p["by_kind"].items(), key=lambda kv: -kv[1])

@@ -124,9 +124,12 @@ class ProcessGc:
     lines: int = 0
     dump_time: str | None = None          # dumps: when the process was dumped
     timeline: dict | None = None          # logs with times: GC time per bucket (see gc_timeline)
+    pid_unknown: bool = False             # dumps: read without their `----- pid` header, so pid and time unknown
 
     def to_dict(self) -> dict:
-        d = {k: v for k, v in self.__dict__.items() if k not in ("threads", "heap")}
+        d = {k: v for k, v in self.__dict__.items() if k not in ("threads", "heap", "pid_unknown")}
+        if self.pid_unknown:   # only then, so that every other process's dict keeps its keys
+            d["pid_unknown"] = True
         d["threads"] = [t.to_dict() for t in self.threads]
         d["heap"] = self.heap.to_dict()
         return d
@@ -341,6 +344,8 @@ def blocking_events(log: GcLog, pid: int, tid: int | None, start_ns: int, end_ns
 
 DUMP_NOTE = ("from ART's SIGQUIT dumps: counts and times since each process started (complete, not a log sample); "
              "pauses are given as a sum and a longest per collector, without percentiles")
+NO_PID_NOTE = ("{n} dump(s) without their `----- pid N at TIME -----` header (pasted without it, or cut off): pid "
+               "and dump time unknown; each is shown on its own, named by its `Cmd line` where it has one")
 
 
 @dataclass
@@ -358,7 +363,7 @@ class GcDumpReport:
 
 
 def _from_dump(d: ArtGcDump) -> ProcessGc:
-    p = ProcessGc(pid=d.pid, process=d.process, dump_time=d.time)
+    p = ProcessGc(pid=d.pid, process=d.process, dump_time=d.time, pid_unknown=d.pid is None)
     for c in d.collectors:
         if c.iterations:
             p.by_kind[c.name] = c.iterations
@@ -392,11 +397,14 @@ def _from_dump(d: ArtGcDump) -> ProcessGc:
 
 def summarize_gc_dumps(dumps: list[ArtGcDump], source: str) -> GcDumpReport:
     """Per-process GC totals from process dumps; a process dumped more than once is taken from its last dump (the
-    counters only grow). Worst first: main thread caught waiting for GC, blocking GC time, GC time."""
-    last: dict[int, ArtGcDump] = {}
+    counters only grow). Worst first: main thread caught waiting for GC, blocking GC time, GC time. A dump without
+    a pid (read without its header) is never taken for another dump of the same process: each stands alone."""
+    last: dict[tuple, ArtGcDump] = {}
     for d in dumps:
-        last[d.pid] = d
+        last[("pid", d.pid) if d.pid is not None else ("dump", d.source, d.line)] = d
     procs = [_from_dump(d) for d in last.values()]
     procs.sort(key=lambda p: (-p.main_thread_waits, -(p.blocking_gc_ns or 0), -p.blocked_ns, -p.gc_wall_ns,
                               p.pid or 0))
-    return GcDumpReport(source, procs, len(dumps), [DUMP_NOTE] if procs else [])
+    no_pid = sum(d.pid is None for d in dumps)
+    notes = ([DUMP_NOTE] if procs else []) + ([NO_PID_NOTE.format(n=no_pid)] if no_pid else [])
+    return GcDumpReport(source, procs, len(dumps), notes)

@@ -99,8 +99,10 @@ def hang_gc_from_dump(dumps: list[ArtGcDump], pid: int | None, dump_time: str | 
                       thread_is_main: bool) -> dict | None:
     """What the hung process's own dump says about GC: whether the blocked thread was caught waiting for a GC, and
     the process's blocking-GC totals since it started. None unless one of them is there (the thread waiting, or at
-    least one blocking GC)."""
-    mine = [d for d in dumps if d.pid == pid]
+    least one blocking GC). A dump without a pid (read without its `----- pid` header) is never matched."""
+    if pid is None:
+        return None
+    mine = [d for d in dumps if d.pid is not None and d.pid == pid]
     if not mine:
         return None
     d = next((x for x in reversed(mine) if dump_time and x.time == dump_time), mine[-1])

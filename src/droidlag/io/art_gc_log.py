@@ -15,6 +15,7 @@ gives the event, without pid and time, and a warning says how many. Lines with t
 parse are skipped with a warning naming the line."""
 from __future__ import annotations
 
+import bisect
 import calendar
 import re
 import zipfile
@@ -533,7 +534,7 @@ def _daemon_cpu(block: str) -> int | None:
     return None
 
 
-def _dump(block: str, source: str, line: int, pid: int, when: str) -> ArtGcDump | None:
+def _dump(block: str, source: str, line: int, pid: int | None, when: str) -> ArtGcDump | None:
     d = ArtGcDump(source=source, line=line, pid=pid, time=when.strip() or None)
     cmd = _CMDLINE.search(block, 0, 4096)
     d.process = cmd.group(1).strip() if cmd else None
@@ -559,26 +560,336 @@ def _dump(block: str, source: str, line: int, pid: int, when: str) -> ArtGcDump 
     return d
 
 
-def read_gc_dumps_text(text: str, source: str) -> list[ArtGcDump]:
-    """The GC part of every ART process dump (`----- pid N at TIME -----` ... `----- end N -----`) in `text`."""
+# The words that open ART's GC section (Heap::DumpGcPerformanceInfo) and its totals; with `----- pid `, the words
+# by which a dump printed through logcat is found.
+_GC_SECTION_WORDS = ("Dumping cumulative Gc timings", "Total GC count: ")
+_DUMP_WORDS = ("----- pid ",) + _GC_SECTION_WORDS
+_DUMP_END = re.compile(r"----- end (\d+) -----\s*$")
+_HEADLESS_WARNING = ("ART process dump without its `----- pid N at TIME -----` header (pasted without it?): its GC "
+                     "totals are read as one dump whose pid and time are unknown")
+# Where a logcat entry's message may begin: after a `:` or `)` and one space (the tag's end), or after a run of
+# blanks (Android Studio's column layout). The prefix before it must be one the log reader's _PREFIXES read whole.
+_ENTRY_SPLIT = re.compile(r"[:)] ?|\s+")
+_PROCESS_FORM_TAG = re.compile(r"\s+\(([^()\n]*)\)\s*$")   # `-v process` puts the tag after the message
+_LOOK_BACK = 500      # lines looked back from a dump's GC words printed through logcat, for the start of its entries
+_FOREIGN_RUN = 500    # lines of other writers after which a dump printed through logcat is taken to have ended
+
+
+class _Lines:
+    """Line numbers of positions in a text, counted from the last one asked (positions asked in about text order
+    cost one pass in all)."""
+
+    def __init__(self, text: str):
+        self.text, self.pos, self.line = text, 0, 1
+
+    def at(self, pos: int) -> int:
+        if pos >= self.pos:
+            self.line += self.text.count("\n", self.pos, pos)
+        else:
+            self.line -= self.text.count("\n", pos, self.pos)
+        self.pos = pos
+        return self.line
+
+
+def _find_all(text: str, word: str) -> Iterator[int]:
+    i = text.find(word)
+    while i >= 0:
+        yield i
+        i = text.find(word, i + len(word))
+
+
+def _line_at(text: str, start: int) -> tuple[str, int]:
+    """The line that starts at `start` (CR dropped) and where the next one starts."""
+    end = text.find("\n", start)
+    end = len(text) if end < 0 else end
+    return text[start:end].rstrip("\r"), end + 1
+
+
+def _entry(line: str) -> _Entry | None:
+    """A logcat entry line read by the log reader's prefix formats (_PREFIXES, after the indentation or comment
+    marker _LINE_LEAD allows): (where its message begins, the message, (tag, pid) of its writer); None for any
+    other line."""
+    for c in _ENTRY_SPLIT.finditer(line, 0, min(len(line), 256)):
+        m = _prefix_match(line[:c.end()])
+        if m is None or not _LINE_LEAD.fullmatch(line[:m.start()]):
+            continue
+        f = _fields_of(m.groupdict(), _Clock(DEFAULT_YEAR))
+        at = c.end()
+        if m.re is _PREFIXES[1]:   # Android Studio's columns: two blanks after the level, then the message
+            at = min(at, len(line[:at].rstrip()) + 3)
+        message, tag = line[at:], f.get("tag")
+        if m.re is _PREFIXES[4]:   # `-v process`: `I( pid) message  (tag)`
+            t = _PROCESS_FORM_TAG.search(message)
+            message, tag = (message[:t.start()], t.group(1)) if t else (message, None)
+        return at, message, (tag or f.get("package"), f.get("pid"))
+    return None
+
+
+_Entry = tuple[int, str, tuple[str | None, int | None]]
+
+
+def _entry_at(text: str, pos: int, seen: dict[int, _Entry | None]) -> _Entry | None:
+    """_entry of the line starting at `pos`, each line read once however many stretches look at it."""
+    if pos not in seen:
+        line = _line_at(text, pos)[0]
+        seen[pos] = _entry(line) if line.strip() else None
+    return seen[pos]
+
+
+def _same_writer(a: tuple[str | None, int | None], b: tuple[str | None, int | None]) -> bool:
+    return a[0] == b[0] and (a[1] is None or b[1] is None or a[1] == b[1])
+
+
+def _is_continuation(line: str) -> bool:
+    """A line that continues the logcat entry above it (a multi-line message shown once with its prefix)."""
+    return not line.strip() or line[0] in " \t"
+
+
+def _logcat_entry_of(text: str, hit: int, known: dict[int, int | None]) -> int | None:
+    """Where the logcat entry line starts whose message holds the dump words at `hit`: the hit's own line when its
+    message begins with them, or the entry line that the hit's indented line continues. None when there is none.
+    known: the answer for indented lines already walked over (each line is walked over once)."""
+    start = text.rfind("\n", 0, hit) + 1
+    line, _ = _line_at(text, start)
+    if line[:hit - start].strip():   # a prefix before the words: a logcat entry's, whose message they begin?
+        e = _entry(line)
+        return start if e is not None and e[0] == hit - start else None
+    walked = [start]
+    got: int | None = None
+    for _ in range(_LOOK_BACK):
+        if start in known:
+            got = known[start]
+            break
+        if start == 0:
+            break
+        start = text.rfind("\n", 0, start - 1) + 1
+        line, _ = _line_at(text, start)
+        if not _is_continuation(line):
+            got = start if _entry(line) is not None else None
+            break
+        walked.append(start)
+    for w in walked:
+        known[w] = got
+    return got
+
+
+def _entries_start(text: str, at: int, writer: tuple[str | None, int | None],
+                   seen: dict[int, _Entry | None]) -> int:
+    """The first of the entry lines before the one at `at` (at most _LOOK_BACK lines back, entries of any writer and
+    their continuations, up to the writer's `----- pid` or `----- end` line): where a dump printed through logcat,
+    found by its GC words, starts. Always an entry line, so that each continuation has its entry."""
+    start = back = at
+    for _ in range(_LOOK_BACK):
+        if back == 0:
+            break
+        back = text.rfind("\n", 0, back - 1) + 1
+        line, _ = _line_at(text, back)
+        if _is_continuation(line):
+            continue
+        e = _entry_at(text, back, seen)
+        if e is None:
+            break
+        start = back
+        if _same_writer(e[2], writer) and e[1].startswith(("----- pid ", "----- end ")):
+            break
+    return start
+
+
+def _printed_through_logcat(text: str, at: int, lines: _Lines,
+                            seen: dict[int, _Entry | None]) -> tuple[int, int, str, list[int], set[int]]:
+    """The entries of one writer (tag and pid) around the entry line at `at` that holds a dump's words, with their
+    logcat prefixes undone: (start and end of the stretch in `text`, the dump's text, each of its lines' number in
+    `text`, where each of its lines starts in `text`). The entry's continuation lines lose the indentation they share; other writers' entries interleaved
+    with it are left out. The stretch goes back to the dump's `----- pid` header (at most _LOOK_BACK lines) and on to
+    its `----- end` line, or until a line that is neither an entry nor a continuation."""
+    first = _entry_at(text, at, seen)
+    assert first is not None
+    writer = first[2]
+    start = at if first[1].startswith("----- pid ") else _entries_start(text, at, writer, seen)
+    out: list[str] = []
+    numbers: list[int] = []
+    taken: set[int] = set()
+    continued: list[int] = []   # indices in out of continuation lines
+    number = lines.at(start)
+    pos, end, mine, foreign, header_pid = start, start, False, 0, None
+    while pos < len(text):
+        line, nxt = _line_at(text, pos)
+        e = _entry_at(text, pos, seen)
+        if e is not None:
+            mine = _same_writer(e[2], writer)
+            message = e[1]
+        elif _is_continuation(line):
+            message = line
+        else:
+            break
+        if mine:
+            foreign = 0
+            if e is None:
+                continued.append(len(out))
+            out.append(message)
+            numbers.append(number)
+            taken.add(pos)
+            end = min(nxt, len(text))
+            h = _DUMP_START.match(message)
+            if h:
+                header_pid = h.group(1)
+            done = _DUMP_END.match(message)
+            if done and done.group(1) == header_pid:
+                break
+        else:
+            foreign += 1
+            if foreign > _FOREIGN_RUN:
+                break
+        pos, number = nxt, number + 1
+    indent = min((len(out[i]) - len(out[i].lstrip(" \t")) for i in continued if out[i].strip()), default=0)
+    for i in continued:
+        out[i] = out[i][indent:]
+    return start, end, "\n".join(out) + "\n", numbers, taken
+
+
+def _logcat_dumps(text: str) -> list[tuple[int, int, str, list[int]]]:
+    """Every ART process dump printed through logcat (an app printing its own traces to System.out, say) in
+    `text`: see _printed_through_logcat; one per writer and stretch (another process's entries between its lines
+    may start a stretch of their own). A dump's words that do not start a line are looked at, so a text whose dumps
+    all start their lines costs three str.find passes."""
+    hits = sorted(i for w in _DUMP_WORDS for i in _find_all(text, w) if i > 0 and text[i - 1] != "\n")
+    out: list[tuple[int, int, str, list[int]]] = []
+    taken: set[int] = set()   # where the lines read so far start
+    known: dict[int, int | None] = {}
+    counter = _Lines(text)
+    seen: dict[int, _Entry | None] = {}   # the lines read as logcat entries (or not), by where they start
+    for hit in hits:
+        if text.rfind("\n", 0, hit) + 1 in taken:
+            continue
+        at = _logcat_entry_of(text, hit, known)
+        if at is None or at in taken:
+            continue
+        start, end, dump_text, numbers, lines = _printed_through_logcat(text, at, counter, seen)
+        out.append((start, end, dump_text, numbers))
+        taken |= lines
+    return out
+
+
+class _Spans:
+    """Stretches of a text already read (`----- pid` blocks, dumps printed through logcat), never overlapping: which
+    holds a position, and the stretch outside them around it."""
+
+    def __init__(self, spans: list[tuple[int, int]], size: int):
+        self.spans: list[tuple[int, int]] = []
+        for a, b in sorted(spans):   # overlapping ones (two writers' dumps printed through logcat) as one
+            if self.spans and a < self.spans[-1][1]:
+                self.spans[-1] = (self.spans[-1][0], max(b, self.spans[-1][1]))
+            else:
+                self.spans.append((a, b))
+        self.starts = [a for a, _ in self.spans]
+        self.size = size
+
+    def holds(self, pos: int) -> bool:
+        k = bisect.bisect_right(self.starts, pos) - 1
+        return k >= 0 and pos < self.spans[k][1]
+
+    def gap(self, pos: int) -> tuple[int, int]:
+        """The stretch outside every span that holds `pos` (a position outside them)."""
+        k = bisect.bisect_right(self.starts, pos)
+        lo = self.spans[k - 1][1] if k else 0
+        return lo, self.starts[k] if k < len(self.starts) else self.size
+
+
+def _line_start_from(text: str, pos: int) -> int:
+    """`pos` if a line starts there, else where the next line starts."""
+    if pos == 0 or text[pos - 1] == "\n":
+        return pos
+    nl = text.find("\n", pos)
+    return len(text) if nl < 0 else nl + 1
+
+
+def _headless_dumps(text: str, source: str, spans: _Spans, warnings: list[ReadWarning]) -> list[ArtGcDump]:
+    """ART's GC section outside every `----- pid` block (`spans`): a dump pasted without its header, starting at
+    `Cmd line:`, `Heap:` or the GC timings themselves, or what is left of a dump whose header was cut off. One dump
+    per `Dumping cumulative Gc timings` (a `Total GC count:` without one before it in the same stretch starts its
+    own), from the last `Cmd line:` (else `Heap:`) line before it, else from where the stretch (or the previous such
+    dump's section) begins; its pid and time are unknown (never guessed), said in a warning."""
+    marks = sorted((i, w) for w in _GC_SECTION_WORDS for i in _find_all(text, w)
+                   if (i == 0 or text[i - 1] == "\n") and not spans.holds(i))
+    anchors: list[int] = []
+    open_section = False
+    for i, word in marks:
+        if word == _GC_SECTION_WORDS[1] and open_section and spans.gap(anchors[-1]) == spans.gap(i):
+            open_section = False   # the totals of the section opened before
+            continue
+        anchors.append(i)
+        open_section = word == _GC_SECTION_WORDS[0]
+    starts = []
+    for k, a in enumerate(anchors):
+        lo, _ = spans.gap(a)
+        if k and spans.gap(anchors[k - 1]) == spans.gap(a):
+            lo = anchors[k - 1] + 1
+        begin = _line_start_from(text, lo)
+        for word in ("Heap: ", "Cmd line:"):   # the later found wins: Cmd line opens a dump, Heap its GC part
+            at = max((i for i in _find_all(text[lo:a], word) if lo + i == 0 or text[lo + i - 1] == "\n"), default=None)
+            if at is not None:
+                begin = lo + at
+        starts.append(min(begin, a))
+    out = []
+    lines = _Lines(text)
+    for k, (a, begin) in enumerate(zip(anchors, starts, strict=True)):
+        _, hi = spans.gap(a)
+        stop = starts[k + 1] if k + 1 < len(starts) and spans.gap(anchors[k + 1]) == spans.gap(a) else hi
+        line = lines.at(begin)
+        d = _dump(text[begin:stop], source, line, None, "")
+        if d is not None:
+            out.append(d)
+            warnings.append(ReadWarning(source, _HEADLESS_WARNING, line=line))
+    return out
+
+
+def _read_dumps(text: str, source: str, warnings: list[ReadWarning],
+                exclude: list[tuple[int, int]]) -> list[ArtGcDump]:
+    """The dumps of `text` with their `----- pid` headers, then its headless ones; `exclude`: stretches read
+    elsewhere (dumps printed through logcat)."""
     out: list[ArtGcDump] = []
+    read_elsewhere = _Spans(exclude, len(text))
     starts = []
     i = text.find("----- pid ")
     while i >= 0:   # str.find, then the full header checked where the words are (a multiline regex is slow)
-        if i == 0 or text[i - 1] == "\n":
+        if (i == 0 or text[i - 1] == "\n") and not read_elsewhere.holds(i):
             m = _DUMP_START.match(text, i)
             if m:
                 starts.append(m)
         i = text.find("----- pid ", i + 10)
+    spans = list(exclude)
     line, counted = 1, 0
     for k, m in enumerate(starts):
         stop = starts[k + 1].start() if k + 1 < len(starts) else len(text)
-        end = text.find(f"----- end {m.group(1)} -----", m.end(), stop)
+        stop = min([stop] + [a for a, _ in exclude if m.end() <= a < stop])
+        end_words = f"----- end {m.group(1)} -----"
+        end = text.find(end_words, m.end(), stop)
+        spans.append((m.start(), end + len(end_words) if end >= 0 else stop))
         line += text.count("\n", counted, m.start())
         counted = m.start()
         d = _dump(text[m.end():end if end >= 0 else stop], source, line, int(m.group(1)), m.group(2))
         if d is not None:
             out.append(d)
+    return out + _headless_dumps(text, source, _Spans(spans, len(text)), warnings)
+
+
+def read_gc_dumps_text(text: str, source: str, warnings: list[ReadWarning] | None = None) -> list[ArtGcDump]:
+    """The GC part of every ART process dump in `text`, in text order: each `----- pid N at TIME -----` ...
+    `----- end N -----` block; a GC section outside every block (a dump pasted without its header) as one dump of
+    unknown pid and time, with a warning; and dumps printed through logcat (each line behind a logcat prefix, or
+    the indented continuation of an entry), read once their prefixes are undone. warnings: where to add the
+    reader's warnings."""
+    warnings = warnings if warnings is not None else []
+    printed = _logcat_dumps(text)
+    out = _read_dumps(text, source, warnings, [(a, b) for a, b, _, _ in printed])
+    for _, _, dump_text, numbers in printed:
+        mine: list[ReadWarning] = []
+        for d in _read_dumps(dump_text, source, mine, []):
+            d.line = numbers[d.line - 1]
+            out.append(d)
+        warnings += [ReadWarning(w.path, w.message, line=numbers[w.line - 1] if w.line else None)
+                     for w in mine]
+    out.sort(key=lambda d: d.line)
     return out
 
 
@@ -620,7 +931,7 @@ def read_device_gc(path: str | Path, data: bytes | None = None,
     read once) and the GC part of every process dump in it. InputError when the file cannot be read at all."""
     texts, zipped, warnings = _texts(path, data)
     logs = [read_gc_log_text(text, name, year) for name, text in texts]
-    dumps = [d for name, text in texts for d in read_gc_dumps_text(text, name)]
+    dumps = [d for name, text in texts for d in read_gc_dumps_text(text, name, warnings)]
     log = logs[0]
     for other in logs[1:]:
         log.events += other.events

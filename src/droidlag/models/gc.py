@@ -135,11 +135,13 @@ class ArtGcDump:
     """The GC part of one process's ART SIGQUIT dump (thread dump in /data/anr, a bugreport's VM TRACES): counts
     and times since the process started, so complete rather than a log's slow-only sample. Times ns, sizes bytes.
     heap_task_daemon_cpu_ns: HeapTaskDaemon's CPU time (schedstat run time, else utm+stm ticks at HZ).
-    threads_waiting_for_gc: threads caught in `WaitingForGcToComplete` / `WaitingPerformingGc` when dumped."""
+    threads_waiting_for_gc: threads caught in `WaitingForGcToComplete` / `WaitingPerformingGc` when dumped.
+    pid and time are None for a dump read without its `----- pid N at TIME -----` header (pasted without it): they
+    are unknown, never guessed."""
 
     source: str
     line: int
-    pid: int
+    pid: int | None
     process: str | None = None
     time: str | None = None
     collectors: list[CollectorStats] = field(default_factory=list)

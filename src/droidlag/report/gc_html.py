@@ -41,7 +41,8 @@ def _row(p: dict) -> list[str]:
     main = [t for t in p["threads"] if t["main_thread"]]
     main_txt = (f'<span class="bad">{_ms(main[0]["waited_ns"])} ({main[0]["waits"] + main[0]["started"]}x)</span>'
                 if main and (main[0]["waits"] or main[0]["started"]) else "")
-    return [_e(p["process"]), _e(p["pid"]), f"{p['collections']}<br>{kinds}" if p["collections"] else "0",
+    pid = "unknown" if p["pid"] is None and p.get("pid_unknown") else p["pid"]   # a dump without its header
+    return [_e(p["process"]), _e(pid), f"{p['collections']}<br>{kinds}" if p["collections"] else "0",
             f"{p['pauses']} / {_ms(p['pause_total_ns'])}",
             " / ".join(_ms(pc.get(k)) for k in ("p50", "p90", "p99")) + f" / {_ms(p['pause_max_ns'])}" if pc else "",
             _ms(p["gc_wall_ns"]), _ms(p.get("gc_cpu_ns")), f"{p['blocking_waits']} / {p['blocking_started']}",
