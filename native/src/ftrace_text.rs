@@ -116,6 +116,12 @@ fn skip_ws(s: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// ftrace's stand-ins for a task whose comm it did not keep (`<...>`, or `<pid>` where the tracer prints the pid):
+/// not a name, so a later comm (a sched_switch's) names the thread.
+fn placeholder_comm(task: &str) -> bool {
+    task == "<...>" || task.strip_prefix('<').and_then(|t| t.strip_suffix('>')).is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 fn int(s: &str) -> Option<i64> {
     s.parse::<i64>().ok()
 }
@@ -507,7 +513,7 @@ impl TextParser {
         }
         if h.tid != 0 && !self.named.contains(h.tid) {
             let task = h.task.trim();
-            if task != "<...>" {
+            if !placeholder_comm(task) {
                 self.named.insert(h.tid);
                 self.thread_ops.push((h.tid, None, Some(task.to_string()), false));
             }
@@ -516,7 +522,7 @@ impl TextParser {
 
     /// A comm seen in an event's arguments: names the thread if nothing named it before.
     fn comm(&mut self, tid: i64, comm: &str) {
-        if tid != 0 && !comm.is_empty() && self.comm_named.insert(tid) {
+        if tid != 0 && !comm.is_empty() && !placeholder_comm(comm) && self.comm_named.insert(tid) {
             self.thread_ops.push((tid, None, Some(comm.to_string()), false));
         }
     }
