@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _corpus import corpus_root  # noqa: E402
+from _corpus import corpus_root, usable  # noqa: E402
 from droidlag.findings import analyze  # noqa: E402
 from droidlag.gc.device import summarize_gc_log  # noqa: E402
 from droidlag.gc.trace import analyze_trace_gc, blocking_slices  # noqa: E402
@@ -29,7 +29,9 @@ def main() -> None:
     root = corpus_root()
     if root is None:
         sys.exit("corpus not found (../shared/corpus or $DROIDLAG_CORPUS)")
-    paths = [root / "gc", root / "bugreport", root / "traces"]
+    # the traces one by one: none from a reserved source (tests/conftest.py)
+    paths = [root / "gc", root / "bugreport"] + sorted(p for p in (root / "traces").iterdir()
+                                                      if p.is_file() and p.suffix != ".md" and usable(p))
     items = [i for i in discover(paths) if i.status == "pending"]
     logs = [i.path for i in items if i.kind in ("logcat", "anr", "bugreport")]
     traces = [read_trace(i.path) for i in items if i.kind in ("perfetto", "systrace")]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -87,6 +88,29 @@ def corpus_file(corpus: Path, rel: str) -> Path:
     if not p.exists():
         _missing(f"corpus file missing: {rel}")
     return p
+
+
+class ReservedSourceOpened(RuntimeError):
+    """A test opened a corpus file copied from a reserved source."""
+
+
+def pytest_configure(config):
+    """Fail any open() of a reserved-source corpus file during the tests (an audit hook: the native readers open
+    files themselves, but every input is sniffed from Python first), so a test that reaches one through a folder or
+    a glob fails at once, naming it."""
+    root = corpus_root()
+    banned = {p.name for p in reserved_corpus_files(root)} if root is not None else set()
+    if not banned:
+        return
+
+    def hook(event: str, args: tuple) -> None:
+        if event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
+            path = os.fsdecode(os.fspath(args[0]))
+            if os.path.basename(path) in banned:
+                raise ReservedSourceOpened(f"{path}: a corpus file from a reserved source (tests/conftest.py "
+                                           "RESERVED_SOURCES) must not be used")
+
+    sys.addaudithook(hook)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import REPO, reserved_corpus_files, usable
+import pytest
+from tests.conftest import REPO, ReservedSourceOpened, reserved_corpus_files, usable
 
 # Read by hand from corpus/traces/SOURCES.md's "Origin:" lines (sections 1-4: Gracker/SystraceForBlog; 8-9:
 # microsoft/Microsoft-Performance-Tools-Linux-Android): the files the parser must find, by another route.
@@ -43,3 +44,10 @@ def test_no_file_of_the_repository_names_a_reserved_corpus_file(corpus: Path):
         text = p.read_bytes().decode("utf-8", "replace")
         hits += [f"{p.relative_to(REPO)}: {s}" for s in stems if s in text]
     assert not hits, "files naming reserved corpus files:\n" + "\n".join(hits)
+
+
+def test_opening_a_reserved_corpus_file_fails_during_the_tests(corpus: Path):
+    name = sorted(EXPECTED)[0]
+    with pytest.raises(Exception) as e:
+        open(corpus / name, "rb").close()   # noqa: SIM115  (the audit hook refuses it before anything is read)
+    assert type(e.value).__name__ == ReservedSourceOpened.__name__ and name.split("/")[-1] in str(e.value)
