@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from droidlag._native import looks_like_perfetto as _native_looks_like_perfetto
@@ -100,6 +101,7 @@ def _is_gfxinfo(text: str) -> bool:
 
 # Every ftrace line holds its CPU field `[NNN]`: lines without one are not tried (a thread dump has few).
 _CPU_FIELD = re.compile(r"\[\d{1,4}\]")
+_CPU_FIELD_B = re.compile(rb"\[\d{1,4}\]")
 
 
 def _events_on(line: str) -> int:
@@ -122,21 +124,89 @@ def _has_ftrace_lines(text: str, need: int) -> bool:
     return False
 
 
+# A header-less text is read as ftrace when it opens with an event line and event lines are a clear majority of its
+# first lines (blank and `#` lines aside). Perfetto's trace processor takes a text that opens like an event line (a
+# leading space: TASK is right-aligned) for systrace; the majority lets a few other lines through (a kernel print
+# whose text runs over several lines: Perfetto's own bad_print test data) for the reader to skip, each warned with its
+# line, while prose that quotes a line or two opens with prose.
+_TALLY_LINES = 256          # the bounded sample: lines looked at
+
+
+class FtraceTally:
+    """The first _TALLY_LINES lines of a header-less text (blank and `#` lines aside) as ftrace events or not."""
+
+    def __init__(self, text: str, *, whole: bool = True) -> None:
+        """whole=False: stop at the first line when it is not an event (the answer is no; sniffing every text)."""
+        self.events = 0                  # events (several on a line when run together)
+        self.event_lines = 0
+        self.other_lines = 0
+        self.first_other: tuple[int, str] | None = None   # (file line, text) of the first line that is not an event
+        self.opens_with_event: bool | None = None
+        self.capped = False              # the text has more lines than were looked at
+        for number, line in _numbered_lines(text, _TALLY_LINES + 1):
+            if number > _TALLY_LINES:     # the rest of the text, in one piece
+                self.capped = bool(line.strip())
+                break
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            n = _events_on(line)
+            if self.opens_with_event is None:
+                self.opens_with_event = n > 0
+                if not n and not whole:
+                    break
+            if n:
+                self.events += n
+                self.event_lines += 1
+                continue
+            self.other_lines += 1
+            if self.first_other is None:
+                self.first_other = number, line
+
+    def is_ftrace(self) -> bool:
+        return bool(self.opens_with_event) and self.events >= 2 and self.event_lines > self.other_lines
+
+    def refusal(self) -> str | None:
+        """Why the text is not read as header-less ftrace, when some of its lines look like ftrace events; None when
+        none does (then it simply is no format droidlag reads) or when it is read."""
+        if not self.events or self.is_ftrace():
+            return None
+        counted = self.event_lines + self.other_lines
+        got = (f"{self.event_lines} of the {counted} non-blank lines among its first {_TALLY_LINES}" if self.capped
+               else f"{self.event_lines} of its {counted} non-blank lines") + " look like ftrace events"
+        if not self.opens_with_event:
+            why = "it does not open with one"
+        elif self.events < 2:
+            why = "that is only 1 event"
+        else:
+            why = "they are not most of its lines"
+        if self.first_other is not None:
+            number, line = self.first_other
+            shown = line.strip()
+            shown = shown if len(shown) <= 80 else shown[:77] + "..."
+            why += f" (line {number} is not an event: {shown!r})"
+        return (f"{got}, but {why}; a text without a `# tracer:` header line is read as ftrace only when it opens "
+                "with an event line and event lines are most of its lines (2 events at least): put `# tracer: nop` "
+                "on its first line to read it as a trace anyway")
+
+    @property
+    def first_other_line(self) -> int | None:
+        return self.first_other[0] if self.first_other is not None else None
+
+
+def _numbered_lines(text: str, limit: int) -> Iterator[tuple[int, str]]:
+    """(file line, line) for the first `limit` lines of text, lines ended as the readers end them (LF, CR LF, CR)."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return enumerate(text.split("\n", limit)[:limit], 1)
+
+
 def _all_ftrace_lines(text: str) -> bool:
-    """A short snippet of ftrace lines with no `# tracer:` header (copied from a trace, a question, a bug): at least
-    two events (on lines of their own, or run together on one line), and no other line but blank and `#` ones.
-    Prose that quotes a line or two has other lines."""
-    if len(_CPU_FIELD.findall(text)) < 2:
+    """A header-less ftrace text (copied from a trace, a question, a bug; Perfetto's test data): it opens with an
+    event line and event lines (on lines of their own, or run together on one line) are most of its first lines.
+    Prose that quotes a line or two opens with prose."""
+    if len(_CPU_FIELD.findall(text, 0, 1 << 16)) < 2:
         return False
-    seen = 0
-    for line in text.splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        n = _events_on(line)
-        if not n:
-            return False
-        seen += n
-    return seen >= 2
+    return FtraceTally(text, whole=False).is_ftrace()
 
 
 def _is_logcat(text: str) -> bool:
@@ -159,7 +229,8 @@ def sniff_bytes(data: bytes) -> str | None:
         return PERFETTO
     head = data[:262144]
     stripped_b = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if stripped_b.startswith(b"TRACE:"):
+    from droidlag.io.systrace_html import atrace_marker
+    if atrace_marker(head[:4096]) is not None:   # atrace's output, its status lines before `TRACE:` or not
         return SYSTRACE
     if b"\x00" in head[:4096]:
         return None
@@ -211,7 +282,23 @@ def sniff_file(path: str | Path, head: bytes) -> str | None:
         from droidlag.io.systrace_html import file_has_trace_blocks, looks_like_html
         if looks_like_html(head) and file_has_trace_blocks(path):
             return SYSTRACE
+        _refuse_near_ftrace(path, head)
     return kind
+
+
+NOT_A_FORMAT = ("not a format droidlag reads (expected a Perfetto trace, systrace/atrace, thread dump, gfxinfo, logcat "
+                "or bugreport)")
+
+
+def _refuse_near_ftrace(path: str | Path, head: bytes) -> None:
+    """InputError saying why, for a text none of the formats took although some of its lines look like ftrace events
+    (a header-less trace that breaks the rule of _all_ftrace_lines): how many did, and the first line that did not."""
+    if b"\x00" in head[:4096] or _CPU_FIELD_B.search(head, 0, 1 << 16) is None:
+        return
+    tally = FtraceTally(head[:262144].decode("utf-8", "replace"))
+    reason = tally.refusal()
+    if reason is not None:
+        raise InputError(path, f"not a format droidlag reads: {reason}", line=tally.first_other_line)
 
 
 def sniff_path(path: str | Path) -> str | None:
@@ -239,6 +326,6 @@ def load(path: str | Path) -> tuple[str, bytes, list[ReadWarning]]:
     if kind is None and html_with_trace_blocks(data):
         kind = SYSTRACE
     if kind is None:
-        raise InputError(path, "not a format droidlag reads (expected a Perfetto trace, systrace/atrace, "
-                         "thread dump, gfxinfo, logcat or bugreport)")
+        _refuse_near_ftrace(path, data[:262144])
+        raise InputError(path, NOT_A_FORMAT)
     return kind, data, warnings

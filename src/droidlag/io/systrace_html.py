@@ -58,9 +58,9 @@ def split_sections(data: bytes, path: str | Path, warnings: list[ReadWarning]) -
     """The container kind ("atrace-zlib", "html", "html-legacy", "js-text", "text") and all sections of a
     systrace/atrace file (already gunzipped); problems are appended to `warnings`."""
     head = data[:4096]
-    marker = head.find(b"TRACE:")
-    if marker >= 0 and _only_text_before(head[:marker]):
-        return "atrace-zlib", _classify(_after_trace_marker(data[marker + 6:], path, warnings), None)
+    marker = atrace_marker(head)
+    if marker is not None:
+        return "atrace-zlib", _after_trace_marker(data, marker + len(_MARKER), path, warnings)
     if looks_like_html(head) or b"trace-data" in head:
         found = _html_sections(iter((data,)), path, warnings)    # in memory already: the whole as one chunk
         if found is not None:
@@ -75,32 +75,82 @@ def split_sections(data: bytes, path: str | Path, warnings: list[ReadWarning]) -
     return "text", _classify(text, 1)
 
 
+# What may come before atrace's `TRACE:` line: its status text (`capturing trace... done`, which it prints even with
+# -z) and, through an adb shell that merges stderr into stdout, a few of its `error ...` lines. Bounded: a long text
+# before the marker is a document that mentions it, not a capture.
+PREAMBLE_MAX_BYTES = 2048
+PREAMBLE_MAX_LINES = 16
+_MARKER = b"TRACE:"
+_BOM = b"\xef\xbb\xbf"
+
+
+def atrace_marker(head: bytes) -> int | None:
+    """Where atrace's `TRACE:` marker starts in the first bytes of a file, or None when there is no marker there.
+
+    The marker is `TRACE:` at the start of a line (or after a space: `done TRACE:`), followed by the line's end (LF,
+    as adb mangled it CR LF or CR CR LF) or straight by a zlib header; what comes before it is a short preamble of
+    printable text (at most PREAMBLE_MAX_LINES lines, PREAMBLE_MAX_BYTES bytes; a UTF-8 BOM allowed), as systrace's
+    atrace agent and Perfetto's trace processor find it (each looks for `TRACE:` after such status text). The one
+    rule of detection (`detect.sniff_bytes`) and of this reader (`split_sections`)."""
+    marker = head.find(_MARKER, 0, PREAMBLE_MAX_BYTES + len(_BOM) + len(_MARKER))
+    if marker < 0:
+        return None
+    before = head[:marker]
+    if before.startswith(_BOM):
+        before = before[len(_BOM):]
+    if before and before[-1] not in b" \t\r\n":          # inside a word: `B|1|TRACE:` names a slice
+        return None
+    if len(before) > PREAMBLE_MAX_BYTES or before.count(b"\n") > PREAMBLE_MAX_LINES or not _only_text_before(before):
+        return None
+    after = head[marker + len(_MARKER):marker + len(_MARKER) + 8].lstrip(b" \t\r")
+    if after and after[:1] != b"\n" and after[:2] not in _ZLIB_HEADS:
+        return None
+    return marker
+
+
 def _only_text_before(prefix: bytes) -> bool:
-    """`adb shell atrace -z` may print `capturing trace... done` before the TRACE: marker; binary data may not."""
+    """`adb shell atrace -z` prints `capturing trace... done` before the TRACE: marker; binary data may not come there."""
     return all(32 <= c < 127 or c in (9, 10, 13) for c in prefix)
 
 
-def _after_trace_marker(rest: bytes, path: str | Path, warnings: list[ReadWarning]) -> str:
-    """What follows `TRACE:`: a zlib stream (atrace -z) or plain text (atrace without -z)."""
-    rest = rest.lstrip(b"\r\n")
-    if rest[:2] in _ZLIB_HEADS:
-        return inflate_salvaging(rest, path, warnings).decode("utf-8", "replace")
-    return rest.decode("utf-8", "replace")
+def _after_trace_marker(data: bytes, start: int, path: str | Path, warnings: list[ReadWarning]) -> list[Section]:
+    """The sections of what follows `TRACE:` (data[start:]): a zlib stream (atrace -z; no file lines in it), or plain
+    text (atrace without -z), decoded as any text is (decode_text) with its file lines."""
+    n = len(data)
+    k = start
+    while k < n and data[k] in b" \t\r\n":
+        k += 1
+    if data[k:k + 2] in _ZLIB_HEADS:
+        return _classify(inflate_salvaging(data[k:], path, warnings).decode("utf-8", "replace"), None)
+    body = start                              # the text starts on the line after the marker's
+    while body < n and data[body] in b" \t\r":
+        body += 1
+    if data[body:body + 1] == b"\n":
+        body += 1
+    first_line = data.count(b"\n", 0, body) + 1
+    mark = len(warnings)
+    with memoryview(data) as view:
+        text = decode_text(view[body:], path, warnings)
+    warnings[mark:] = [replace(w, line=w.line + first_line - 1) if w.line is not None else w
+                       for w in warnings[mark:]]
+    return _classify(text, first_line)
 
 
 def inflate_salvaging(data: bytes, path: str | Path, warnings: list[ReadWarning]) -> bytes:
-    """Inflate atrace's zlib stream. Old adb shells turned every LF into CRLF inside the binary stream; when the
-    stream is corrupt as read, the CRLF-repaired one is tried. When both fail, the text that inflated before the
+    """Inflate atrace's zlib stream. Old adb shells turned every LF into CRLF inside the binary stream (adb on
+    Windows into CR CR LF, as systrace's atrace agent undid it); when the stream is corrupt as read, the repaired one is
+    tried (CR CR LF first: the CRLF repair would leave its extra CR). When both fail, the text that inflated before the
     damage is kept (fed in small pieces so the good prefix survives the error). The stream as read and the repaired
     one are first tried without that replay, which runs only when its text is the one kept."""
     out, first, damaged = inflate_zlib_trial(data, path)
     if not first:
         return out
-    if b"\r\n" in data:
-        repaired, second, _ = inflate_zlib_trial(data.replace(b"\r\n", b"\n"), path)
-        if not second:
-            warnings.append(ReadWarning(str(path), "zlib stream had adb's LF->CRLF damage; repaired"))
-            return repaired
+    for mangled, what in ((b"\r\r\n", "LF->CR CR LF"), (b"\r\n", "LF->CRLF")):
+        if mangled in data:
+            repaired, second, _ = inflate_zlib_trial(data.replace(mangled, b"\n"), path)
+            if not second:
+                warnings.append(ReadWarning(str(path), f"zlib stream had adb's {what} damage; repaired"))
+                return repaired
     if damaged:
         return inflate_zlib(data, path, warnings)
     warnings.extend(first)
