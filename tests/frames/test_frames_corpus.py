@@ -24,11 +24,14 @@ def _report(corpus, name):
 def test_catapult_atrace_counts(corpus):
     """catapult's atrace fixture (HWUI app, doFrame on 18926 and DrawFrame on its RenderThread 18964; no TGIDs, no
     SurfaceFlinger, no FrameTimeline). Counted by our own regex pass over the text (B/E per tid; a frame runs from
-    doFrame start to the end of the DrawFrame that starts inside it, else the doFrame end): 15 doFrame, 14 DrawFrame
-    (as systrace/SOURCES.md says); 3 frames over 16.67 ms (22.787, 28.677, 18.966 ms), none over 700 ms."""
+    doFrame start to the end of the DrawFrame that starts inside it): 15 doFrame, 14 DrawFrame (as
+    systrace/SOURCES.md says); the doFrame without a DrawFrame ran only an `input` callback (1.07 ms) and drew
+    nothing, so 14 frames and 1 callback apart (it was counted as a 15th frame before the callbacks that draw nothing
+    were set apart); 3 frames over 16.67 ms (22.787, 28.677, 18.966 ms), none over 700 ms."""
     r = frames_from_file(corpus_file(corpus, "systrace/catapult_test_data/decompressed_atrace_data.txt"))
     s = summary_dict(r.summary)
-    assert s["frames"] == 15
+    assert s["frames"] == 14
+    assert s["skipped_callbacks"] == 1 and s["skipped_callbacks_by_reason"] == {"no_render_thread_frame": 1}
     assert s["sr_naive"] == 3 and s["ff_naive"] == 0
     assert abs(s["frame_time_ms"]["max"] - 28.677) < 0.01
     # no FrameTimeline and no BufferQueue counter (SOURCES.md: its only counters are jitterNanos and hwui_Texture):
@@ -142,9 +145,15 @@ def test_pixel6a_startup_causes_are_ranked_against_normal_frames(corpus):
 
 
 def test_2018_systrace_is_a_smooth_control(corpus):
-    """SOURCES.md section 5: 252 doFrame (AnTuTu 202, YY 50), the longest 6.7 ms; app atrace only, no DrawFrame."""
+    """SOURCES.md section 5: 252 doFrame (AnTuTu 202, YY 50), 202 `traversal`, the longest 6.7 ms; app atrace only, no
+    DrawFrame. Our own regex pass over the text (B/E per tid) finds each of AnTuTu's 202 doFrames with a `traversal`
+    section and each of YY's 50 with only an `animation` one: YY's ran no view traversal, so drew nothing, and are
+    counted apart (they were counted as frames, 252, before)."""
     r = _report(corpus, "systrace_2018_6cpu_antutu_yy_appatrace_sched.dataonly.html.gz")
-    assert r.summary.frames == 252
+    assert r.summary.frames == 202
+    assert r.summary.skipped_callbacks == 50 and r.summary.skipped_callbacks_by_reason == {"no_traversal": 50}
+    assert {a["process"]: (a["frames"], a["skipped_callbacks"]) for a in r.summary.sections["apps"]} == {
+        "tutu.ABenchMark": (202, 0), "m.duowan.mobile": (0, 50)}
     assert r.summary.sr_naive == 0 and r.summary.sr == 0
     assert r.summary.frame_time_ns["max"] < 6.7e6 + 0.05e6
 
@@ -167,9 +176,17 @@ def test_nowinandroid_agreement_with_frametimeline(corpus):
 
 
 def test_pixel6a_startup_one_app_deadline_missed(corpus):
+    """SOURCES.md section 7: 30 doFrame, 7 DrawFrames. A hand-written decode of the trace's ftrace print events (B/E
+    per tid, pids from its process_tree) finds 7 doFrames with a DrawFrame of their process starting inside them; 4
+    more in processes with DrawFrames (systemui 2, launcher 2) hand the RenderThread nothing (window relayouts, a
+    commit callback); of the 19 in processes with no DrawFrame, system_server's 16 ran
+    no `traversal` (animation callbacks on its animation threads) and 3 did (2 of system_server, 1 of the search
+    app): 10 frames, 20 callbacks that drew nothing (all 30 were counted as frames before)."""
     r = _report(corpus, "perfetto_pixel6a_a13_warm_startup_sched_binder_freq_frametimeline.perfetto-trace")
     s = summary_dict(r.summary)
-    assert s["frames"] == 30
+    assert s["frames"] == 10
+    assert s["skipped_callbacks"] == 20
+    assert s["skipped_callbacks_by_reason"] == {"no_traversal": 16, "no_render_thread_frame": 4}
     assert s["frametimeline_agreement"]["frametimeline_app_jank"] == 1
     assert s["sr"] == 1
     assert r.causes.height > 0

@@ -304,6 +304,16 @@ def _leading_cause(s: FramesSummary, n_slow: int) -> str:
     return text + (slices if name == "app_work" and top else "")
 
 
+def _not_counted(s: FramesSummary) -> str:
+    """What the frame counts leave out: frames without an end, callbacks that drew nothing (docs/frames.md)."""
+    text = ""
+    if s.incomplete_frames:
+        text += f"; {s.incomplete_frames} frame(s) without an end in the trace not counted"
+    if s.skipped_callbacks:
+        text += f"; {s.skipped_callbacks} Choreographer callback(s) that drew nothing not counted"
+    return text
+
+
 def _frames_headline(report: FramesReport, path: str) -> list[Headline]:
     s = report.summary
     n = s.frames
@@ -318,15 +328,14 @@ def _frames_headline(report: FramesReport, path: str) -> list[Headline]:
     label = "buffer-aware" if aware else "by threshold only; the buffer-aware verdict was not possible"
     worst = _shown_ms(s.frame_time_ns["max"]) if "max" in s.frame_time_ns else None
     if not sr and not ff:
-        return [Headline(1, "ok", "ok", path, f"{path}: {n} frames, none slow or frozen ({label}).")]
+        return [Headline(1, "ok", "ok", path, f"{path}: {n} frames, none slow or frozen ({label})"
+                         + _not_counted(s) + ".")]
     legacy = s.sections.get("legacy_rows")
     capped = isinstance(legacy, dict) and bool(legacy.get("at_50ms_cap"))
     frozen = "" if capped and not ff else f"{ff} frozen and "   # capped rows: frozen frames are not known
     text = (f"{path}: {frozen}{sr} slow of {n} frames ({100 * (sr + ff) / n:.1f}%, {label})"
             + (f", worst {worst:.1f} ms" if worst else ""))
-    text += _leading_cause(s, sr + ff) + _legacy_words(s)
-    if s.incomplete_frames:
-        text += f"; {s.incomplete_frames} frame(s) without an end in the trace not counted"
+    text += _leading_cause(s, sr + ff) + _legacy_words(s) + _not_counted(s)
     kind = "ff" if ff else "sr"
     sev = SEVERITY[kind] + min(19, (sr + ff) * 100 / n / 5)
     return [Headline(sev, kind, "bad" if ff else "warn", path, text + ".")]

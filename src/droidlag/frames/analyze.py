@@ -15,7 +15,7 @@ from droidlag.frames.block_io import block_baseline
 from droidlag.frames.causes import SYSTEM_FACTORS, Baseline, CauseAnalyzer, Ranked, baseline, rank_causes
 from droidlag.frames.compositor import Compositor
 from droidlag.frames.config import NS_PER_MS, FramesConfig
-from droidlag.frames.pacing import frame_pacing
+from droidlag.frames.pacing import MIN_BUFFERS, frame_pacing
 from droidlag.frames.refresh import main_period, period_at, refresh_segments, vsync_ticks
 from droidlag.frames.results import (
     BlockEvidence,
@@ -28,7 +28,13 @@ from droidlag.frames.results import (
     RefreshStretch,
 )
 from droidlag.frames.rollups import paper_rollups
-from droidlag.frames.segment import segment_frames, surfaceflinger_pids
+from droidlag.frames.segment import (
+    NO_RENDER_THREAD_FRAME,
+    NO_TRAVERSAL,
+    NOTHING_EXPECTED,
+    segment_frames,
+    surfaceflinger_pids,
+)
 from droidlag.frames.summary import aggregate_summary, summarize
 from droidlag.frames.verdicts import FF, NOT_POSSIBLE, OK, SR, apply_verdicts, naive_expr
 from droidlag.gc.evidence import frames_with_gc
@@ -101,18 +107,29 @@ def analyze_frames(trace: Trace, config: FramesConfig | None = None) -> FramesRe
                                  .otherwise(pl.lit(None, pl.Utf8)).alias("cause_note"))
     cause_extra["causes_not_possible_frames"] = len(no_sched) + len(no_data)
     cause_extra["paper_rollups"] = paper_rollups(trace, frames, causes)
+    unpaced: dict[int, tuple[int, int]] = {}
+    pacing = frame_pacing(trace, seg.non_hwui_apps, seg.vsync_period_ns, unpaced=unpaced)
+    _pacing_notes(notes, seg.pacing_notes, seg.non_hwui_apps, unpaced)
+    skipped_note = _skipped_note(seg.skipped, config)
+    if skipped_note:
+        notes.append(skipped_note)
     extra = cause_extra | {"vsync_period_source": seg.vsync_period_source, "bufferqueue_counters": counters_used,
              "refresh_rates": _refresh_summary(refresh, frames),
              "non_hwui_apps": seg.non_hwui_apps,
-             "frame_pacing": frame_pacing(trace, seg.non_hwui_apps, seg.vsync_period_ns),
-             "apps": _apps(frames), "app_work_components_ms": _app_work_components(frame_causes)}
+             "frame_pacing": pacing,
+             "apps": _apps(frames, seg.skipped), "app_work_components_ms": _app_work_components(frame_causes)}
     bad_ids = frames.filter(frames["verdict"].is_in([SR, FF]) | (frames["verdict"] == NOT_POSSIBLE))["frame_id"] \
         if frames.height else pl.Series([], dtype=pl.Int64)
     # causes of on-time app frames whose compositor was late are evidence, not SR/FF: not in the ranking
     bad = set(bad_ids.to_list())
     summary = summarize(frames, [c for c in frame_causes if c.frame_id in bad], _buffer_signal(frames),
                         seg.vsync_period_ns, extra)
-    if not frames.height:
+    summary.skipped_callbacks = seg.skipped.height
+    summary.skipped_callbacks_by_reason = _skipped_by_reason(seg.skipped)
+    if not summary.frames and skipped_note:
+        # the note becomes the reason (said once: the report drops a note that repeats the reason)
+        summary.no_frames_reason = notes[notes.index(skipped_note)] = "no rendered app frames: " + skipped_note
+    elif not frames.height:
         summary.no_frames_reason = notes[-1] if notes else "no app frames"
     return FramesReport("trace", trace.path, frames, causes, summary, notes,
                         [str(w) for w in trace.warnings[:20]], frame_causes)
@@ -154,13 +171,76 @@ def _app_work_components(causes: list[FrameCause], top: int = 5) -> ComponentTim
     return ComponentTimes({k: v * 1e6 for k, v in sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))[:top]})
 
 
-def _apps(frames: pl.DataFrame) -> list[dict[str, Any]]:
-    if not frames.height:
+def _apps(frames: pl.DataFrame, skipped: pl.DataFrame) -> list[dict[str, Any]]:
+    """Per app: its frames (complete ones: a frame without an end is in no count, docs/frames.md), SR/FF by both
+    verdicts, and its Choreographer callbacks that drew nothing (not frames). An app whose callbacks all drew
+    nothing is listed too, with 0 frames."""
+    if not frames.height and not skipped.height:
         return []
-    g = frames.group_by("pid", "process").agg(pl.len().alias("frames"),
-                                              pl.col("naive_verdict").is_in([SR, FF]).sum().alias("sr_ff_naive"),
-                                              pl.col("verdict").is_in([SR, FF]).sum().alias("sr_ff"))
-    return g.sort(["frames", "pid"], descending=[True, False]).to_dicts()
+    done = frames.filter(pl.col("complete").fill_null(True)) if "complete" in frames.columns else frames
+    g = done.group_by("pid", "process").agg(pl.len().alias("frames"),
+                                            pl.col("naive_verdict").is_in([SR, FF]).sum().alias("sr_ff_naive"),
+                                            pl.col("verdict").is_in([SR, FF]).sum().alias("sr_ff"))
+    sk = skipped.group_by("pid", "process").agg(pl.len().alias("skipped_callbacks"))
+    g = g.cast({"frames": pl.Int64, "sr_ff_naive": pl.Int64, "sr_ff": pl.Int64}).join(
+        sk.cast({"skipped_callbacks": pl.Int64}), on=["pid", "process"], how="full", coalesce=True, nulls_equal=True)
+    g = g.with_columns(pl.col("frames", "sr_ff_naive", "sr_ff", "skipped_callbacks").fill_null(0))
+    return g.sort(["frames", "skipped_callbacks", "pid"], descending=[True, True, False]).to_dicts()
+
+
+# words for each reason a doFrame drew nothing (segment.py's reasons; HWUI's own as its SkippedFrameReason name)
+_SKIPPED_WORDS = {
+    NO_RENDER_THREAD_FRAME: "ran no RenderThread frame although the app's RenderThread draws its frames in this "
+                            "trace (input or animation callbacks only, or a traversal that drew nothing)",
+    NO_TRAVERSAL: "ran no view traversal (Choreographer's callback sections show no `traversal`: input, animation "
+                  "or commit work only, or none; the trace has no RenderThread frame of the app)",
+}
+
+
+def _skipped_by_reason(skipped: pl.DataFrame) -> dict[str, int]:
+    if not skipped.height:
+        return {}
+    g = skipped.group_by("reason").len().sort(["len", "reason"], descending=[True, False])
+    return dict(zip(g["reason"].to_list(), g["len"].to_list()))
+
+
+def _skipped_note(skipped: pl.DataFrame, config: FramesConfig) -> str | None:
+    """What the Choreographer callbacks that drew nothing were, and that they are not frames. Those that kept the
+    main thread busy past the frame budget are said: not slow frames, as nothing was drawn, but the time is real."""
+    if not skipped.height:
+        return None
+    hwui = {v: k for k, v in NOTHING_EXPECTED.items()}
+    parts = []
+    for reason, n in _skipped_by_reason(skipped).items():
+        words = (f"whose RenderThread frame said `Frame skipped: {hwui[reason]}` (no buffer queued)" if reason in hwui
+                 else _SKIPPED_WORDS.get(reason, reason))
+        parts.append(f"{n} {words}")
+    text = (f"{skipped.height} Choreographer#doFrame callback(s) drew nothing and are not counted as frames (as "
+            "Android counts none: gfxinfo records a frame only when the RenderThread drew it, FrameTimeline only when "
+            "a buffer was queued): " + "; ".join(parts))
+    long_ = skipped.filter(pl.col("dur_ns") > config.sr_threshold_ns)
+    if long_.height:
+        text += (f". {long_.height} of them kept the main thread busy over {config.sr_threshold_ns / 1e6:.2f} ms "
+                 f"(longest {max(long_['dur_ns'].to_list()) / 1e6:.1f} ms): not slow frames, since nothing was drawn, "
+                 "but a main thread busy that long delays the frames after it")
+    return text
+
+
+def _pacing_notes(notes: list[str], at: dict[int, int], apps: list[dict[str, Any]],
+                  unpaced: dict[int, tuple[int, int]]) -> None:
+    """End each note on an app drawn without the Choreographer (or on a surface of its own beside its HWUI frames)
+    with what became of that frame pacing: measured, or too few buffers to measure (pacing.MIN_BUFFERS from one
+    thread)."""
+    beside = {a["pid"] for a in apps if a.get("beside_hwui")}
+    for pid, i in at.items():
+        whose = "their" if pid in beside else "its"
+        if pid in unpaced:
+            total, most = unpaced[pid]
+            notes[i] += (f"; {whose} frame pacing is not measured: too few buffers ({total} queued, at most {most} "
+                         f"from one thread; the minimum is {MIN_BUFFERS} from one thread)")
+        else:
+            notes[i] += (f"; {whose} frame pacing is measured " + ("apart" if pid in beside else
+                                                                   "from the buffers it queued") + " (frame_pacing)")
 
 
 def _causes(trace: Trace, frames: pl.DataFrame, config: FramesConfig, notes: list[str],

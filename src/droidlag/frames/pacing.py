@@ -89,21 +89,31 @@ def pace(times: np.ndarray, vsync_period_ns: int | None,
 
 
 def frame_pacing(trace: Trace, apps: list[dict[str, Any]], vsync_period_ns: int | None,
-                 config: PacingConfig | None = None) -> list[ProducerPacing]:
-    """Pacing per producer thread of each non-Choreographer app (`apps`: the segmentation's non_hwui entries)."""
+                 config: PacingConfig | None = None,
+                 unpaced: dict[int, tuple[int, int]] | None = None) -> list[ProducerPacing]:
+    """Pacing per producer thread of each non-Choreographer app (`apps`: the segmentation's non_hwui entries). Each
+    app none of whose threads queued enough buffers to be paced goes in `unpaced`, when given: pid -> (buffers
+    queued, the most from one thread)."""
     if not apps or not trace.slices.height:
+        if unpaced is not None:
+            unpaced.update({a["pid"]: (0, 0) for a in apps})
         return []
     pids = [a["pid"] for a in apps]
     swaps = outer_swaps(trace.slices, pids)
     out = []
     for a in apps:
         mine = swaps.filter(pl.col("pid") == a["pid"])
+        paced, counts = False, []
         for (tid,), part in sorted(mine.partition_by("tid", as_dict=True).items()) if mine.height else ():
             if a.get("beside_hwui") and trace.thread_name(tid) == "RenderThread":
                 continue     # the app's HWUI frames, counted as frames
+            counts.append(part.height)
             got = pace(part["end"].to_numpy(), vsync_period_ns, config)
             if got is None:
                 continue
+            paced = True
             out.append(ProducerPacing(a["pid"], a.get("process"), a.get("renderer"), tid, trace.thread_name(tid),
                                       **got))
+        if not paced and unpaced is not None:
+            unpaced[a["pid"]] = (sum(counts), max(counts, default=0))
     return sorted(out, key=lambda p: (-p.buffers, p.pid, p.producer_tid))

@@ -207,6 +207,9 @@ class FramesSummary:
     sections: dict[str, Any] = field(default_factory=dict)
     incomplete_frames: int = 0
     no_frames_reason: str | None = None
+    # Choreographer callbacks that drew nothing (not frames: docs/frames.md), and how many for each reason
+    skipped_callbacks: int = 0
+    skipped_callbacks_by_reason: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -2,7 +2,8 @@
 by containment), its FrameTimeline row and SurfaceFlinger's composition, with per-stage durations (ns).
 
 Apps that render without HWUI (Flutter, Unity, GL/SurfaceView) are detected and left out of the frame counts,
-with a note, instead of being miscounted.
+with a note, instead of being miscounted. Choreographer callbacks that drew nothing are not frames either
+(`_split_drawn`): they are counted apart (`Segmentation.skipped`), with a note.
 """
 from __future__ import annotations
 
@@ -50,6 +51,25 @@ FRAME_SCHEMA = {
     "layer_name": pl.Utf8, "complete": pl.Boolean,
 }
 
+# Choreographer callbacks that drew nothing (docs/frames.md "Which frames"). HWUI's RenderThread says why it drew
+# no frame with an instant `Frame skipped: <SkippedFrameReason>`; for these reasons no frame was expected (libhwui
+# CanvasContext: "there was no frame expected to be drawn"), and such a frame is neither given to JankTracker
+# (gfxinfo) nor queued as a buffer (no FrameTimeline surface frame). NoBuffer, NoOutputTarget and AlreadyDrawn are
+# frames that were due and were dropped: they stay frames.
+SKIPPED_FRAME_RE = r"^Frame skipped: (\w+)"
+NOTHING_EXPECTED = {"NothingToDraw": "nothing_to_draw", "DrawingOff": "drawing_off",
+                    "ContextIsStopped": "context_is_stopped"}
+NO_RENDER_THREAD_FRAME = "no_render_thread_frame"
+NO_TRAVERSAL = "no_traversal"
+# Choreographer.doCallbacks traces one section per callback type it runs (CALLBACK_TRACE_TITLES); views are drawn
+# only in the traversal callback (ViewRootImpl.scheduleTraversals posts CALLBACK_TRAVERSAL).
+CALLBACK_SECTIONS = ("input", "animation", "insets_animation", "traversal", "commit")
+# The UI thread handing a frame to the RenderThread (ThreadedRenderer.draw: the root display list recorded, then
+# DrawFrameTask::postAndWait): a doFrame holding one drew, even where its DrawFrame is not in the trace.
+HANDOFF = ("postAndWait", "Record View#draw()")
+SKIPPED_SCHEMA = pl.Schema({"pid": pl.Int64, "process": pl.Utf8, "ui_tid": pl.Int64, "vsync_id": pl.Int64,
+                            "do_frame_ts": pl.Int64, "do_frame_end": pl.Int64, "dur_ns": pl.Int64, "reason": pl.Utf8})
+
 
 @dataclass
 class Segmentation:
@@ -60,6 +80,11 @@ class Segmentation:
     non_hwui_apps: list[dict[str, Any]] = field(default_factory=list)
     vsync_period_ns: int | None = None
     vsync_period_source: str | None = None
+    # the doFrame callbacks that drew nothing (SKIPPED_SCHEMA): not frames, counted apart
+    skipped: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=SKIPPED_SCHEMA))
+    # pid -> index in `notes` of the note on an app drawn without the Choreographer, which the analysis ends with
+    # what became of its frame pacing (measured, or too few buffers)
+    pacing_notes: dict[int, int] = field(default_factory=dict)
 
 
 def _thread_names(trace: Trace) -> pl.DataFrame:
@@ -142,7 +167,8 @@ def _stage_sums(slices: pl.DataFrame, roots: pl.DataFrame, stages: dict[str, tup
 def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | None = None) -> Segmentation:
     """Segment every HWUI app's frames (or only `app`'s, matched against the process name). Phases: the root slices
     (doFrame, DrawFrame) of the apps asked for; non-HWUI renderers left out; each doFrame joined to its DrawFrame;
-    FrameTimeline surface frames joined by token; stages and composition; FrameTimeline-only frames appended."""
+    FrameTimeline surface frames joined by token; the callbacks that drew nothing set apart; stages and
+    composition; FrameTimeline-only frames appended."""
     notes: list[str] = []
     period, period_src = (vsync_period_ns, "config") if vsync_period_ns else estimate_vsync_period(trace)
     s = trace.slices
@@ -159,40 +185,57 @@ def segment_frames(trace: Trace, app: str | None = None, vsync_period_ns: int | 
     s = s.join(tnames, on="tid", how="left").with_columns(pl.coalesce("pid", "tpid").alias("pid"))
     sf = surfaceflinger_pids(trace)
     do, draw, proc_name = _root_slices(trace, s, app, sf, notes)
-    non_hwui, producers = _renderers(trace, s, do, draw, app, sf, notes)
+    seg = Segmentation(empty, notes, [], period, period_src)
+    non_hwui, producers = _renderers(trace, s, do, draw, app, sf, seg)
+    seg.non_hwui_apps = non_hwui + producers
     excluded = [d["pid"] for d in non_hwui]
     do = do.filter(~pl.col("pid").is_in(excluded))
     if not do.height:
         ft_frames = frames_from_frame_timeline(trace, s, app, excluded + list(sf), notes)
         if ft_frames is not None:
-            return Segmentation(ft_frames, notes, non_hwui + producers, period, period_src)
-        if not non_hwui:
+            seg.frames = ft_frames
+        elif not non_hwui:
             notes.append("no app frames: the trace has no Choreographer#doFrame slices"
                          + (" for that app" if app else ""))
-        return Segmentation(empty, notes, non_hwui + producers, period, period_src)
+        return seg
     frames, draw = _match_draw_frames(do, draw)
     frames, ft_only = _join_frame_timeline(trace, frames, app, excluded + list(sf), proc_name, notes)
-    frames = _with_stages(trace, s, frames, sf)
-    n_unmatched = frames.filter(pl.col("draw_frame_id").is_null()).height
-    if not draw.height:
-        notes.append("no RenderThread DrawFrame slices: frame ends come from the main thread's doFrame only "
-                     "(RenderThread, dequeue/queueBuffer stages not available)")
-    elif n_unmatched:
-        notes.append(f"{n_unmatched} doFrame(s) had no matching DrawFrame (nothing drawn, or the RenderThread "
-                     "slice was outside the trace); their end is the doFrame end")
-    cols = list(FRAME_SCHEMA) + [c for c in ("draw_frame_ts", "draw_frame_end", "do_frame_end",
-                                              "compose_end_ns") if c in frames.columns] + list(STAGES)
-    frames = frames.select([c for c in cols if c in frames.columns])
+    frames, seg.skipped = _split_drawn(trace, s, frames, draw)
+    if frames.height:
+        frames = _with_stages(trace, s, frames, sf)
+        _doframe_notes(trace, frames, draw, notes)
+        cols = list(FRAME_SCHEMA) + [c for c in ("draw_frame_ts", "draw_frame_end", "do_frame_end",
+                                                  "compose_end_ns") if c in frames.columns] + list(STAGES)
+        frames = frames.select([c for c in cols if c in frames.columns])
+    else:
+        frames = empty
     if ft_only.height:
         extra = _ft_frames(trace, s, ft_only, int(frames["frame_id"].max() or 0) + 1)   # type: ignore[arg-type]
-        notes.append(f"{extra.height} FrameTimeline app surface frame(s) had no doFrame (drawn outside the "
+        n_extra = extra.filter(pl.col("complete").fill_null(True)).height
+        notes.append(f"{n_extra} FrameTimeline app surface frame(s) had no doFrame (drawn outside the "
                      "Choreographer, or its doFrame was outside the trace): counted from FrameTimeline alone "
                      "(intended vsync to actual end)")
         frames = pl.concat([frames, extra.select([c for c in frames.columns if c in extra.columns])],
                            how="diagonal_relaxed")
     # ties in start time (frames of different apps) ordered by pid and frame, so the output is the same every run
-    frames = with_layer_package(frames).sort(["start_ns", "pid", "frame_id"], nulls_last=True)
-    return Segmentation(frames, notes, non_hwui + producers, period, period_src)
+    seg.frames = with_layer_package(frames).sort(["start_ns", "pid", "frame_id"], nulls_last=True)
+    return seg
+
+
+def _doframe_notes(trace: Trace, frames: pl.DataFrame, draw: pl.DataFrame, notes: list[str]) -> None:
+    """What the doFrame frames lack: FrameTimeline rows, a DrawFrame. Counted over complete frames only, as every
+    count is (docs/frames.md)."""
+    done = frames.filter(pl.col("complete").fill_null(True))
+    if not done.height:
+        return
+    _frame_timeline_notes(trace, done, notes)
+    n_unmatched = done.filter(pl.col("draw_frame_id").is_null()).height
+    if not draw.height:
+        notes.append("no RenderThread DrawFrame slices: frame ends come from the main thread's doFrame only "
+                     "(RenderThread, dequeue/queueBuffer stages not available)")
+    elif n_unmatched:
+        notes.append(f"{n_unmatched} doFrame(s) had no matching DrawFrame (the RenderThread slice is not in the "
+                     "trace, or the app drew without one); their end is the doFrame end")
 
 
 def _root_slices(trace: Trace, s: pl.DataFrame, app: str | None, sf: set[int],
@@ -205,8 +248,7 @@ def _root_slices(trace: Trace, s: pl.DataFrame, app: str | None, sf: set[int],
     do = do.with_columns(pl.col("name").str.extract(DOFRAME_RE, 1).cast(pl.Int64).alias("vsync_id"))
     draw = s.filter(pl.col("name").str.contains(DRAWFRAME_RE)).with_columns(
         pl.col("name").str.extract(DRAWFRAME_RE, 1).cast(pl.Int64).alias("vsync_id"))
-    proc_name = {pid: trace.process_name(pid) for pid in set(do["pid"].drop_nulls().to_list())
-                 | set(draw["pid"].drop_nulls().to_list())}
+    proc_name = process_names(trace, set(do["pid"].drop_nulls().to_list()) | set(draw["pid"].drop_nulls().to_list()))
     if app:
         keep = {pid for pid in proc_name if app_matches(trace, pid, app)}
         do = do.filter(pl.col("pid").is_in(list(keep)))
@@ -217,17 +259,20 @@ def _root_slices(trace: Trace, s: pl.DataFrame, app: str | None, sf: set[int],
 
 
 def _renderers(trace: Trace, s: pl.DataFrame, do: pl.DataFrame, draw: pl.DataFrame, app: str | None, sf: set[int],
-               notes: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+               seg: Segmentation) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Non-HWUI renderers (Choreographer callbacks that drive Flutter/Unity/GL drawing are not HWUI frames: left
     out of the frames, paced apart) and HWUI apps with a GL surface of their own beside (their frames counted, the
-    other surface paced)."""
+    other surface paced). Each gets a note, whose index `seg.pacing_notes` keeps for the analysis to end it with
+    what became of the pacing."""
     non_hwui: list[dict[str, Any]] = []
     # one swap per buffer: a queueBuffer inside eglSwapBuffers is the same buffer
     cand = s.filter(pl.col("pid").is_not_null() & ~pl.col("pid").is_in(list(sf)))["pid"].unique().to_list()
     swaps = outer_swaps(s, cand).join(s.select("tid", "tname").unique("tid"), on="tid", how="left")
     producers: list[dict[str, Any]] = []
     do_pids = set(do["pid"].to_list())
-    for pid in sorted(set(do["pid"].drop_nulls().to_list()) | set(swaps["pid"].drop_nulls().to_list())):
+    pids = sorted(set(do["pid"].drop_nulls().to_list()) | set(swaps["pid"].drop_nulls().to_list()))
+    names = process_names(trace, pids)
+    for pid in pids:
         n_do = do.filter(pl.col("pid") == pid).height
         n_draw = draw.filter(pl.col("pid") == pid).height
         renderer = _renderer_of(trace, pid)
@@ -235,32 +280,38 @@ def _renderers(trace: Trace, s: pl.DataFrame, do: pl.DataFrame, draw: pl.DataFra
         if renderer or (n_draw < 0.1 * max(n_do, 1) and other_swaps >= 10):
             if app and pid not in do_pids and not app_matches(trace, pid, app):
                 continue
-            non_hwui.append(_non_hwui(trace, pid, renderer or ("surfaceview/gl" if n_do else "no-choreographer"),
-                                      n_do, n_draw, other_swaps, notes))
+            non_hwui.append(_non_hwui(names.get(pid), pid, renderer or ("surfaceview/gl" if n_do else
+                                                                         "no-choreographer"),
+                                      n_do, n_draw, other_swaps, seg))
         elif other_swaps >= 10 and (not app or app_matches(trace, pid, app)):
             # an HWUI app with a SurfaceView/GL surface of its own (a game view, a map, a video): the HWUI frames
             # are counted, and the other surface's buffers are paced
-            producers.append({"pid": pid, "process": trace.process_name(pid), "renderer": "surfaceview/gl",
+            producers.append({"pid": pid, "process": names.get(pid), "renderer": "surfaceview/gl",
                               "beside_hwui": True, "buffers_queued_elsewhere": other_swaps})
-            notes.append(f"{trace.process_name(pid) or pid} also queued {other_swaps} buffers from threads other "
-                         "than its RenderThread (a SurfaceView or GL surface): their frame pacing is measured apart")
+            seg.pacing_notes[pid] = len(seg.notes)
+            seg.notes.append(f"{_who(names.get(pid), pid)} also queued {other_swaps} buffers from threads other "
+                             "than its RenderThread (a SurfaceView or GL surface)")
     return non_hwui, producers
 
 
-def _non_hwui(trace: Trace, pid: int, renderer: str, n_do: int, n_draw: int, other_swaps: int,
-              notes: list[str]) -> dict[str, Any]:
-    """One app that renders without HWUI, with the note that says why its frames are not counted."""
+def _who(name: str | None, pid: int) -> str:
+    return f"{name} (pid {pid})" if name else f"pid {pid}"
+
+
+def _non_hwui(name: str | None, pid: int, renderer: str, n_do: int, n_draw: int, other_swaps: int,
+              seg: Segmentation) -> dict[str, Any]:
+    """One app that renders without HWUI, with the note that says why its frames are not counted (the analysis
+    ends it with its frame pacing, or why there is none)."""
+    seg.pacing_notes[pid] = len(seg.notes)
     if n_do:
-        notes.append(f"{trace.process_name(pid) or pid} renders with {renderer} (not the HWUI pipeline): "
-                     f"its {n_do} Choreographer#doFrame callbacks and {other_swaps} buffers queued from "
-                     "other threads are not counted as frames; its frame pacing is measured from the "
-                     "buffers it queued instead")
+        seg.notes.append(f"{_who(name, pid)} renders with {renderer} (not the HWUI pipeline): its {n_do} "
+                         f"Choreographer#doFrame callbacks and {other_swaps} buffers queued from other threads are "
+                         "not counted as frames")
     else:
-        notes.append(f"{trace.process_name(pid) or pid} queued {other_swaps} buffers but the trace has no "
-                     "Choreographer#doFrame slices for it (not traced with the gfx/view categories, or it "
-                     "draws without the Choreographer): its frames are not counted; its frame pacing is "
-                     "measured from the buffers it queued instead")
-    return {"pid": pid, "process": trace.process_name(pid), "renderer": renderer, "choreographer_callbacks": n_do,
+        seg.notes.append(f"{_who(name, pid)} queued {other_swaps} buffers but the trace has no "
+                         "Choreographer#doFrame slices for it (not traced with the gfx/view categories, or it "
+                         "draws without the Choreographer): its frames are not counted")
+    return {"pid": pid, "process": name, "renderer": renderer, "choreographer_callbacks": n_do,
             "hwui_draw_frames": n_draw, "buffers_queued_elsewhere": other_swaps}
 
 
@@ -301,7 +352,6 @@ def _join_frame_timeline(trace: Trace, frames: pl.DataFrame, app: str | None, ex
     frames without a doFrame (frames of their own, added by the caller)."""
     allowed = None if not app else ft_app_pids(trace, app)
     surf = surface_frames(trace, exclude, allowed)
-    n_do = frames.height
     frames, ft_only = join_surface_frames(frames, surf)
     # a process whose doFrames carry no vsync id cannot be matched to FrameTimeline: its surface frames would count
     # its frames twice, so they are not added (the doFrames stay the frames)
@@ -313,7 +363,6 @@ def _join_frame_timeline(trace: Trace, frames: pl.DataFrame, app: str | None, ex
                      + ", ".join(str(proc_name.get(p) or p) for p in no_ids)
                      + " carry no vsync id: their frames cannot be matched to it (FrameTimeline verdicts not used)")
         ft_only = ft_only.filter(~pl.col("pid").is_in(no_ids))
-    _frame_timeline_notes(frames, n_do, notes)
     frames = frames.with_columns(
         pl.when(pl.col("ft_expected_ts").is_not_null()).then(pl.col("ft_expected_ts"))
         .otherwise(pl.col("do_frame_ts")).alias("start_ns"),
@@ -326,6 +375,103 @@ def _join_frame_timeline(trace: Trace, frames: pl.DataFrame, app: str | None, ex
                                  (pl.col("do_closed").fill_null(True) & pl.col("draw_closed").fill_null(True)
                                   & pl.col("ft_ended").fill_null(True)).alias("complete"))
     return frames, ft_only
+
+
+def _doframe_marks(s: pl.DataFrame, roots: pl.DataFrame) -> pl.DataFrame:
+    """Per doFrame (roots: do_frame_id, tid, ts, end), what the slices starting inside it on its thread say: a
+    hand-over to the RenderThread (`handoff`, HANDOFF), a view traversal (`traversal`). The outermost doFrames of one
+    thread do not overlap."""
+    out_schema = pl.Schema([("do_frame_id", pl.Int64()), ("handoff", pl.Boolean()), ("traversal", pl.Boolean())])
+    m = s.filter(pl.col("name").is_in(HANDOFF + ("traversal",))).select("tid", pl.col("ts").alias("m_ts"), "name")
+    if not m.height or not roots.height:
+        return pl.DataFrame(schema=out_schema)
+    j = m.sort("m_ts").join_asof(roots.sort("ts"), left_on="m_ts", right_on="ts", by="tid", strategy="backward",
+                                 check_sortedness=False)
+    j = j.filter(pl.col("do_frame_id").is_not_null() & (pl.col("end").is_null() | (pl.col("m_ts") <= pl.col("end"))))
+    return j.group_by("do_frame_id").agg(pl.col("name").is_in(HANDOFF).any().alias("handoff"),
+                                         (pl.col("name") == "traversal").any().alias("traversal")).cast(out_schema)
+
+
+def _render_thread_skips(trace: Trace, frames: pl.DataFrame) -> pl.DataFrame:
+    """Per DrawFrame of the frames, the reason HWUI gave for drawing nothing (`Frame skipped: <reason>`, an instant
+    the RenderThread logs inside it): columns draw_frame_id, skip."""
+    schema = {"draw_frame_id": pl.Int64, "skip": pl.Utf8}
+    inst = trace.slices.filter(pl.col("name").str.starts_with("Frame skipped"))
+    if not inst.height:
+        return pl.DataFrame(schema=schema)
+    inst = inst.select("tid", pl.col("ts").alias("i_ts"), pl.col("name").str.extract(SKIPPED_FRAME_RE, 1)
+                       .alias("skip")).drop_nulls("skip")
+    drawn = frames.filter(pl.col("draw_frame_id").is_not_null()).unique("draw_frame_id").select(
+        "draw_frame_id", pl.col("render_tid").alias("tid"), "draw_frame_ts", "draw_frame_end")
+    if not inst.height or not drawn.height:
+        return pl.DataFrame(schema=schema)
+    j = inst.sort("i_ts").join_asof(drawn.sort("draw_frame_ts"), left_on="i_ts", right_on="draw_frame_ts",
+                                    by="tid", strategy="backward", check_sortedness=False)
+    j = j.filter(pl.col("draw_frame_id").is_not_null()
+                 & (pl.col("draw_frame_end").is_null() | (pl.col("i_ts") <= pl.col("draw_frame_end"))))
+    # a reason for which no frame was expected wins over one for a dropped frame, should a DrawFrame hold both
+    j = j.sort(pl.col("skip").is_in(list(NOTHING_EXPECTED)), "i_ts", descending=[True, False])
+    return j.unique("draw_frame_id", keep="first").select(list(schema))
+
+
+def _with_draw_inside(roots: pl.DataFrame, frames: pl.DataFrame, draw: pl.DataFrame) -> pl.Series:
+    """The doFrames (do_frame_id) inside which a DrawFrame of their process starts: the first one at or after each
+    doFrame's start, by pid (doFrames of two UI threads of one process may overlap)."""
+    if not draw.height or not roots.height:
+        return pl.Series("do_frame_id", [], dtype=pl.Int64)
+    r = roots.join(frames.unique("do_frame_id").select("do_frame_id", "pid"), on="do_frame_id").sort("ts")
+    d = draw.select("pid", pl.col("ts").alias("d_ts")).sort("d_ts")
+    j = r.join_asof(d, left_on="ts", right_on="d_ts", by="pid", strategy="forward", check_sortedness=False)
+    return j.filter(pl.col("d_ts").is_not_null() & (pl.col("end").is_null() | (pl.col("d_ts") <= pl.col("end"))))[
+        "do_frame_id"]
+
+
+def _callback_sections_traced(s: pl.DataFrame) -> bool:
+    """Whether this trace's Choreographer traces its callback sections (input, animation, traversal, ...) under
+    doFrame: then a doFrame without a `traversal` section ran no view traversal, so drew no view."""
+    sec = s.filter(pl.col("name").is_in(list(CALLBACK_SECTIONS)) & pl.col("parent_id").is_not_null())
+    if not sec.height:
+        return False
+    parents = s.filter(pl.col("id").is_in(sec["parent_id"].unique().implode()))
+    return bool(parents["name"].str.contains(DOFRAME_RE).any())
+
+
+def _split_drawn(trace: Trace, s: pl.DataFrame, frames: pl.DataFrame,
+                 draw: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The doFrame frames that drew, and the callbacks that drew nothing (SKIPPED_SCHEMA), which are not frames
+    (docs/frames.md, "Which frames"). A doFrame with a FrameTimeline surface frame queued a buffer: it drew. Else it
+    drew nothing when its DrawFrame said `Frame skipped` for a reason with no frame expected (NothingToDraw,
+    DrawingOff, ContextIsStopped); when it has no DrawFrame while the app's RenderThread draws its frames in this
+    trace and it handed the RenderThread nothing (no `postAndWait` or `Record View#draw()` inside it); or, the trace
+    showing no RenderThread frame of the app, when Choreographer's sections show it ran no traversal. A doFrame
+    still open at the end of the trace is left as it is (incomplete)."""
+    roots = frames.unique("do_frame_id").select("do_frame_id", pl.col("ui_tid").alias("tid"),
+                                                pl.col("do_frame_ts").alias("ts"), pl.col("do_frame_end").alias("end"))
+    f = frames.join(_doframe_marks(s, roots), on="do_frame_id", how="left").join(
+        _render_thread_skips(trace, frames), on="draw_frame_id", how="left")
+    # no DrawFrame of its process starts inside it (whatever the one-to-one match gave the doFrame)
+    no_draw = pl.col("draw_frame_id").is_null() & ~pl.col("do_frame_id").is_in(
+        _with_draw_inside(roots, frames, draw).implode())
+    rt_frames = pl.col("pid").is_in(draw["pid"].unique().implode())
+    # asked only where some app shows no RenderThread frame
+    traced = bool(frames.filter(~rt_frames).height) and _callback_sections_traced(s)
+    f = f.with_columns(
+        pl.when(pl.col("ft_ended").is_not_null()).then(pl.lit(None, pl.Utf8))
+        .when(pl.col("skip").is_in(list(NOTHING_EXPECTED)))
+        .then(pl.col("skip").replace_strict(NOTHING_EXPECTED, default=None, return_dtype=pl.Utf8))
+        .when(~pl.col("do_closed").fill_null(True)).then(pl.lit(None, pl.Utf8))
+        .when(no_draw & rt_frames & ~pl.col("handoff").fill_null(False)).then(pl.lit(NO_RENDER_THREAD_FRAME))
+        .when(no_draw & ~rt_frames & ~pl.col("traversal").fill_null(False) & pl.lit(traced))
+        .then(pl.lit(NO_TRAVERSAL))
+        .otherwise(pl.lit(None, pl.Utf8)).alias("_skipped"))
+    skipped = f.filter(pl.col("_skipped").is_not_null()).unique("do_frame_id", keep="first").sort("do_frame_ts") \
+        .select("pid", "process", "ui_tid", "vsync_id", "do_frame_ts", "do_frame_end",
+                (pl.col("do_frame_end") - pl.col("do_frame_ts")).alias("dur_ns"), pl.col("_skipped").alias("reason")) \
+        .cast(SKIPPED_SCHEMA)
+    kept = f.filter(pl.col("_skipped").is_null()).drop("handoff", "traversal", "skip", "_skipped")
+    # frames numbered again without the gaps the callbacks left, in the same order
+    kept = kept.sort("frame_id").with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("frame_id"))
+    return kept, skipped
 
 
 def _with_stages(trace: Trace, s: pl.DataFrame, frames: pl.DataFrame, sf: set[int]) -> pl.DataFrame:
@@ -347,13 +493,49 @@ def _with_stages(trace: Trace, s: pl.DataFrame, frames: pl.DataFrame, sf: set[in
     return frames
 
 
-# `TX - <package>/<activity>#<n>`: the app's own window. Not "Splash Screen <package>": systemui draws those.
-LAYER_PACKAGE_RE = r"^(?:TX - )?([A-Za-z]\w*(?:\.\w+)+)(?:/|#|$)"
+# `TX - <package>/<activity>#<n>`: the app's own window; `SurfaceView - <package>/<activity>@...#<n>`: a surface in
+# it. Not "Splash Screen <package>": systemui draws those.
+LAYER_PACKAGE_RE = r"^(?:TX - )?(?:SurfaceView - )?([A-Za-z]\w*(?:\.\w+)+)(?:/|#|$)"
+# A layer name that also names its process: `SurfaceView - <package>/<activity>@<hash>@<n>[<pid>]#<n>`
+# (SurfaceFlinger's BufferQueue counter and its slices carry the name in a systrace/atrace text trace).
+LAYER_PID_RE = r"^(?:TX - )?(?:SurfaceView - )?([A-Za-z]\w*(?:\.\w+)+)/[^\[\]|]*\[(\d+)\]"
+
+
+def layer_packages(trace: Trace) -> dict[int, str]:
+    """pid -> the package SurfaceFlinger's layer names give it where a name carries the process's pid (`[<pid>]`):
+    from counter and slice names. The package most of its names give, when they differ."""
+    names: list[pl.Series] = []
+    if trace.counters.height:
+        names.append(trace.counters["name"].unique())
+    if trace.slices.height:
+        names.append(trace.slices["name"].unique())
+    cand = [n.filter(n.str.contains("[", literal=True)) for n in names]
+    if not any(c.len() for c in cand):
+        return {}
+    found = pl.concat(cand).to_frame("name").select(
+        pl.col("name").str.extract(LAYER_PID_RE, 1).alias("pkg"),
+        pl.col("name").str.extract(LAYER_PID_RE, 2).cast(pl.Int64, strict=False).alias("pid")).drop_nulls()
+    if not found.height:
+        return {}
+    best = found.group_by("pid", "pkg").len().sort(["pid", "len", "pkg"], descending=[False, True, False]) \
+        .unique("pid", keep="first")
+    return dict(zip(best["pid"].to_list(), best["pkg"].to_list()))
+
+
+def process_names(trace: Trace, pids: set[int] | list[int]) -> dict[int, str | None]:
+    """Each process's name (Trace.process_name); a process the trace does not name takes the package of the layers
+    SurfaceFlinger names after it (`SurfaceView - <package>/...[<pid>]#0`), as one with FrameTimeline rows takes
+    that of its `TX - <package>/...` layers (with_layer_package)."""
+    out = {pid: trace.process_name(pid) for pid in pids}
+    if any(v is None for v in out.values()):
+        pkgs = layer_packages(trace)
+        out = {pid: v if v is not None else pkgs.get(pid) for pid, v in out.items()}
+    return out
 
 
 def with_layer_package(frames: pl.DataFrame) -> pl.DataFrame:
     """Frames of a process the trace does not name (no process tree) take the package SurfaceFlinger names in the
-    layer (`TX - <package>/<activity>#<n>`)."""
+    layer (`TX - <package>/<activity>#<n>`, `SurfaceView - <package>/...`)."""
     if "layer_name" not in frames.columns or not frames.height:
         return frames
     pkg = frames.select("pid", pl.col("layer_name").str.extract(LAYER_PACKAGE_RE, 1).alias("_pkg")).drop_nulls()
@@ -366,17 +548,19 @@ def with_layer_package(frames: pl.DataFrame) -> pl.DataFrame:
         pl.coalesce("process", "_pkg").alias("process")).drop("_pkg")
 
 
-def _frame_timeline_notes(frames: pl.DataFrame, n_do: int, notes: list[str]) -> None:
-    n_ft = frames.filter(pl.col("ft_jank_type").is_not_null()).height
-    if not frames.filter(pl.col("ft_actual_end_ns").is_not_null()).height and \
-            not frames.filter(pl.col("vsync_id").is_not_null()).height:
+def _frame_timeline_notes(trace: Trace, done: pl.DataFrame, notes: list[str]) -> None:
+    """How the complete doFrame frames met FrameTimeline. Said only of a trace that holds FrameTimeline: systrace and
+    atrace text cannot hold it, and a capture without its data source has none (the buffer signal says so)."""
+    if not trace.frame_timeline.height or not done.height:
         return
-    if frames.height > n_do:
-        notes.append(f"{frames.height - n_do} doFrame(s) fed more than one layer: one frame per FrameTimeline "
-                     "surface frame (layer and vsync)")
-    if n_ft < frames.height:
-        notes.append(f"{frames.height - n_ft} of {frames.height} doFrame frames have no FrameTimeline row (no "
-                     "buffer submitted, or outside the FrameTimeline data)")
+    multi = done.group_by("do_frame_id").len().filter(pl.col("len") > 1).height
+    if multi:
+        notes.append(f"{multi} doFrame(s) fed more than one layer: one frame per FrameTimeline surface frame (layer "
+                     "and vsync)")
+    n_ft = done.filter(pl.col("ft_ended").is_not_null()).height
+    if n_ft < done.height:
+        notes.append(f"{done.height - n_ft} of {done.height} doFrame frames have no FrameTimeline row (no buffer "
+                     "submitted, or outside the FrameTimeline data)")
 
 
 def _join_composition(trace: Trace, s: pl.DataFrame, frames: pl.DataFrame, sf: set[int]) -> pl.DataFrame:
@@ -404,7 +588,8 @@ def frames_from_frame_timeline(trace: Trace, s: pl.DataFrame, app: str | None, e
     if not surf.height:
         return None
     f = with_layer_package(_ft_frames(trace, s, surf, 0)).sort("frame_id")
-    notes.append(f"no Choreographer#doFrame slices: {f.height} frames taken from FrameTimeline app surface frames "
+    n = f.filter(pl.col("complete").fill_null(True)).height      # one without an end is in no count
+    notes.append(f"no Choreographer#doFrame slices: {n} frames taken from FrameTimeline app surface frames "
                  "(intended vsync to actual end, one per layer and vsync); the main thread stands in for the UI "
                  "thread and RenderThread stages come from its slices in the frame's window")
     return f

@@ -243,6 +243,9 @@ def summary_dict(s: FramesSummary) -> dict[str, Any]:
         out["frametimeline_agreement"] = s.frametimeline_agreement
     out.update({k: _section(v) for k, v in s.sections.items()})
     out["incomplete_frames"] = s.incomplete_frames
+    out["skipped_callbacks"] = s.skipped_callbacks
+    if s.skipped_callbacks_by_reason:
+        out["skipped_callbacks_by_reason"] = s.skipped_callbacks_by_reason
     if s.no_frames_reason is not None:
         out["no_frames_reason"] = s.no_frames_reason
     return out
