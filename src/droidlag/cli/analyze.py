@@ -91,17 +91,60 @@ def run(args) -> int:
     return 0 if paired else EXIT_NO_INPUT
 
 
+def _accounts(heads: list, used: list) -> tuple[list[tuple[str, str]], int, list[str]]:
+    """Each analysed input accounted for beside the headlines worth a line (severity > 0): the lines (input, text)
+    saying what could not be checked and why (a trace without app frames, as report.html says it; a logcat without
+    GC lines), how many inputs had nothing at all to check, and the names of those checked that no headline is
+    about."""
+    lines: list[tuple[str, str]] = []
+    n_nothing = 0
+    quiet: list[str] = []
+    for i in used:
+        name = i.display or str(i.path)
+        mine = [h for h in heads if h.source and (h.source == name or h.source.startswith(name + "!"))]
+        found = any(h.severity > 0 for h in mine)
+        empty = [h.text for h in mine if h.severity <= 0 and h.kind == "info"]
+        if not empty and not found and i.reason:
+            empty = [f"{name}: {i.reason}."]
+        if empty and not found:
+            n_nothing += 1
+            lines += [(name, f"nothing to check: {t}") for t in empty]
+        elif empty:   # something else was found in it (GC, say), its frames could not be checked
+            lines += [(name, t) for t in empty]
+        elif not found:
+            quiet.append(name)
+    return lines, n_nothing, quiet
+
+
+def _names(names: list[str], most: int) -> str:
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
 def _print_summary(findings, written: dict, n_used: int) -> None:
-    heads = [h for h in findings.headlines() if h.severity > 0]
+    """Every input accounted for: the headlines (worst first), each input with nothing to check and why, the
+    count of the others checked with nothing found, the skipped ones. The all-clear only when every input had
+    something checked and nothing was found."""
+    from droidlag.findings import usable_inputs
+    every = findings.headlines()
+    heads = [h for h in every if h.severity > 0]
     skipped = [i for i in findings.inputs if i.status in ("skipped", "failed", "error")]
-    print(f"droidlag: {n_used} input(s) analyzed, {len(skipped)} skipped")
-    if not heads and n_used:
+    unchecked, n_nothing, quiet = _accounts(every, usable_inputs(findings.inputs))
+    empty = f" ({n_nothing} with nothing to check)" if n_nothing else ""
+    print(f"droidlag: {n_used} input(s) analyzed{empty}, {len(skipped)} skipped")
+    if not heads and not unchecked and n_used:
         print("  no slow frames, frozen frames, ANRs or SNRs found")
     for h in heads[:10]:
         mark = {"bad": "!!", "warn": "! ", "ok": "ok"}.get(h.level, "  ")
         print(f" {mark} {h.text}")
     if len(heads) > 10:
         print(f"    ... and {len(heads) - 10} more in the report")
+    for _, text in unchecked[:10]:
+        print(f" -- {text}")
+    if len(unchecked) > 10:   # the rest named, each said in report.html
+        rest = list(dict.fromkeys(name for name, _ in unchecked[10:]))
+        print(f"    ... and {len(unchecked) - 10} more (see report.html): {_names(rest, 10)}")
+    if quiet and (heads or unchecked):
+        print(f"  nothing found in {len(quiet)} other input(s): {_names(quiet, 3)}")
     for i in skipped[:5]:
         print(f"  {'error' if i.status == 'error' else 'skipped'} {i.display or i.path}: {i.reason}")
     if len(skipped) > 5:

@@ -40,3 +40,18 @@ class CleanWriter:
 
     def __getattr__(self, name: str):
         return getattr(self.raw, name)
+
+
+NOT_READ = ("skipped", "failed")   # an input's statuses when nothing of it is in the results
+
+
+def not_read(inputs: list) -> list:
+    """The inputs (findings' InputFile) nothing was read from, each with its reason."""
+    return [i for i in inputs if i.status in NOT_READ]
+
+
+def one_result(paths: list[str], inputs: list, n_results: int) -> bool:
+    """Whether a command's JSON is its one result alone: one path given, one result, not out of an archive, and no
+    input left unread (the form with a list names each input and why it was not read)."""
+    return (n_results == 1 and len(paths) == 1 and not not_read(inputs)
+            and not any(i.kind in ("zip", "tar") for i in inputs))

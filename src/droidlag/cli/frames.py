@@ -1,4 +1,8 @@
-"""`droidlag frames`: slow/frozen frames (naive and buffer-aware) and their causes, from a trace or gfxinfo text."""
+"""`droidlag frames`: slow/frozen frames (naive and buffer-aware) and their causes, from a trace or gfxinfo text.
+
+Exit codes: 0 something was read (each input not read, or without the `--app` asked for, is named with its reason);
+2 usage error; 3 nothing could be read, or `--app` matches no app with frames in any input (each input named with
+the apps it does have frames of)."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +13,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                       "causes, from a Perfetto/systrace trace or `dumpsys gfxinfo framestats` text")
     p.add_argument("paths", nargs="+", metavar="PATH", help="Perfetto traces, systrace/atrace files, dumpsys "
                    "gfxinfo output, folders or zip archives of them")
-    p.add_argument("--app", help="only this app (package / process name)")
+    p.add_argument("--app", help="only this app (package / process name, or pid); exit 3, naming the apps each "
+                   "input has frames of, when no input has it")
     p.add_argument("--vsync-ms", type=float, help="the panel's vsync period in ms (default: from the trace)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
@@ -18,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args) -> int:
     import sys
 
-    from droidlag.cli.common import EXIT_NO_INPUT, EXIT_USAGE, print_json
+    from droidlag.cli.common import EXIT_NO_INPUT, EXIT_USAGE, not_read, one_result, print_json
     from droidlag.findings import frames_reports
     from droidlag.frames import FramesConfig
 
@@ -34,18 +39,98 @@ def run(args) -> int:
         print(f"droidlag frames: no trace or gfxinfo text could be read ({why or 'no input files'})",
               file=sys.stderr)
         return EXIT_NO_INPUT
+    if args.app:
+        reports = _of_the_app(args, config, reports, inputs)
+        if not reports:
+            return EXIT_NO_INPUT
     if args.json:
         from droidlag.report.frames_json import frames_dict
-        print_json(frames_dict(reports[0]) if len(reports) == 1 and len(args.paths) == 1 and not
-                   any(i.kind == "zip" for i in inputs) else
+        print_json(frames_dict(reports[0]) if one_result(args.paths, inputs, len(reports)) else
                    {"reports": [frames_dict(r) for r in reports], "inputs": [i.to_dict() for i in inputs]})
         return 0
     for report in reports:
         _print(report)
-    for i in inputs:
-        if i.status in ("skipped", "failed"):
-            print(f"{i.display or i.path}: {i.status}: {i.reason}")
+    for i in not_read(inputs):
+        print(f"{i.display or i.path}: {i.status}: {i.reason}")
     return 0
+
+
+def _app_found(report, app: str) -> bool:
+    """Whether `app` matched something with frames in this report: frames (complete or not) or an app drawing
+    without the Choreographer (trace); rows of a process whose name holds it, or such a process among Android's
+    own counters (gfxinfo: the counters are of every process, so their frame count says nothing of the match)."""
+    s = report.summary
+    sec = s.sections
+    if "gfxinfo_summaries" in sec:
+        return bool(sec.get("apps")) or any(app in (g.get("process") or "") for g in sec["gfxinfo_summaries"])
+    return bool(s.frames or s.incomplete_frames or sec.get("apps") or sec.get("non_hwui_apps")
+                or sec.get("frame_pacing"))
+
+
+_DRAWS = {"flutter": "draws with Flutter", "unity": "draws with Unity", "surfaceview/gl": "draws with GL/SurfaceView",
+          "no-choreographer": "queues buffers without the Choreographer"}
+
+
+def _named(name: str | None, pid: object, what: str) -> str:
+    """An app as `--app` can name it (its process name, else its pid), with what it drew."""
+    return f"{name} (pid {pid}, {what})" if name and pid is not None else f"{name or f'pid {pid}'} ({what})"
+
+
+def _apps_with_frames(report) -> list[str]:
+    """The apps a report (of every app) has frames of, most frames first."""
+    sec = report.summary.sections
+    counts: dict[tuple[str | None, object], tuple[int, int]] = {}
+    for a in sec.get("apps") or []:    # per process (trace) or per window (gfxinfo)
+        key = (a.get("process"), a.get("pid"))
+        n, idle = counts.get(key, (0, 0))
+        counts[key] = (n + int(a.get("frames") or 0), idle + int(a.get("skipped_callbacks") or 0))
+    out = [(n, _named(name, pid, f"{n} frames" + (f", {idle} doFrame callbacks that drew nothing" if idle else "")))
+           for (name, pid), (n, idle) in counts.items()]
+    named = {name for name, _ in counts}
+    counted: dict[str, tuple[int, object]] = {}   # Android's counters of processes without per-frame rows
+    for g in sec.get("gfxinfo_summaries") or []:     # (graphicsstats: a package's several, summed; no pid)
+        if g.get("process") and g["process"] not in named:
+            n, pid = counted.get(g["process"], (0, g.get("pid")))
+            counted[g["process"]] = (n + int(g.get("total_frames_rendered") or 0), pid)
+    out += [(n, _named(name, pid, f"{n} frames, Android's count")) for name, (n, pid) in counted.items()]
+    for a in sec.get("non_hwui_apps") or []:        # apps that draw without the Choreographer
+        r = a.get("renderer") or "no-choreographer"
+        out.append((0, _named(a.get("process"), a.get("pid"), _DRAWS.get(r, f"draws with {r}"))))
+    return [text for _, text in sorted(out, key=lambda x: -x[0])]
+
+
+def _of_the_app(args, config, reports: list, inputs: list) -> list:
+    """The reports in which `--app` matched an app. Each input where it matched none is marked skipped, with the
+    apps that do have frames there; when it matched in none at all, each is said on stderr (the caller exits 3):
+    a mistyped package must not pass as "0 frames"."""
+    import dataclasses
+    import sys
+
+    from droidlag.cli.common import clean
+    from droidlag.findings import frames_reports
+
+    missing = [r for r in reports if not _app_found(r, args.app)]
+    if not missing:
+        return reports
+    every, _ = frames_reports(args.paths, dataclasses.replace(config, app=None))   # only to list the apps there
+    whole = {r.path: r for r in every}
+    for r in missing:
+        w = whole.get(r.path)
+        apps = _apps_with_frames(w) if w is not None else []
+        if apps:
+            there = "the apps there: " + ", ".join(apps[:12]) + (f" and {len(apps) - 12} more"
+                                                                  if len(apps) > 12 else "")
+        else:
+            there = (f"no app has frames there ({w.summary.no_frames_reason or 'no app frames'})"
+                     if w is not None else "its apps could not be listed")
+        reason = f"--app {args.app!r} matches no app with frames; {there}"
+        for i in inputs:
+            if (i.display or str(i.path)) == r.path:
+                i.status, i.reason = "skipped", reason
+        if len(missing) == len(reports):
+            print(clean(f"droidlag frames: {r.path}: {reason}"), file=sys.stderr)
+    gone = {id(r) for r in missing}
+    return [r for r in reports if id(r) not in gone]
 
 
 def _fmt(v, suffix="") -> str:

@@ -14,9 +14,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args) -> int:
+    """Exit 0 when at least one trace was read (each input not read is named with its reason: on stderr, or in the
+    JSON's `inputs`), as `frames` and `analyze` do; 3 when none was."""
     import sys
 
-    from droidlag.cli.common import EXIT_NO_INPUT, print_json
+    from droidlag.cli.common import EXIT_NO_INPUT, clean, not_read, one_result, print_json
     from droidlag.findings import trace_summaries
 
     infos, inputs = trace_summaries(args.paths)
@@ -25,11 +27,13 @@ def run(args) -> int:
         print(f"droidlag info: no trace could be read ({why or 'no input files'})", file=sys.stderr)
         return EXIT_NO_INPUT
     if args.json:
-        print_json(infos[0] if len(infos) == 1 and len(args.paths) == 1 and not
-                   any(i.kind == "zip" for i in inputs) else infos)
-        return 0
-    for info in infos:
-        _print(info)
+        print_json(infos[0] if one_result(args.paths, inputs, len(infos)) else
+                   {"traces": infos, "inputs": [i.to_dict() for i in inputs]})
+    else:
+        for info in infos:
+            _print(info)
+    for i in not_read(inputs):
+        print(clean(f"droidlag info: {i.display or i.path}: {i.status}: {i.reason}"), file=sys.stderr)
     return 0
 
 

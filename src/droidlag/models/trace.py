@@ -5,6 +5,7 @@ table has exactly one producer. The schemas below are the contract the analyses 
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,10 @@ import polars as pl
 from droidlag._native import Process as Process
 from droidlag._native import Thread as Thread
 from droidlag.errors import ReadWarning
+
+# A name that reads as an Android process (a package, `pkg:service`), so that a thread of that name can name a
+# process the trace otherwise leaves unnamed (Trace.process_name): dotted, no spaces, not the kernel's `<...>`.
+_PROCESS_NAME = re.compile(r"^[A-Za-z][\w-]*(?:\.[\w-]+)+(?::[\w.-]+)?\.?$")
 
 # One schema per table; columns documented with their units.
 SLICE_SCHEMA = {
@@ -145,13 +150,25 @@ class Trace:
         return t.pid if t else None
 
     def process_name(self, pid: int | None) -> str | None:
+        """The process's name; else its main thread's (tid = pid); else, when the trace knows neither, the name its
+        threads share if they all have one and it reads as an Android process name (dotted: `com.example`, a
+        kernel comm cut to 15 characters such as `droid.launcher3`). An atrace capture can name an app only so:
+        `com.example-123456 (-----) ... B|2507|Choreographer#doFrame` gives thread 123456 of pid 2507 and nothing
+        else about 2507."""
         if pid is None:
             return None
         p = self.processes.get(pid)
         if p and p.name:
             return p.name
         t = self.threads.get(pid)
-        return t.name if t else None
+        if t is not None:
+            return t.name
+        names = {t.name for t in self.threads.values() if t.pid == pid}
+        if len(names) == 1:
+            (name,) = names
+            if name and _PROCESS_NAME.match(name):
+                return name
+        return None
 
     def summary(self) -> dict[str, Any]:
         """What the trace holds, as counts (the `droidlag info` JSON)."""

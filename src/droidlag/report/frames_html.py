@@ -79,7 +79,8 @@ def frames_block(report: dict, t0: int) -> str:
         out.append(f'<p class="muted">{s["incomplete_frames"]} frame(s) have no end in the trace (the trace '
                    "stopped first, or an end event was lost): their duration is unknown, so they are counted apart "
                    "and left out of every count, percentile and chart.</p>")
-    out += [f'<p class="warn">{e(n)}</p>' for n in report.get("notes") or []]
+    out += [f'<p class="warn">{e(n)}</p>' for n in report.get("notes") or []
+            if s.get("frames") or n != s.get("no_frames_reason")]   # said once, above
     out.append(_aggregates(s))
     if s.get("not_possible_reason"):
         out.append(f'<p class="warn">{e(s["not_possible_reason"])}</p>')

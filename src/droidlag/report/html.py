@@ -97,14 +97,20 @@ def _summary(findings: dict) -> str:
     return f'<section id="summary"><h2>Summary, worst first</h2><ul>{items}</ul></section>'
 
 
+def _count(n, thing: str) -> str:
+    """`1 thread`, `2 threads` (escaped)."""
+    return f"{e(n)} {thing}" + ("" if n == 1 else "s")
+
+
 def _trace_section(t: dict) -> str:
     info = t.get("info") or {}
     ft = info.get("frame_timeline") or {}
     out = [f'<section class="trace"><h2>Trace: {e(t.get("path"))}</h2>',
            f'<p>{e(info.get("format"))} trace, {(info.get("duration_ns") or 0) / 1e9:.2f} s: '
-           f'{e(info.get("threads"))} threads, {e(info.get("slices"))} slices, '
-           f'{e(info.get("sched_intervals"))} sched intervals, {e(info.get("binder_transactions"))} binder '
-           f'transactions, {e(info.get("block_requests"))} block requests, {e(ft.get("rows"))} FrameTimeline rows.'
+           f'{_count(info.get("threads"), "thread")}, {_count(info.get("slices"), "slice")}, '
+           f'{_count(info.get("sched_intervals"), "sched interval")}, '
+           f'{_count(info.get("binder_transactions"), "binder transaction")}, '
+           f'{_count(info.get("block_requests"), "block request")}, {_count(ft.get("rows"), "FrameTimeline row")}.'
            + (f' Verdicts on the timeline: open <code>{e(t["perfetto_export"])}</code> in the Perfetto UI.'
               if t.get("perfetto_export") else "") + "</p>"]
     if t.get("frames"):
