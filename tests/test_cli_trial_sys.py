@@ -214,6 +214,12 @@ def test_a_process_is_named_by_its_threads_only_when_they_name_it_as_an_app(tmp_
     trace = read_trace(f)
     assert trace.process_name(2507) == "com.example"
     assert trace.process_name(3000) is None
+    # system_server seen only through its animation thread (a review's reproducer): `android.anim` is a framework
+    # thread's name, not the process's
+    g = _write(tmp_path, "ss.txt", HEADER
+               + " android.anim-1900  (-----) [002] .... 1000.200000: tracing_mark_write: B|1858|Choreographer#doFrame 7\n"
+               + " android.anim-1900  (-----) [002] .... 1000.201000: tracing_mark_write: E|1858\n")
+    assert read_trace(g).process_name(1858) is None
 
 
 # ---- defect 4: report.html wording -----------------------------------------------------------------------------

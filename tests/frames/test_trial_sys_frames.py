@@ -147,6 +147,59 @@ def test_doframes_without_callback_sections_stay_frames(tmp_path):
     assert s["frames"] == 3 and s["skipped_callbacks"] == 0
 
 
+# ---- a review's reproducers: frames that drew without a RenderThread frame, one window of two, one app's sections
+
+def test_a_window_drawn_on_the_ui_thread_stays_a_frame_and_stays_slow(tmp_path):
+    """The app draws its frames on the RenderThread, but vsync 101's window is drawn in software on the UI thread
+    (ViewRootImpl's `draw`, the buffer dequeued and queued by lockCanvas/unlockCanvasAndPost): 80.0 ms, no DrawFrame.
+    It queued a buffer, so it is a frame, and slow (2 frames of 7.0 and 80.0 ms; before the review: 1, none slow)."""
+    t = 16.667
+    soft = [ui(t, f"B|{APP}|Choreographer#doFrame 101"), ui(t + 0.1, f"B|{APP}|traversal"),
+            ui(t + 1.0, f"B|{APP}|draw"), ui(t + 1.5, f"B|{APP}|dequeueBuffer"), ui(t + 2.0, "E"),
+            ui(t + 78.0, f"B|{APP}|queueBuffer"), ui(t + 78.5, "E"), ui(t + 79.0, "E"), ui(t + 79.9, "E"),
+            ui(t + 80.0, "E")]
+    s = _report(tmp_path, drawn_frame(0, 100) + soft)["summary"]
+    assert s["frames"] == 2 and s["skipped_callbacks"] == 0
+    assert s["sr_naive"] == 1 and s["frame_time_ms"]["max"] == 80.0
+
+
+def test_one_window_with_nothing_to_draw_does_not_drop_a_frame_another_window_drew(tmp_path):
+    """One doFrame, two windows of the app: the first window's DrawFrames says NothingToDraw, the second's draws and
+    queues a buffer. The doFrame drew: a frame, no callback set apart (before the review: dropped as
+    nothing_to_draw)."""
+    t = 16.667
+    two = [ui(t, f"B|{APP}|Choreographer#doFrame 101"), ui(t + 0.1, f"B|{APP}|traversal"),
+           ui(t + 1.6, f"B|{APP}|postAndWait"), ui(t + 2.2, "E"), ui(t + 3.6, f"B|{APP}|postAndWait"),
+           ui(t + 4.2, "E"), ui(t + 4.4, "E"), ui(t + 4.5, "E"),
+           rt(t + 1.7, f"B|{APP}|DrawFrames 101"), rt(t + 2.0, f"I|{APP}|Frame skipped: NothingToDraw"),
+           rt(t + 2.1, "E"), rt(t + 3.7, f"B|{APP}|DrawFrames 101"), rt(t + 9.0, f"B|{APP}|queueBuffer"),
+           rt(t + 9.5, "E"), rt(t + 10.0, "E")]
+    s = _report(tmp_path, drawn_frame(0, 100) + two)["summary"]
+    assert s["frames"] == 2 and s["skipped_callbacks"] == 0
+
+
+def test_callback_sections_are_read_per_process(tmp_path):
+    """An old-style app (pid 3000, no RenderThread, bare doFrames that draw and swap on the UI thread, one of 120 ms)
+    beside another app whose only `input` section sits under a doFrame: the other app's sections say nothing of the
+    old app's Choreographer, so its 3 doFrames stay frames, 1 slow (before the review: all dropped as no_traversal)."""
+    old, other = 3000, 4000
+    lines: list[tuple[float, str]] = []
+    for k, dur in enumerate((5.0, 5.0, 120.0)):
+        t = k * 200.0
+        lines += [_line("com.old.app", old, old, t, f"B|{old}|Choreographer#doFrame"),
+                  _line("com.old.app", old, old, t + 0.5, f"B|{old}|performTraversals"),
+                  _line("com.old.app", old, old, t + dur - 0.4, "E"),
+                  _line("com.old.app", old, old, t + dur, "E")]
+    lines += [_line("com.other.app", other, other, 700.0, f"B|{other}|Choreographer#doFrame"),
+              _line("com.other.app", other, other, 700.1, f"B|{other}|input"),
+              _line("com.other.app", other, other, 700.3, "E"), _line("com.other.app", other, other, 700.4, "E")]
+    s = _report(tmp_path, lines)["summary"]
+    old_app = next(a for a in s["apps"] if a["pid"] == old)
+    assert old_app["frames"] == 3 and old_app.get("skipped_callbacks", 0) == 0
+    assert s["sr_naive"] >= 1 and s["frame_time_ms"]["max"] == 120.0
+    assert s["skipped_callbacks"] == 1      # the other app's input-only callback drew nothing
+
+
 def test_every_callback_drew_nothing_reads_as_no_rendered_frames(tmp_path):
     """The trial's bamlab capture in small: animation-only doFrames (vsync 300-302) and one still open at the end. No
     frame, 1 incomplete, 3 callbacks apart; the headline says no frame was rendered, not "none slow"."""

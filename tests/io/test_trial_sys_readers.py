@@ -115,6 +115,23 @@ def test_the_marker_rule_is_bounded_and_anchored():
     assert sniff_bytes(b"status\n" * 17 + b"TRACE:\n" + z) is None
 
 
+def test_trace_after_other_words_on_its_line_is_not_the_marker():
+    """`STACK TRACE:` heads the main thread's stack in ANR pastes and crash logs: only atrace's status text may come
+    before the marker on its line (a review's reproducer: both files were taken for systraces, then refused)."""
+    from droidlag.io.systrace_html import atrace_marker
+    anr = (b"ANR in com.example.notes (com.example.notes/.MainActivity)\nReason: Input dispatching timed out\n"
+           b"MAIN THREAD STACK TRACE:\n\"main\" prio=5 tid=1 Blocked\n"
+           b"  | group=\"main\" sCount=1 dsCount=0 flags=1 obj=0x71d9a000 self=0x7a1c010800\n"
+           b"  at com.example.notes.NoteList.load(NoteList.java:88)\n"
+           b"  - waiting to lock <0x0a1b2c3d> (a java.lang.Object) held by thread 12\n")
+    log = b"".join(b"03-04 10:15:30.123  4321  4321 E CrashReporter: " + m + b"\n"
+                   for m in (b"Uncaught exception in main thread", b"STACK TRACE:", b"java.lang.IllegalStateException",
+                             b"\tat com.example.notes.NoteList.load(NoteList.java:88)", b"end", b"end"))
+    assert atrace_marker(anr) is None and atrace_marker(log) is None
+    assert sniff_bytes(anr) == "anr" and sniff_bytes(log) == "logcat"
+    assert atrace_marker(b"  capturing trace... done TRACE:\n") == 26            # the status text itself may
+
+
 def test_a_slice_named_like_the_marker_does_not_cut_a_text_trace():
     """A text trace is read whole: `TRACE:` inside an event (a slice name) is not atrace's marker (the reader took the
     text after the first `TRACE:` in its first 4 KiB for the capture)."""

@@ -64,9 +64,12 @@ NO_TRAVERSAL = "no_traversal"
 # Choreographer.doCallbacks traces one section per callback type it runs (CALLBACK_TRACE_TITLES); views are drawn
 # only in the traversal callback (ViewRootImpl.scheduleTraversals posts CALLBACK_TRAVERSAL).
 CALLBACK_SECTIONS = ("input", "animation", "insets_animation", "traversal", "commit")
-# The UI thread handing a frame to the RenderThread (ThreadedRenderer.draw: the root display list recorded, then
-# DrawFrameTask::postAndWait): a doFrame holding one drew, even where its DrawFrame is not in the trace.
-HANDOFF = ("postAndWait", "Record View#draw()")
+# What shows a doFrame drew, even where its DrawFrame is not in the trace: the UI thread handing a frame to the
+# RenderThread (ThreadedRenderer.draw: the root display list recorded, then DrawFrameTask::postAndWait), ViewRootImpl's
+# `draw` section, or the UI thread queueing a buffer itself (a software-drawn window: lockCanvas/unlockCanvasAndPost
+# dequeue and queue its buffer; GL on the UI thread swaps).
+HANDOFF = ("postAndWait", "Record View#draw()", "draw", "dequeueBuffer", "queueBuffer", "eglSwapBuffers",
+           "eglSwapBuffersWithDamageKHR", "unlockCanvasAndPost")
 SKIPPED_SCHEMA = pl.Schema({"pid": pl.Int64, "process": pl.Utf8, "ui_tid": pl.Int64, "vsync_id": pl.Int64,
                             "do_frame_ts": pl.Int64, "do_frame_end": pl.Int64, "dur_ns": pl.Int64, "reason": pl.Utf8})
 
@@ -392,26 +395,58 @@ def _doframe_marks(s: pl.DataFrame, roots: pl.DataFrame) -> pl.DataFrame:
                                          (pl.col("name") == "traversal").any().alias("traversal")).cast(out_schema)
 
 
-def _render_thread_skips(trace: Trace, frames: pl.DataFrame) -> pl.DataFrame:
-    """Per DrawFrame of the frames, the reason HWUI gave for drawing nothing (`Frame skipped: <reason>`, an instant
-    the RenderThread logs inside it): columns draw_frame_id, skip."""
-    schema = {"draw_frame_id": pl.Int64, "skip": pl.Utf8}
+def _draw_skips(trace: Trace, draw: pl.DataFrame) -> pl.DataFrame:
+    """Per DrawFrame slice (`draw`: the frames' processes' DrawFrames), the reason HWUI gave for drawing nothing
+    (`Frame skipped: <reason>`, an instant the RenderThread logs inside it; null where it drew): columns
+    draw_frame_id, pid, d_ts, skip."""
+    d = draw.select(pl.col("id").alias("draw_frame_id"), "pid", "tid", pl.col("ts").alias("d_ts"),
+                    pl.col("draw_end").alias("d_end"))
     inst = trace.slices.filter(pl.col("name").str.starts_with("Frame skipped"))
-    if not inst.height:
-        return pl.DataFrame(schema=schema)
     inst = inst.select("tid", pl.col("ts").alias("i_ts"), pl.col("name").str.extract(SKIPPED_FRAME_RE, 1)
                        .alias("skip")).drop_nulls("skip")
-    drawn = frames.filter(pl.col("draw_frame_id").is_not_null()).unique("draw_frame_id").select(
-        "draw_frame_id", pl.col("render_tid").alias("tid"), "draw_frame_ts", "draw_frame_end")
-    if not inst.height or not drawn.height:
-        return pl.DataFrame(schema=schema)
-    j = inst.sort("i_ts").join_asof(drawn.sort("draw_frame_ts"), left_on="i_ts", right_on="draw_frame_ts",
-                                    by="tid", strategy="backward", check_sortedness=False)
-    j = j.filter(pl.col("draw_frame_id").is_not_null()
-                 & (pl.col("draw_frame_end").is_null() | (pl.col("i_ts") <= pl.col("draw_frame_end"))))
+    if not inst.height or not d.height:
+        return d.select("draw_frame_id", "pid", "d_ts", pl.lit(None, pl.Utf8).alias("skip"))
+    j = inst.sort("i_ts").join_asof(d.sort("d_ts"), left_on="i_ts", right_on="d_ts", by="tid", strategy="backward",
+                                    check_sortedness=False)
+    j = j.filter(pl.col("draw_frame_id").is_not_null() & (pl.col("d_end").is_null() | (pl.col("i_ts") <= pl.col("d_end"))))
     # a reason for which no frame was expected wins over one for a dropped frame, should a DrawFrame hold both
-    j = j.sort(pl.col("skip").is_in(list(NOTHING_EXPECTED)), "i_ts", descending=[True, False])
-    return j.unique("draw_frame_id", keep="first").select(list(schema))
+    j = j.sort(pl.col("skip").is_in(list(NOTHING_EXPECTED)), "i_ts", descending=[True, False]) \
+        .unique("draw_frame_id", keep="first").select("draw_frame_id", "skip")
+    return d.select("draw_frame_id", "pid", "d_ts").join(j, on="draw_frame_id", how="left")
+
+
+def _render_thread_skips(trace: Trace, frames: pl.DataFrame, roots: pl.DataFrame, draw: pl.DataFrame) -> pl.DataFrame:
+    """Per doFrame (do_frame_id), HWUI's reason for drawing nothing, only when every DrawFrame of it (the one matched
+    to it, and every DrawFrame of its process starting inside it: one per window) gave a reason for which no frame
+    was expected; a doFrame one of whose windows drew is a frame. Columns do_frame_id, skip."""
+    schema = pl.Schema({"do_frame_id": pl.Int64, "skip": pl.Utf8})
+    if not draw.height or not roots.height:
+        return pl.DataFrame(schema=schema)
+    skips = _draw_skips(trace, draw)
+    if skips["skip"].null_count() == skips.height:
+        return pl.DataFrame(schema=schema)
+    r = roots.join(frames.unique("do_frame_id").select("do_frame_id", "pid", "draw_frame_id"), on="do_frame_id")
+    inside = r.join(skips, on="pid").filter((pl.col("d_ts") >= pl.col("ts"))
+                                            & (pl.col("end").is_null() | (pl.col("d_ts") <= pl.col("end"))))
+    matched = r.filter(pl.col("draw_frame_id").is_not_null()).join(
+        skips.select("draw_frame_id", "skip"), on="draw_frame_id")
+    both = pl.concat([inside.select("do_frame_id", "draw_frame_id_right", "skip")
+                      .rename({"draw_frame_id_right": "d"}),
+                      matched.select("do_frame_id", pl.col("draw_frame_id").alias("d"), "skip")]).unique(["do_frame_id", "d"])
+    per = both.group_by("do_frame_id").agg(pl.col("skip").is_in(list(NOTHING_EXPECTED)).fill_null(False).all().alias("all_skipped"),
+                                           pl.col("skip").drop_nulls().first().alias("skip"))
+    return per.filter(pl.col("all_skipped")).select(list(schema)).cast(schema)
+
+
+def _pids_tracing_callbacks(s: pl.DataFrame) -> set[int]:
+    """The processes whose Choreographer traces its callback sections (input, animation, traversal, ...) under
+    doFrame: there, a doFrame without a `traversal` section ran no view traversal, so drew no view. Per process:
+    one app's own slice named like a section says nothing of another's Choreographer."""
+    sec = s.filter(pl.col("name").is_in(list(CALLBACK_SECTIONS)) & pl.col("parent_id").is_not_null())
+    if not sec.height:
+        return set()
+    parents = s.filter(pl.col("id").is_in(sec["parent_id"].unique().implode()) & pl.col("name").str.contains(DOFRAME_RE))
+    return set(parents["pid"].drop_nulls().to_list())
 
 
 def _with_draw_inside(roots: pl.DataFrame, frames: pl.DataFrame, draw: pl.DataFrame) -> pl.Series:
@@ -426,16 +461,6 @@ def _with_draw_inside(roots: pl.DataFrame, frames: pl.DataFrame, draw: pl.DataFr
         "do_frame_id"]
 
 
-def _callback_sections_traced(s: pl.DataFrame) -> bool:
-    """Whether this trace's Choreographer traces its callback sections (input, animation, traversal, ...) under
-    doFrame: then a doFrame without a `traversal` section ran no view traversal, so drew no view."""
-    sec = s.filter(pl.col("name").is_in(list(CALLBACK_SECTIONS)) & pl.col("parent_id").is_not_null())
-    if not sec.height:
-        return False
-    parents = s.filter(pl.col("id").is_in(sec["parent_id"].unique().implode()))
-    return bool(parents["name"].str.contains(DOFRAME_RE).any())
-
-
 def _split_drawn(trace: Trace, s: pl.DataFrame, frames: pl.DataFrame,
                  draw: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The doFrame frames that drew, and the callbacks that drew nothing (SKIPPED_SCHEMA), which are not frames
@@ -448,20 +473,21 @@ def _split_drawn(trace: Trace, s: pl.DataFrame, frames: pl.DataFrame,
     roots = frames.unique("do_frame_id").select("do_frame_id", pl.col("ui_tid").alias("tid"),
                                                 pl.col("do_frame_ts").alias("ts"), pl.col("do_frame_end").alias("end"))
     f = frames.join(_doframe_marks(s, roots), on="do_frame_id", how="left").join(
-        _render_thread_skips(trace, frames), on="draw_frame_id", how="left")
+        _render_thread_skips(trace, frames, roots, draw), on="do_frame_id", how="left")
     # no DrawFrame of its process starts inside it (whatever the one-to-one match gave the doFrame)
     no_draw = pl.col("draw_frame_id").is_null() & ~pl.col("do_frame_id").is_in(
         _with_draw_inside(roots, frames, draw).implode())
     rt_frames = pl.col("pid").is_in(draw["pid"].unique().implode())
     # asked only where some app shows no RenderThread frame
-    traced = bool(frames.filter(~rt_frames).height) and _callback_sections_traced(s)
+    traced = list(_pids_tracing_callbacks(s)) if frames.filter(~rt_frames).height else []
     f = f.with_columns(
         pl.when(pl.col("ft_ended").is_not_null()).then(pl.lit(None, pl.Utf8))
         .when(pl.col("skip").is_in(list(NOTHING_EXPECTED)))
         .then(pl.col("skip").replace_strict(NOTHING_EXPECTED, default=None, return_dtype=pl.Utf8))
         .when(~pl.col("do_closed").fill_null(True)).then(pl.lit(None, pl.Utf8))
         .when(no_draw & rt_frames & ~pl.col("handoff").fill_null(False)).then(pl.lit(NO_RENDER_THREAD_FRAME))
-        .when(no_draw & ~rt_frames & ~pl.col("traversal").fill_null(False) & pl.lit(traced))
+        .when(no_draw & ~rt_frames & ~pl.col("traversal").fill_null(False) & ~pl.col("handoff").fill_null(False)
+              & pl.col("pid").is_in(traced))
         .then(pl.lit(NO_TRAVERSAL))
         .otherwise(pl.lit(None, pl.Utf8)).alias("_skipped"))
     skipped = f.filter(pl.col("_skipped").is_not_null()).unique("do_frame_id", keep="first").sort("do_frame_ts") \

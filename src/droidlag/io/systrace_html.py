@@ -81,13 +81,15 @@ def split_sections(data: bytes, path: str | Path, warnings: list[ReadWarning]) -
 PREAMBLE_MAX_BYTES = 2048
 PREAMBLE_MAX_LINES = 16
 _MARKER = b"TRACE:"
+_STATUS = b"capturing trace"     # atrace's status line (stderr), the only text allowed before the marker on its line
 _BOM = b"\xef\xbb\xbf"
 
 
 def atrace_marker(head: bytes) -> int | None:
     """Where atrace's `TRACE:` marker starts in the first bytes of a file, or None when there is no marker there.
 
-    The marker is `TRACE:` at the start of a line (or after a space: `done TRACE:`), followed by the line's end (LF,
+    The marker is `TRACE:` at the start of a line (or after atrace's own status text on its line: `capturing
+    trace... done TRACE:`, never after other words: `STACK TRACE:`), followed by the line's end (LF,
     as adb mangled it CR LF or CR CR LF) or straight by a zlib header; what comes before it is a short preamble of
     printable text (at most PREAMBLE_MAX_LINES lines, PREAMBLE_MAX_BYTES bytes; a UTF-8 BOM allowed), as systrace's
     atrace agent and Perfetto's trace processor find it (each looks for `TRACE:` after such status text). The one
@@ -100,6 +102,9 @@ def atrace_marker(head: bytes) -> int | None:
         before = before[len(_BOM):]
     if before and before[-1] not in b" \t\r\n":          # inside a word: `B|1|TRACE:` names a slice
         return None
+    line_start = before.rfind(b"\n") + 1
+    if before[line_start:].strip() and not before[line_start:].lstrip().startswith(_STATUS):
+        return None      # after other words on its line (`MAIN THREAD STACK TRACE:` in an ANR paste, a log line)
     if len(before) > PREAMBLE_MAX_BYTES or before.count(b"\n") > PREAMBLE_MAX_LINES or not _only_text_before(before):
         return None
     after = head[marker + len(_MARKER):marker + len(_MARKER) + 8].lstrip(b" \t\r")

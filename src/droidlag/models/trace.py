@@ -22,6 +22,10 @@ from droidlag.errors import ReadWarning
 # A name that reads as an Android process (a package, `pkg:service`), so that a thread of that name can name a
 # process the trace otherwise leaves unnamed (Trace.process_name): dotted, no spaces, not the kernel's `<...>`.
 _PROCESS_NAME = re.compile(r"^[A-Za-z][\w-]*(?:\.[\w-]+)+(?::[\w.-]+)?\.?$")
+# Dotted names of threads that are not an app's main thread: system_server's (android.anim, android.ui, android.bg,
+# android.io, android.display, android.fg), and runtime and library threads (kotlinx.coroutines' workers cut to 15
+# characters, java.util.Timer-like names). A thread so named never names its process.
+_NOT_A_PROCESS_NAME = re.compile(r"^(?:android|androidx|java|javax|kotlin|kotlinx|dalvik|okhttp3?)\.")
 
 # One schema per table; columns documented with their units.
 SLICE_SCHEMA = {
@@ -152,7 +156,8 @@ class Trace:
     def process_name(self, pid: int | None) -> str | None:
         """The process's name; else its main thread's (tid = pid); else, when the trace knows neither, the name its
         threads share if they all have one and it reads as an Android process name (dotted: `com.example`, a
-        kernel comm cut to 15 characters such as `droid.launcher3`). An atrace capture can name an app only so:
+        kernel comm cut to 15 characters such as `droid.launcher3`; not a framework or library thread's name such as
+        system_server's `android.anim`). An atrace capture can name an app only so:
         `com.example-123456 (-----) ... B|2507|Choreographer#doFrame` gives thread 123456 of pid 2507 and nothing
         else about 2507."""
         if pid is None:
@@ -166,7 +171,7 @@ class Trace:
         names = {t.name for t in self.threads.values() if t.pid == pid}
         if len(names) == 1:
             (name,) = names
-            if name and _PROCESS_NAME.match(name):
+            if name and _PROCESS_NAME.match(name) and not _NOT_A_PROCESS_NAME.match(name):
                 return name
         return None
 
