@@ -14,6 +14,7 @@ from droidlag.cli import main
 from droidlag.findings.narrative import gc_sentence
 from droidlag.gc.device import summarize_gc_dumps
 from droidlag.gc.evidence import hang_gc_from_dump
+from droidlag.io import art_gc_log
 from droidlag.io.art_gc_log import read_device_gc, read_gc_dumps_text
 from droidlag.models.gc import ArtGcDump
 
@@ -333,3 +334,183 @@ def test_two_processes_printing_their_dumps_at_once():
     _assert_totals(a)
     assert (a.pid, a.line, b.pid, b.line) == (PID, 1, 5555, 2)
     assert (b.process, b.gc_count, b.gc_time_ns, b.heap_used_bytes) == ("com.example.other", 3, 9_000_000, 2 * MB)
+
+
+# --- two headless sections one after the other (review s27) ---------------------------------------------------------
+
+# A second GC section as ART prints it (Heap::DumpGcPerformanceInfo), pasted from its `Dumping cumulative Gc timings`
+# on (no `Cmd line:` nor `Heap:` line): 1 concurrent copying run of 15.1 ms (paused 400 us) and 2 young ones of
+# 8.28 ms in all (paused 360 us in all, 200 us at most): 3 GCs, 23.38 ms, paused 760 us; no blocking GC.
+SECOND_SECTION = [
+    "Dumping cumulative Gc timings",
+    "Start Dumping histograms for 1 iterations for concurrent copying",
+    "ProcessMarkStack:\tSum: 11ms 99% C.I. 11ms-11ms Avg: 11ms Max: 11ms",
+    "Done Dumping histograms",
+    "concurrent copying paused:\tSum: 400us 99% C.I. 400us-400us Avg: 400us Max: 400us",
+    "concurrent copying total time: 15.100ms mean time: 15.100ms",
+    "concurrent copying freed: 30000 objects with total size 2MB",
+    "Start Dumping histograms for 2 iterations for young concurrent copying",
+    "ProcessMarkStack:\tSum: 6ms 99% C.I. 2ms-4ms Avg: 3ms Max: 4ms",
+    "Done Dumping histograms",
+    "young concurrent copying paused:\tSum: 360us 99% C.I. 160us-200us Avg: 180us Max: 200us",
+    "young concurrent copying total time: 8.280ms mean time: 4.140ms",
+    "young concurrent copying freed: 10000 objects with total size 512KB",
+    "Total time spent in GC: 23.380ms",
+    "Mean GC size throughput: 106MB/s",
+    "Total number of allocations 90000",
+    "Total bytes allocated 6MB",
+    "Total bytes freed 2560KB",
+    "Free memory 1MB",
+    "Free memory until GC 1MB",
+    "Free memory until OOME 250MB",
+    "Total memory 4MB",
+    "Max memory 256MB",
+    "Total mutator paused time: 760us",
+    "Total time waiting for GC to complete: 0",
+    "Total GC count: 3",
+    "Total GC time: 23.380ms",
+    "Total blocking GC count: 0",
+    "Total blocking GC time: 0",
+    "Total pre-OOME GC count: 0",
+]
+
+
+def _assert_second(b: ArtGcDump) -> None:
+    assert (b.pid, b.process, b.time) == (None, None, None)
+    assert (b.gc_count, b.gc_time_ns) == (3, 23_380_000)                  # 15.1 ms + 8.28 ms
+    assert (b.blocking_gc_count, b.blocking_gc_time_ns, b.wait_for_gc_ns) == (0, 0, 0)
+    assert b.mutator_paused_ns == 760_000                                 # 400 us + 360 us
+    assert (b.max_memory_bytes, b.bytes_allocated, b.bytes_freed) == (256 * MB, 6 * MB, 2560 * KB)   # 2 MB + 512 KB
+    assert b.heap_used_bytes is None                                      # no Heap line: not the first dump's
+    cc = {c.name: c for c in b.collectors}
+    assert set(cc) == {"concurrent copying", "young concurrent copying"}
+    assert (cc["concurrent copying"].iterations, cc["concurrent copying"].total_ns) == (1, 15_100_000)
+    young = cc["young concurrent copying"]
+    assert (young.iterations, young.paused_ns, young.paused_max_ns, young.total_ns) == (2, 360_000, 200_000, 8_280_000)
+    assert b.threads_waiting_for_gc == [] and b.heap_task_daemon_cpu_ns is None
+
+
+@pytest.mark.parametrize("between", [["", "(second process)"], THREADS], ids=["prose", "the first one's threads"])
+def test_two_headless_sections_one_after_the_other_keep_their_own_totals(between: list[str]):
+    """Neither gets the other's totals: the first (8 GCs, 66 ms) runs to the second's `Dumping cumulative Gc
+    timings`, the second starts there, after the first's totals; what ART printed after the first's totals (its JIT
+    timings, its threads) stays the first's."""
+    text = _text(HEAD + GC_SECTION + between + SECOND_SECTION)
+    warnings: list = []
+    a, b = read_gc_dumps_text(text, "two_pasted.txt", warnings)
+    second_line = len(HEAD) + len(GC_SECTION) + len(between) + 1
+    assert (a.line, b.line) == (1, second_line)
+    assert [w.line for w in warnings] == [1, second_line]
+    assert (a.pid, a.process, a.gc_count, a.gc_time_ns) == (None, "com.example.notes", 8, 66_000_000)
+    assert (a.blocking_gc_count, a.blocking_gc_time_ns, a.mutator_paused_ns) == (2, 12_400_000, 2_100_000)
+    assert (a.heap_used_bytes, a.max_memory_bytes, a.bytes_freed) == (12 * MB, 512 * MB, 14848 * KB)
+    assert [(c.name, c.iterations) for c in a.collectors] == [("concurrent copying", 3),
+                                                              ("young concurrent copying", 5)]
+    if between is THREADS:
+        assert a.threads_waiting_for_gc == [("main", True, "WaitingForGcToComplete")]
+        assert a.heap_task_daemon_cpu_ns == 250_000_000
+    _assert_second(b)
+
+
+def test_a_headless_section_pasted_after_another_from_its_cmd_line():
+    """The second starts at its own `Cmd line:` (its process named), the first stops there."""
+    text = _text(HEAD + GC_SECTION + ["Cmd line: com.example.other", "Heap: 75% free, 1MB/4MB; 9000 objects"]
+                 + SECOND_SECTION)
+    a, b = read_gc_dumps_text(text, "two_pasted.txt")
+    assert (a.process, a.gc_count, a.gc_time_ns, a.heap_used_bytes) == ("com.example.notes", 8, 66_000_000, 12 * MB)
+    assert (b.line, b.process, b.gc_count, b.gc_time_ns) == (len(HEAD) + len(GC_SECTION) + 1, "com.example.other",
+                                                             3, 23_380_000)
+    assert (b.heap_free_percent, b.heap_used_bytes, b.heap_total_bytes) == (75, 1 * MB, 4 * MB)
+
+
+# --- dumps printed through logcat: how far each is read (review s27) -------------------------------------------------
+
+def _writers_log(writers: int, rows: int) -> str:
+    """`writers` System.out writers taking turns (threadtime): each one's first entry says `Total GC count: N` (a GC
+    section printed without its header), its later ones are the app's own messages."""
+    out = []
+    for i in range(rows):
+        w = i % writers
+        msg = f"Total GC count: {w}" if i < writers else f"message {i} from writer {w}"
+        out.append(f"03-04 10:15:{(i // 1000) % 60:02d}.{i % 1000:03d}  {3000 + w}  {3000 + w} I System.out: {msg}")
+    return _text(out)
+
+
+def _count_calls(monkeypatch, name: str) -> list[str]:
+    """The argument of every call of art_gc_log.<name> (one-argument functions), the function itself kept."""
+    calls: list[str] = []
+    real = getattr(art_gc_log, name)
+
+    def counted(arg: str):
+        calls.append(arg)
+        return real(arg)
+
+    monkeypatch.setattr(art_gc_log, name, counted)
+    return calls
+
+
+def test_a_headless_stretch_ends_at_its_writers_first_line_that_is_no_dump_line(monkeypatch):
+    """Each writer's stretch holds its one `Total GC count:` line (its next entry, `message ...`, is no dump line),
+    and the lines read do not grow with the log: before, each stretch ran to the end of the log (fewer than 500
+    writers taking turns never make a run of 500 other writers' lines)."""
+    writers = 40
+    read = _count_calls(monkeypatch, "_entry")
+    for rows in (2_000, 4_000):
+        read.clear()
+        text = _writers_log(writers, rows)
+        stretches = art_gc_log._logcat_dumps(text)
+        assert [numbers for _, _, _, numbers in stretches] == [[w + 1] for w in range(writers)]
+        assert [dump for _, _, dump, _ in stretches] == [f"Total GC count: {w}\n" for w in range(writers)]
+        starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        assert [(a, b) for a, b, _, _ in stretches] == [(starts[w], starts[w + 1]) for w in range(writers)]
+        # read once each: the writers' first lines, then their next ones (which end the stretches)
+        assert len(read) == 2 * writers
+        dumps = read_gc_dumps_text(text, "writers.txt")
+        assert sorted(d.gc_count or 0 for d in dumps) == list(range(writers))
+
+
+def test_a_dump_printed_through_logcat_without_its_end_is_read_a_dumps_worth_of_lines(monkeypatch):
+    """A `----- pid` header whose `----- end` never comes: the stretch stops after _MAX_STRETCH_LINES lines of its
+    writer (set to 60 here), however long its writer goes on."""
+    monkeypatch.setattr(art_gc_log, "_MAX_STRETCH_LINES", 60)
+    prefix = f"03-04 10:15:30.100  {PID}  {PID} I System.out: "
+    lines = [HEADER] + HEAD + GC_SECTION + [f"app line {i}" for i in range(500)]
+    (stretch,) = art_gc_log._logcat_dumps(_text(prefix + ln for ln in lines))
+    assert stretch[3] == list(range(1, 61))
+    assert stretch[2] == _text(lines[:49] + [f"app line {i}" for i in range(11)])   # 49 dump lines + 11
+    (d,) = read_gc_dumps_text(_text(prefix + ln for ln in lines), "logcat.txt")
+    assert (d.pid, d.gc_count, d.gc_time_ns) == (PID, 8, 66_000_000)
+
+
+def test_a_headless_dump_printed_through_logcat_ends_with_its_dump_lines():
+    """The app's own message after the section ends the dump: its later `Total GC time: 9s` is not read."""
+    prefix = f"03-04 10:15:30.100  {PID}  {PID} I System.out: "
+    lines = HEAD + GC_SECTION + ["notes loaded", "Total GC time: 9s"]
+    ((_, _, dump, numbers),) = art_gc_log._logcat_dumps(_text(prefix + ln for ln in lines))
+    assert numbers == list(range(1, len(HEAD) + len(GC_SECTION) + 1))
+    assert dump == _text(HEAD + GC_SECTION)
+
+
+def test_two_headless_dumps_printed_through_logcat_at_once():
+    """Two apps printing their GC sections (from `Cmd line:` on, no header) line by line at once: each its own."""
+    mine = [f"03-04 10:15:30.100  {PID}  {PID} I System.out: {ln}" for ln in HEAD + GC_SECTION]
+    other = [f"03-04 10:15:30.200  5555  5555 I System.out: {ln}"
+             for ln in ["Cmd line: com.example.other", "Heap: 75% free, 1MB/4MB; 9000 objects"] + SECOND_SECTION]
+    out = []
+    for k in range(max(len(mine), len(other))):
+        out += mine[k:k + 1] + other[k:k + 1]
+    a, b = read_gc_dumps_text(_text(out), "two.txt")
+    assert (a.line, a.process, a.gc_count, a.gc_time_ns, a.heap_used_bytes) == (1, "com.example.notes", 8,
+                                                                                 66_000_000, 12 * MB)
+    assert (b.line, b.process, b.gc_count, b.gc_time_ns, b.heap_used_bytes) == (2, "com.example.other", 3,
+                                                                                23_380_000, 1 * MB)
+
+
+def test_a_line_with_many_splits_is_tried_a_bounded_number_of_times(monkeypatch):
+    """A line with a dump's words after many `: ` (a grep'd or wrapped text) is tried as a logcat entry at its first
+    _ENTRY_SPLITS splits only, not at every one in its first 256 characters."""
+    tried = _count_calls(monkeypatch, "_prefix_match")
+    line = "k: " * 85 + "Total GC count: 5"
+    assert art_gc_log._entry(line) is None
+    assert len(tried) == art_gc_log._ENTRY_SPLITS
+    assert read_gc_dumps_text(_text([line] * 50), "grep.txt") == []

@@ -19,7 +19,7 @@ import bisect
 import calendar
 import re
 import zipfile
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypedDict
@@ -570,10 +570,34 @@ _HEADLESS_WARNING = ("ART process dump without its `----- pid N at TIME -----` h
 # Where a logcat entry's message may begin: after a `:` or `)` and one space (the tag's end), or after a run of
 # blanks (Android Studio's column layout). The prefix before it must be one the log reader's _PREFIXES read whole.
 _ENTRY_SPLIT = re.compile(r"[:)] ?|\s+")
+# Splits tried per line: every prefix format ends at one of its first dozen (threadtime with year, uid, usec and zone,
+# a tag of several words, a quote marker before it); a line with many `: ` before a dump's words (a grep'd or wrapped
+# text) costs no more than that.
+_ENTRY_SPLITS = 20
 _PROCESS_FORM_TAG = re.compile(r"\s+\(([^()\n]*)\)\s*$")   # `-v process` puts the tag after the message
 _LOOK_BACK = 500      # lines looked back from a dump's GC words printed through logcat, for the start of its entries
 _FOREIGN_RUN = 500    # lines of other writers after which a dump printed through logcat is taken to have ended
-
+_MAX_STRETCH_LINES = 20_000   # a dump's worth of lines: no dump printed through logcat is read past this many
+# The shapes of the lines ART prints in a process dump (SignalCatcher's head, ClassLinker, InternTable, JavaVM,
+# Heap::DumpForSigQuit and DumpGcPerformanceInfo with each collector's DumpPerformanceInfo, the oat files, the JIT, the
+# suspend-all histogram, ThreadList::Dump), matched at a message's first non-blank: where a dump printed through
+# logcat without its `----- pid` header ends (its writer's first entry of another shape).
+_DUMP_LINE = re.compile(
+    r"$|-----|\||at |- |native: |kernel: |\(|\"|#\d|/|DALVIK THREADS|"
+    r"(?:Cmd line|Build fingerprint|ABI|Build type|Classes initialized|Intern table|JNI|Libraries|Heap):|"
+    r"Zygote loaded classes=|Dumping |Done [Dd]umping |Start Dumping histograms |"
+    r"Total |Mean GC |Free memory|Max memory |Zygote |Histogram of |Native bytes |Registered native bytes|"
+    r"Peak-rss |Freed-bytes |Current |Memory used for |JIT |ProfileSaver |Running non JIT|"
+    r"[^:\n]{1,120}:\s+(?:Sum|Avg): |"
+    r"[a-z][^:\n]{0,80} (?:total time|freed|throughput|mean time|paused):")
+# ART's totals after `Total GC count:` (Heap::DumpGcPerformanceInfo, Android 6 to 15): where a section's totals end.
+_AFTER_COUNT = re.compile(r"Total (?:GC time|blocking GC count|blocking GC time|pre-OOME GC count|native bytes at "
+                          r"last GC)|Histogram of |Native bytes total|Registered native bytes")
+# ... and before it, from `Total time spent in GC` on: how far back a section pasted from its totals reaches.
+_BEFORE_COUNT = re.compile(r"Total (?:time spent in GC|number of allocations|bytes allocated|bytes freed|memory |"
+                           r"mutator paused time|time waiting for GC to complete)|Mean GC |Free memory|Max memory |"
+                           r"Zygote space size ")
+_TOTALS_LINES = 32    # lines looked at on either side of a `Total GC count:` for the rest of its totals
 
 class _Lines:
     """Line numbers of positions in a text, counted from the last one asked (positions asked in about text order
@@ -609,7 +633,9 @@ def _entry(line: str) -> _Entry | None:
     """A logcat entry line read by the log reader's prefix formats (_PREFIXES, after the indentation or comment
     marker _LINE_LEAD allows): (where its message begins, the message, (tag, pid) of its writer); None for any
     other line."""
-    for c in _ENTRY_SPLIT.finditer(line, 0, min(len(line), 256)):
+    for n, c in enumerate(_ENTRY_SPLIT.finditer(line, 0, min(len(line), 256))):
+        if n == _ENTRY_SPLITS:
+            break
         m = _prefix_match(line[:c.end()])
         if m is None or not _LINE_LEAD.fullmatch(line[:m.start()]):
             continue
@@ -625,7 +651,8 @@ def _entry(line: str) -> _Entry | None:
     return None
 
 
-_Entry = tuple[int, str, tuple[str | None, int | None]]
+_Writer = tuple[str | None, int | None]   # an entry's writer: its tag (or package) and pid
+_Entry = tuple[int, str, _Writer]
 
 
 def _entry_at(text: str, pos: int, seen: dict[int, _Entry | None]) -> _Entry | None:
@@ -636,23 +663,19 @@ def _entry_at(text: str, pos: int, seen: dict[int, _Entry | None]) -> _Entry | N
     return seen[pos]
 
 
-def _same_writer(a: tuple[str | None, int | None], b: tuple[str | None, int | None]) -> bool:
-    return a[0] == b[0] and (a[1] is None or b[1] is None or a[1] == b[1])
-
-
 def _is_continuation(line: str) -> bool:
     """A line that continues the logcat entry above it (a multi-line message shown once with its prefix)."""
     return not line.strip() or line[0] in " \t"
 
 
-def _logcat_entry_of(text: str, hit: int, known: dict[int, int | None]) -> int | None:
+def _logcat_entry_of(text: str, hit: int, known: dict[int, int | None], seen: dict[int, _Entry | None]) -> int | None:
     """Where the logcat entry line starts whose message holds the dump words at `hit`: the hit's own line when its
     message begins with them, or the entry line that the hit's indented line continues. None when there is none.
-    known: the answer for indented lines already walked over (each line is walked over once)."""
+    known: the answer for indented lines already walked over (each line is walked over once); seen: as _entry_at."""
     start = text.rfind("\n", 0, hit) + 1
     line, _ = _line_at(text, start)
     if line[:hit - start].strip():   # a prefix before the words: a logcat entry's, whose message they begin?
-        e = _entry(line)
+        e = _entry_at(text, start, seen)
         return start if e is not None and e[0] == hit - start else None
     walked = [start]
     got: int | None = None
@@ -665,7 +688,7 @@ def _logcat_entry_of(text: str, hit: int, known: dict[int, int | None]) -> int |
         start = text.rfind("\n", 0, start - 1) + 1
         line, _ = _line_at(text, start)
         if not _is_continuation(line):
-            got = start if _entry(line) is not None else None
+            got = start if _entry_at(text, start, seen) is not None else None
             break
         walked.append(start)
     for w in walked:
@@ -673,101 +696,204 @@ def _logcat_entry_of(text: str, hit: int, known: dict[int, int | None]) -> int |
     return got
 
 
-def _entries_start(text: str, at: int, writer: tuple[str | None, int | None],
-                   seen: dict[int, _Entry | None]) -> int:
-    """The first of the entry lines before the one at `at` (at most _LOOK_BACK lines back, entries of any writer and
-    their continuations, up to the writer's `----- pid` or `----- end` line): where a dump printed through logcat,
-    found by its GC words, starts. Always an entry line, so that each continuation has its entry."""
-    start = back = at
-    for _ in range(_LOOK_BACK):
-        if back == 0:
-            break
-        back = text.rfind("\n", 0, back - 1) + 1
-        line, _ = _line_at(text, back)
-        if _is_continuation(line):
-            continue
-        e = _entry_at(text, back, seen)
-        if e is None:
-            break
-        start = back
-        if _same_writer(e[2], writer) and e[1].startswith(("----- pid ", "----- end ")):
-            break
-    return start
+def _dump_shaped(message: str) -> bool:
+    """Whether an entry's message is a line ART prints in a process dump (_DUMP_LINE)."""
+    return bool(_DUMP_LINE.match(message.strip()))
 
 
-def _printed_through_logcat(text: str, at: int, lines: _Lines,
-                            seen: dict[int, _Entry | None]) -> tuple[int, int, str, list[int], set[int]]:
-    """The entries of one writer (tag and pid) around the entry line at `at` that holds a dump's words, with their
-    logcat prefixes undone: (start and end of the stretch in `text`, the dump's text, each of its lines' number in
-    `text`, where each of its lines starts in `text`). The entry's continuation lines lose the indentation they share; other writers' entries interleaved
-    with it are left out. The stretch goes back to the dump's `----- pid` header (at most _LOOK_BACK lines) and on to
-    its `----- end` line, or until a line that is neither an entry nor a continuation."""
-    first = _entry_at(text, at, seen)
-    assert first is not None
-    writer = first[2]
-    start = at if first[1].startswith("----- pid ") else _entries_start(text, at, writer, seen)
-    out: list[str] = []
-    numbers: list[int] = []
-    taken: set[int] = set()
-    continued: list[int] = []   # indices in out of continuation lines
-    number = lines.at(start)
-    pos, end, mine, foreign, header_pid = start, start, False, 0, None
-    while pos < len(text):
-        line, nxt = _line_at(text, pos)
-        e = _entry_at(text, pos, seen)
-        if e is not None:
-            mine = _same_writer(e[2], writer)
-            message = e[1]
-        elif _is_continuation(line):
-            message = line
-        else:
-            break
-        if mine:
-            foreign = 0
-            if e is None:
-                continued.append(len(out))
-            out.append(message)
-            numbers.append(number)
-            taken.add(pos)
-            end = min(nxt, len(text))
+# One line of a dump printed through logcat: (its text without the logcat prefix, its line number, where it starts
+# and where the next line starts in the text, whether it continues the entry above it).
+_Taken = tuple[str, int, int, int, bool]
+
+
+class _Stretch:
+    """The lines of one writer (tag and pid) that make one dump printed through logcat, as _logcat_dumps takes them.
+    With a `----- pid` header the stretch runs to its `----- end` line; without one (a GC section printed from
+    `Cmd line:`, `Heap:` or its timings on) it ends before its writer's first entry that is no dump line
+    (_DUMP_LINE) or its next `----- pid`, and after a `----- end`. Either way at most _MAX_STRETCH_LINES lines."""
+
+    def __init__(self, writer: _Writer):
+        self.writer = writer
+        self.lines: list[_Taken] = []
+        self.header_pid: str | None = None
+        self.last = 0         # the line number of its last line
+        self.done = False
+
+    def takes(self, message: str) -> bool:
+        """Whether the next entry of its writer, with this message, is part of the dump."""
+        if self.header_pid is not None:
+            return True
+        return _dump_shaped(message) and not message.lstrip().startswith("----- pid ")
+
+    def add(self, taken: _Taken) -> None:
+        message, number, _, _, continued = taken
+        self.lines.append(taken)
+        self.last = number
+        if not continued:
             h = _DUMP_START.match(message)
             if h:
-                header_pid = h.group(1)
-            done = _DUMP_END.match(message)
-            if done and done.group(1) == header_pid:
-                break
+                self.header_pid = h.group(1)
+            end = _DUMP_END.match(message)
+            if end and (self.header_pid is None or end.group(1) == self.header_pid):
+                self.done = True
+        if len(self.lines) >= _MAX_STRETCH_LINES:
+            self.done = True
+
+    def result(self) -> tuple[int, int, str, list[int]]:
+        """(start and end of the stretch in the text, the dump's text with the indentation its continuation lines
+        share undone, each of its lines' number in the text)."""
+        out = [t[0] for t in self.lines]
+        continued = [i for i, t in enumerate(self.lines) if t[4]]
+        indent = min((len(out[i]) - len(out[i].lstrip(" \t")) for i in continued if out[i].strip()), default=0)
+        for i in continued:
+            out[i] = out[i][indent:]
+        return self.lines[0][2], self.lines[-1][3], "\n".join(out) + "\n", [t[1] for t in self.lines]
+
+
+def _lines_back(text: str, pos: int, count: int, floor: int) -> int:
+    """Where the line starts `count` lines before the one at `pos`, or `floor` if that is later."""
+    for _ in range(count):
+        if pos <= floor:
+            return floor
+        pos = text.rfind("\n", 0, pos - 1) + 1
+    return max(pos, floor)
+
+
+class _Sweep:
+    """The one pass of _logcat_dumps: the stretches open (one per writer), each writer's latest run of dump lines
+    not in a stretch (a headless dump's start, at most _LOOK_BACK lines back), and the stretches read."""
+
+    def __init__(self, text: str, triggers: list[int], seen: dict[int, _Entry | None]):
+        self.text, self.triggers, self.seen = text, triggers, seen
+        self.trigger_set = set(triggers)
+        self.out: list[tuple[int, int, str, list[int]]] = []
+        self.open: dict[_Writer, _Stretch] = {}
+        self.latest: dict[str | None, _Stretch] = {}   # per tag, the stretch opened last (for entries without a pid)
+        self.pending: dict[_Writer, deque[_Taken]] = {}
+        self.last: _Stretch | deque[_Taken] | None = None   # where the last entry line went (its continuations too)
+        self.horizon = -1   # past this line number no open stretch takes another line (_FOREIGN_RUN)
+
+    def run(self) -> list[tuple[int, int, str, list[int]]]:
+        text, triggers = self.text, self.triggers
+        counter = _Lines(text)
+        pos, number, k, reached = 0, 1, 0, -1
+        while pos < len(text):
+            while k < len(triggers) and triggers[k] < pos:
+                k += 1
+            if self.open and number > self.horizon:
+                self.close_all()
+            if not self.open:   # nothing open: on to the lines just before the next dump's first entry
+                if k == len(triggers):
+                    break
+                lo = pos if reached == k else self.window(triggers[k], pos)
+                reached = k
+                if lo > pos:
+                    self.pending.clear()
+                    self.last = None
+                    pos, number = lo, counter.at(lo)
+            line, nxt = _line_at(text, pos)
+            e = _entry_at(text, pos, self.seen)
+            if e is not None:
+                self.entry(e[1], e[2], (e[1], number, pos, nxt, False))
+            elif _is_continuation(line):
+                self.continuation((line, number, pos, nxt, True))
+            else:   # neither an entry nor a continuation: every stretch ends here
+                self.close_all()
+                self.pending.clear()
+                self.last = None
+            pos, number = nxt, number + 1
+        self.close_all()
+        return sorted(self.out)
+
+    def window(self, trigger: int, pos: int) -> int:
+        """Where the pass resumes for the dump found at `trigger`: there for a `----- pid` header, else _LOOK_BACK
+        lines before it (its writer's dump lines just before it are its start); never before `pos`."""
+        e = self.seen.get(trigger)
+        if e is not None and e[1].startswith("----- pid "):
+            return max(trigger, pos)
+        return _lines_back(self.text, trigger, _LOOK_BACK, pos)
+
+    def close(self, s: _Stretch) -> None:
+        if self.open.get(s.writer) is s:
+            del self.open[s.writer]
+            self.out.append(s.result())
+        if self.last is s:
+            self.last = None
+
+    def close_all(self) -> None:
+        for s in list(self.open.values()):
+            self.close(s)
+
+    def take(self, s: _Stretch, taken: _Taken) -> None:
+        s.add(taken)
+        self.horizon = max(self.horizon, taken[1] + _FOREIGN_RUN)
+        self.last = s
+        if s.done:
+            self.close(s)
+
+    def find(self, writer: _Writer) -> _Stretch | None:
+        """The open stretch of a writer: of its tag and pid, or of its tag where either has no pid (a log mixing
+        layouts with and without pids)."""
+        s = self.open.get(writer)
+        if s is None:
+            tag, pid = writer
+            s = self.latest.get(tag) if pid is None else self.open.get((tag, None))
+        return s if s is not None and self.open.get(s.writer) is s else None
+
+    def entry(self, message: str, writer: _Writer, taken: _Taken) -> None:
+        number, pos = taken[1], taken[2]
+        s = self.find(writer)
+        if s is not None and (number - s.last > _FOREIGN_RUN or not s.takes(message)):
+            self.close(s)
+            s = None
+        if s is None and pos in self.trigger_set:
+            s = self.open[writer] = self.latest[writer[0]] = _Stretch(writer)
+            for before in _trimmed(self.pending.pop(writer, deque()), number):
+                s.add(before)
+        if s is not None:
+            self.take(s, taken)
+        elif _dump_shaped(message) and not message.lstrip().startswith("-----"):
+            buf = self.pending.setdefault(writer, deque())
+            buf.append(taken)
+            _trimmed(buf, number)
+            self.last = buf
         else:
-            foreign += 1
-            if foreign > _FOREIGN_RUN:
-                break
-        pos, number = nxt, number + 1
-    indent = min((len(out[i]) - len(out[i].lstrip(" \t")) for i in continued if out[i].strip()), default=0)
-    for i in continued:
-        out[i] = out[i][indent:]
-    return start, end, "\n".join(out) + "\n", numbers, taken
+            self.pending.pop(writer, None)
+            self.last = None
+
+    def continuation(self, taken: _Taken) -> None:
+        if isinstance(self.last, _Stretch):
+            self.take(self.last, taken)
+        elif self.last is not None:
+            self.last.append(taken)
+
+
+def _trimmed(buf: deque[_Taken], number: int) -> deque[_Taken]:
+    """`buf` without its lines more than _LOOK_BACK lines before line `number` (nor a continuation left without its
+    entry)."""
+    while buf and (buf[0][1] < number - _LOOK_BACK or buf[0][4]):
+        buf.popleft()
+    return buf
 
 
 def _logcat_dumps(text: str) -> list[tuple[int, int, str, list[int]]]:
-    """Every ART process dump printed through logcat (an app printing its own traces to System.out, say) in
-    `text`: see _printed_through_logcat; one per writer and stretch (another process's entries between its lines
-    may start a stretch of their own). A dump's words that do not start a line are looked at, so a text whose dumps
-    all start their lines costs three str.find passes."""
+    """Every ART process dump printed through logcat (an app printing its own traces to System.out, say) in `text`,
+    with its logcat prefixes undone: (start and end of its stretch in `text`, the dump's text, each of its lines'
+    number in `text`). A dump is found by an entry whose message begins with `----- pid `, `Dumping cumulative Gc
+    timings` or `Total GC count: ` (or an indented line of such an entry); it is its writer's entries (and their
+    indented continuation lines) from there, other writers' entries in between left out (see _Stretch for where it
+    ends; it ends too after _FOREIGN_RUN lines in a row of other writers, or at a line that is neither an entry nor
+    a continuation). Without a `----- pid` line its writer's dump lines (_DUMP_LINE) just before it, at most
+    _LOOK_BACK lines back, are its start (`Cmd line:`, `Heap:`...).
+
+    One pass (_Sweep) over the text from _LOOK_BACK lines before the first such entry to where the last stretch
+    ends, each line read once however many writers print at once; stretches far apart are reached by a jump. A text
+    whose dumps all start their lines costs three str.find passes."""
     hits = sorted(i for w in _DUMP_WORDS for i in _find_all(text, w) if i > 0 and text[i - 1] != "\n")
-    out: list[tuple[int, int, str, list[int]]] = []
-    taken: set[int] = set()   # where the lines read so far start
-    known: dict[int, int | None] = {}
-    counter = _Lines(text)
     seen: dict[int, _Entry | None] = {}   # the lines read as logcat entries (or not), by where they start
-    for hit in hits:
-        if text.rfind("\n", 0, hit) + 1 in taken:
-            continue
-        at = _logcat_entry_of(text, hit, known)
-        if at is None or at in taken:
-            continue
-        start, end, dump_text, numbers, lines = _printed_through_logcat(text, at, counter, seen)
-        out.append((start, end, dump_text, numbers))
-        taken |= lines
-    return out
+    known: dict[int, int | None] = {}
+    triggers = sorted({at for hit in hits if (at := _logcat_entry_of(text, hit, known, seen)) is not None})
+    return _Sweep(text, triggers, seen).run() if triggers else []
 
 
 class _Spans:
@@ -803,28 +929,78 @@ def _line_start_from(text: str, pos: int) -> int:
     return len(text) if nl < 0 else nl + 1
 
 
+def _totals_end(text: str, count_at: int) -> int:
+    """Where the line starts after the totals that follow the `Total GC count:` line at `count_at` (_AFTER_COUNT)."""
+    _, pos = _line_at(text, count_at)
+    for _ in range(_TOTALS_LINES):
+        if pos >= len(text):
+            return len(text)
+        line, nxt = _line_at(text, pos)
+        if not _AFTER_COUNT.match(line):
+            break
+        pos = nxt
+    return min(pos, len(text))
+
+
+def _totals_start(text: str, count_at: int, floor: int) -> int:
+    """Where the totals before the `Total GC count:` line at `count_at` start (_BEFORE_COUNT), not before `floor`."""
+    start = count_at
+    for _ in range(_TOTALS_LINES):
+        if start <= floor:
+            break
+        back = text.rfind("\n", 0, start - 1) + 1
+        if back < floor or not _BEFORE_COUNT.match(_line_at(text, back)[0]):
+            break
+        start = back
+    return start
+
+
+def _first_line_with(text: str, words: tuple[str, ...], lo: int, hi: int) -> int | None:
+    """Where the first line in [lo, hi) that starts with one of `words` starts; lo is a line start."""
+    found = []
+    for w in words:
+        i = lo if text.startswith(w, lo, hi) else text.find("\n" + w, lo, hi) + 1
+        if i > 0 or (i == 0 and lo == 0 and text.startswith(w, 0, hi)):
+            found.append(i)
+    return min(found, default=None)
+
+
 def _headless_dumps(text: str, source: str, spans: _Spans, warnings: list[ReadWarning]) -> list[ArtGcDump]:
     """ART's GC section outside every `----- pid` block (`spans`): a dump pasted without its header, starting at
     `Cmd line:`, `Heap:` or the GC timings themselves, or what is left of a dump whose header was cut off. One dump
     per `Dumping cumulative Gc timings` (a `Total GC count:` without one before it in the same stretch starts its
-    own), from the last `Cmd line:` (else `Heap:`) line before it, else from where the stretch (or the previous such
-    dump's section) begins; its pid and time are unknown (never guessed), said in a warning."""
+    own); its pid and time are unknown (never guessed), said in a warning.
+
+    ART prints the section (Heap::DumpGcPerformanceInfo) as `Dumping cumulative Gc timings`, each collector's
+    histograms and figures, then the totals (`Total time spent in GC` ... `Total GC count:`, `Total GC time:`,
+    `Total blocking GC count/time:`, `Histogram of ...`). A dump runs from the last `Cmd line:` (else `Heap:`) line
+    before its section, else from where the stretch begins (the first), or from its own `Dumping cumulative Gc
+    timings` (those after another section's totals; a lone `Total GC count:`: from the totals just before it); it
+    ends where the next one begins, or at a `Cmd line:` or `Heap:` line after its totals, or where the stretch ends.
+    The next one never starts before the totals of the one before end, so that no section gets the other's."""
     marks = sorted((i, w) for w in _GC_SECTION_WORDS for i in _find_all(text, w)
                    if (i == 0 or text[i - 1] == "\n") and not spans.holds(i))
     anchors: list[int] = []
+    counts: list[bool] = []    # whether the dump's section is known only by a lone `Total GC count:`
+    ends: list[int] = []       # where the dump's totals end (a section without its count: its first line's end)
     open_section = False
     for i, word in marks:
         if word == _GC_SECTION_WORDS[1] and open_section and spans.gap(anchors[-1]) == spans.gap(i):
             open_section = False   # the totals of the section opened before
+            ends[-1] = _totals_end(text, i)
             continue
         anchors.append(i)
+        counts.append(word == _GC_SECTION_WORDS[1])
+        ends.append(_totals_end(text, i) if counts[-1] else _line_at(text, i)[1])
         open_section = word == _GC_SECTION_WORDS[0]
     starts = []
     for k, a in enumerate(anchors):
         lo, _ = spans.gap(a)
-        if k and spans.gap(anchors[k - 1]) == spans.gap(a):
-            lo = anchors[k - 1] + 1
-        begin = _line_start_from(text, lo)
+        if k and spans.gap(anchors[k - 1]) == spans.gap(a):   # after another dump's totals
+            lo = min(max(lo, ends[k - 1]), a)
+            begin = _totals_start(text, a, lo) if counts[k] else a
+        else:
+            begin = _line_start_from(text, lo)
         for word in ("Heap: ", "Cmd line:"):   # the later found wins: Cmd line opens a dump, Heap its GC part
             at = max((i for i in _find_all(text[lo:a], word) if lo + i == 0 or text[lo + i - 1] == "\n"), default=None)
             if at is not None:
@@ -835,6 +1011,9 @@ def _headless_dumps(text: str, source: str, spans: _Spans, warnings: list[ReadWa
     for k, (a, begin) in enumerate(zip(anchors, starts, strict=True)):
         _, hi = spans.gap(a)
         stop = starts[k + 1] if k + 1 < len(starts) and spans.gap(anchors[k + 1]) == spans.gap(a) else hi
+        after = _first_line_with(text, ("Cmd line:", "Heap: "), max(ends[k], begin), stop)   # another dump's start
+        if after is not None:
+            stop = after
         line = lines.at(begin)
         d = _dump(text[begin:stop], source, line, None, "")
         if d is not None:
@@ -858,10 +1037,12 @@ def _read_dumps(text: str, source: str, warnings: list[ReadWarning],
                 starts.append(m)
         i = text.find("----- pid ", i + 10)
     spans = list(exclude)
+    excluded = sorted(a for a, _ in exclude)
     line, counted = 1, 0
     for k, m in enumerate(starts):
         stop = starts[k + 1].start() if k + 1 < len(starts) else len(text)
-        stop = min([stop] + [a for a, _ in exclude if m.end() <= a < stop])
+        j = bisect.bisect_left(excluded, m.end())   # a stretch read elsewhere after the header ends the block
+        stop = min(stop, excluded[j]) if j < len(excluded) else stop
         end_words = f"----- end {m.group(1)} -----"
         end = text.find(end_words, m.end(), stop)
         spans.append((m.start(), end + len(end_words) if end >= 0 else stop))
