@@ -363,16 +363,33 @@ def year_of_bugreport(text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _find_all(text: str, word: str) -> Iterator[int]:
+    """Each position of `word` in `text`, in order, not overlapping (str.find: C speed)."""
+    i = text.find(word)
+    while i >= 0:
+        yield i
+        i = text.find(word, i + len(word))
+
+
 def _mark_positions(text: str) -> list[int]:
     """Where the fixed words of GC messages occur, in text order (str.find per word: C speed, no regex engine)."""
-    out: list[int] = []
-    for word in MARK_WORDS + DALVIK_WORDS:
-        i = text.find(word)
-        while i >= 0:
-            out.append(i)
-            i = text.find(word, i + len(word))
-    out.sort()
-    return out
+    return sorted(i for word in MARK_WORDS + DALVIK_WORDS for i in _find_all(text, word))
+
+
+class _Lines:
+    """Line numbers of positions in a text, counted from the last one asked (positions asked in about text order
+    cost one pass in all)."""
+
+    def __init__(self, text: str):
+        self.text, self.pos, self.line = text, 0, 1
+
+    def at(self, pos: int) -> int:
+        if pos >= self.pos:
+            self.line += self.text.count("\n", self.pos, pos)
+        else:
+            self.line -= self.text.count("\n", pos, self.pos)
+        self.pos = pos
+        return self.line
 
 
 class _Repeats:
@@ -414,7 +431,7 @@ def read_gc_log_text(text: str, source: str, year: int | None = None) -> GcLog:
     log = GcLog(source=source, year=year or DEFAULT_YEAR, year_known=year is not None)
     clock = _Clock(year or DEFAULT_YEAR)
     repeats = _Repeats()
-    line_no, counted_to, last_line_start = 1, 0, -1
+    lines, last_line_start = _Lines(text), -1
     unknown_prefix: list[int] = []
     for hit in _mark_positions(text):
         start = text.rfind("\n", 0, hit) + 1
@@ -423,8 +440,7 @@ def read_gc_log_text(text: str, source: str, year: int | None = None) -> GcLog:
         last_line_start = start
         end = text.find("\n", hit)
         end = len(text) if end < 0 else end
-        line_no += text.count("\n", counted_to, start)
-        counted_to = start
+        line_no = lines.at(start)
         line = text[start:end].rstrip("\r")
         if len(line) > MAX_LINE:
             log.warnings.append(ReadWarning(source, f"line of {len(line)} characters with GC words; skipped",
@@ -598,28 +614,6 @@ _BEFORE_COUNT = re.compile(r"Total (?:time spent in GC|number of allocations|byt
                            r"mutator paused time|time waiting for GC to complete)|Mean GC |Free memory|Max memory |"
                            r"Zygote space size ")
 _TOTALS_LINES = 32    # lines looked at on either side of a `Total GC count:` for the rest of its totals
-
-class _Lines:
-    """Line numbers of positions in a text, counted from the last one asked (positions asked in about text order
-    cost one pass in all)."""
-
-    def __init__(self, text: str):
-        self.text, self.pos, self.line = text, 0, 1
-
-    def at(self, pos: int) -> int:
-        if pos >= self.pos:
-            self.line += self.text.count("\n", self.pos, pos)
-        else:
-            self.line -= self.text.count("\n", pos, self.pos)
-        self.pos = pos
-        return self.line
-
-
-def _find_all(text: str, word: str) -> Iterator[int]:
-    i = text.find(word)
-    while i >= 0:
-        yield i
-        i = text.find(word, i + len(word))
 
 
 def _line_at(text: str, start: int) -> tuple[str, int]:
@@ -1038,7 +1032,7 @@ def _read_dumps(text: str, source: str, warnings: list[ReadWarning],
         i = text.find("----- pid ", i + 10)
     spans = list(exclude)
     excluded = sorted(a for a, _ in exclude)
-    line, counted = 1, 0
+    lines = _Lines(text)
     for k, m in enumerate(starts):
         stop = starts[k + 1].start() if k + 1 < len(starts) else len(text)
         j = bisect.bisect_left(excluded, m.end())   # a stretch read elsewhere after the header ends the block
@@ -1046,9 +1040,7 @@ def _read_dumps(text: str, source: str, warnings: list[ReadWarning],
         end_words = f"----- end {m.group(1)} -----"
         end = text.find(end_words, m.end(), stop)
         spans.append((m.start(), end + len(end_words) if end >= 0 else stop))
-        line += text.count("\n", counted, m.start())
-        counted = m.start()
-        d = _dump(text[m.end():end if end >= 0 else stop], source, line, int(m.group(1)), m.group(2))
+        d = _dump(text[m.end():end if end >= 0 else stop], source, lines.at(m.start()), int(m.group(1)), m.group(2))
         if d is not None:
             out.append(d)
     return out + _headless_dumps(text, source, _Spans(spans, len(text)), warnings)
