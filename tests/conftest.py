@@ -55,10 +55,15 @@ def reserved_corpus_files(root: Path) -> frozenset[Path]:
     return frozenset(p for p in out if p.exists())
 
 
+@cache
+def _reserved_resolved(root: Path) -> frozenset[Path]:
+    return frozenset(p.resolve() for p in reserved_corpus_files(root))
+
+
 def usable(path: Path) -> bool:
     """Whether tests, benchmarks and the fuzz seeds may use this corpus file (not from a reserved source)."""
     root = corpus_root()
-    return root is None or path.resolve() not in {p.resolve() for p in reserved_corpus_files(root)}
+    return root is None or path.resolve() not in _reserved_resolved(root)
 
 
 def in_ci() -> bool:

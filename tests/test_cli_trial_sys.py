@@ -119,11 +119,16 @@ def test_info_names_each_unreadable_input_and_exits_as_frames_does(tmp_path, cap
     assert f"{junk}: skipped: not a format droidlag reads" in capsys.readouterr().out
 
 
-def test_info_json_of_a_folder_lists_the_skipped_input(tmp_path, capsys):
+def _folder_with_junk(tmp_path: Path) -> tuple[Path, Path]:
+    """A folder of one readable trace (app.txt) and one file of no format (junk.bin): (folder, junk)."""
     d = tmp_path / "in"
     d.mkdir()
     _write(d, "app.txt", _app_trace())
-    junk = _write(d, "junk.bin", JUNK)
+    return d, _write(d, "junk.bin", JUNK)
+
+
+def test_info_json_of_a_folder_lists_the_skipped_input(tmp_path, capsys):
+    d, junk = _folder_with_junk(tmp_path)
     assert main(["info", "--json", str(d)]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [t["threads"] for t in doc["traces"]] == [2]      # main thread 2000 and RenderThread 2010
@@ -134,10 +139,7 @@ def test_info_json_of_a_folder_lists_the_skipped_input(tmp_path, capsys):
 
 
 def test_frames_json_of_a_folder_lists_the_skipped_input(tmp_path, capsys):
-    d = tmp_path / "in"
-    d.mkdir()
-    _write(d, "app.txt", _app_trace())
-    junk = _write(d, "junk.bin", JUNK)
+    d, junk = _folder_with_junk(tmp_path)
     assert main(["frames", "--json", str(d)]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [r["summary"]["frames"] for r in doc["reports"]] == [3]
